@@ -1,0 +1,14 @@
+"""Every system path the build reads, in one place.
+
+The build is hermetic with respect to the network: nothing is downloaded. System
+libraries come from the Debian packages pinned in third_party/debian_packages.lock
+and are found at these paths only.
+"""
+
+SYSTEM_PREFIX = "/usr"
+LLVM_PREFIX = "/usr/lib/llvm-19"
+MULTIARCH_LIB = "/usr/lib/x86_64-linux-gnu"
+OPENMPI_PREFIX = "/usr/lib/x86_64-linux-gnu/openmpi"
+BAZEL_PLATFORMS = "/usr/share/bazel/platforms"
+CUDA_PREFIX = "/usr/local/cuda"
+WORDLIST = "/usr/share/dict/words"
