@@ -12,3 +12,5 @@ OPENMPI_PREFIX = "/usr/lib/x86_64-linux-gnu/openmpi"
 BAZEL_PLATFORMS = "/usr/share/bazel/platforms"
 CUDA_PREFIX = "/usr/local/cuda"
 WORDLIST = "/usr/share/dict/words"
+# English prose every Debian system has (package base-files): tokenizer demo and benchmarks.
+ENGLISH_TEXT_DIR = "/usr/share/common-licenses"
