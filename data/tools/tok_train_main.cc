@@ -1,0 +1,92 @@
+// //data:tok_train: trains a byte-level BPE tokenizer on text files and prints what it
+// learned.  Usage: tok_train --input=a.txt,b.txt --vocab_size=8192 --output=tok.bpe
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "data/tokenizer/tokenizer.h"
+
+ABSL_FLAG(std::string, input, "", "comma-separated text files to train on");
+ABSL_FLAG(int, vocab_size, 8192, "vocabulary size including the 9 special tokens (nanochat: 65536)");
+ABSL_FLAG(std::string, output, "", "where to write the tokenizer (format: data/tokenizer/FORMAT.md)");
+
+namespace gpt_sft::data {
+namespace {
+
+int Fail(const std::string& message) {
+  std::cerr << "tok_train: error: " << message << "\n";
+  return 2;
+}
+
+std::string Printable(const std::string& bytes) {
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c == '\n') out += "\\n";
+    else if (c < 0x20 || c == 0x7f) out += "\\x" + std::string(1, "0123456789abcdef"[c >> 4]) + "0123456789abcdef"[c & 15];
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
+int Main() {
+  const std::string input = absl::GetFlag(FLAGS_input), output = absl::GetFlag(FLAGS_output);
+  if (input.empty()) return Fail("--input is required: comma-separated text files");
+  if (output.empty()) return Fail("--output is required: the tokenizer file to write");
+  std::vector<std::string> texts;
+  size_t bytes = 0;
+  for (absl::string_view path : absl::StrSplit(input, ',', absl::SkipEmpty())) {
+    std::ifstream in{std::string(path), std::ios::binary};
+    if (!in) return Fail("--input: cannot read " + std::string(path));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    texts.push_back(ss.str());
+    bytes += texts.back().size();
+    std::cerr << "tok_train: read " << path << " (" << texts.back().size() << " bytes)\n";
+  }
+  std::cerr << "tok_train: training " << absl::GetFlag(FLAGS_vocab_size) << " tokens on " << bytes
+            << " bytes...\n";
+  const absl::Time start = absl::Now();
+  absl::StatusOr<Tokenizer> tok = Tokenizer::Train(texts, absl::GetFlag(FLAGS_vocab_size));
+  if (!tok.ok()) return Fail(std::string(tok.status().message()));
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (absl::Status s = tok->Save(output); !s.ok()) return Fail(std::string(s.message()));
+
+  size_t tokens = 0;
+  for (const std::string& t : texts) tokens += tok->Encode(t).size();
+  std::cout << "merges: " << tok->num_merges() << " (trained in " << seconds << " s)\n"
+            << "vocab_size: " << tok->vocab_size();
+  if (tok->vocab_size() < absl::GetFlag(FLAGS_vocab_size)) {
+    std::cout << " (the text ran out of pairs before --vocab_size=" << absl::GetFlag(FLAGS_vocab_size) << ")";
+  }
+  std::cout << "\nspecial ids: " << SpecialTokenText(SpecialToken::kBos) << "=" << tok->SpecialId(SpecialToken::kBos)
+            << " ... " << SpecialTokenText(SpecialToken::kOutputEnd) << "="
+            << tok->SpecialId(SpecialToken::kOutputEnd) << "\n"
+            << "bytes/token on the input: " << static_cast<double>(bytes) / std::max<size_t>(tokens, 1) << "\n";
+  std::vector<int32_t> ids(tok->num_mergeable());
+  for (int32_t i = 0; i < tok->num_mergeable(); ++i) ids[i] = i;
+  std::stable_sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) {
+    return tok->TokenBytes(a).size() > tok->TokenBytes(b).size();
+  });
+  std::cout << "longest tokens:";
+  for (int i = 0; i < std::min(10, tok->num_mergeable()); ++i) {
+    std::cout << " [" << Printable(tok->TokenBytes(ids[i])) << "]";
+  }
+  std::cout << "\nwrote " << output << "\n";
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpt_sft::data
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("tok_train --input=FILES --vocab_size=N --output=PATH");
+  absl::ParseCommandLine(argc, argv);
+  return gpt_sft::data::Main();
+}
