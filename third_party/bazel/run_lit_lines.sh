@@ -6,11 +6,12 @@
 # under `bash -o pipefail`. The test fails on the first line that fails, naming it.
 set -euo pipefail
 
-test_file="$(realpath "$1")"
+abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+test_file="$(abs "$1")"
 shift
 bin_dir="$(mktemp -d "${TEST_TMPDIR:-/tmp}/lit_bin.XXXXXX")"
 for tool in "$@"; do
-  ln -sf "$(realpath "$tool")" "$bin_dir/$(basename "$tool")"
+  ln -sf "$(abs "$tool")" "$bin_dir/$(basename "$tool")"
 done
 export PATH="$bin_dir:$PATH"
 
