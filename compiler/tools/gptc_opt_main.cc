@@ -1,0 +1,29 @@
+//===- gptc_opt_main.cc - gptc-opt, the mlir-opt of the gpt dialect -------===//
+//
+// This file implements gptc-opt: it registers the dialects a gpt step uses
+// (gpt, func, arith, tensor; builtin is always there), MLIR's generic
+// transforms (canonicalize, cse, ...) and the gpt test passes, then hands over
+// to MlirOptMain, which brings --pass-pipeline, --mlir-print-ir-after-all,
+// --split-input-file and --verify-diagnostics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/dialect/gpt_dialect.h"
+#include "compiler/dialect/vjp_test_pass.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  gpt_sft::compiler::gpt::RegisterVjpTestPass();
+
+  mlir::DialectRegistry registry;
+  registry.insert<gpt_sft::compiler::gpt::GptDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "gpt-sft optimizer driver\n", registry));
+}
