@@ -1,43 +1,17 @@
 // Implements Tokenizer::Save and Tokenizer::Load (format: data/tokenizer/FORMAT.md).
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "data/io/atomic_file.h"
 #include "data/tokenizer/tokenizer.h"
 
 namespace gpt_sft::data {
 namespace {
 
 constexpr absl::string_view kMagic = "gpt-sft-bpe 1";
-
-absl::Status WriteFileAtomically(const std::string& path, const std::string& contents) {
-  const std::string tmp = absl::StrCat(path, ".tmp.", getpid());
-  int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return absl::InternalError(absl::StrCat("cannot create ", tmp, ": ", strerror(errno)));
-  size_t done = 0;
-  while (done < contents.size()) {
-    ssize_t n = write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      const std::string err = strerror(errno);
-      close(fd);
-      unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("cannot write ", tmp, ": ", err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0 || close(fd) != 0 || rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = strerror(errno);
-    unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot write ", path, ": ", err));
-  }
-  return absl::OkStatus();
-}
 
 class LineReader {
  public:

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "data/tokenizer/tokenizer.h"
+#include "data/tools/user_path.h"
 
 ABSL_FLAG(std::string, input, "", "comma-separated text files to train on");
 ABSL_FLAG(int, vocab_size, 8192, "vocabulary size including the 9 special tokens (nanochat: 65536)");
@@ -42,7 +43,7 @@ int Main() {
   std::vector<std::string> texts;
   size_t bytes = 0;
   for (absl::string_view path : absl::StrSplit(input, ',', absl::SkipEmpty())) {
-    std::ifstream in{std::string(path), std::ios::binary};
+    std::ifstream in{UserPath(std::string(path)), std::ios::binary};
     if (!in) return Fail("--input: cannot read " + std::string(path));
     std::stringstream ss;
     ss << in.rdbuf();
@@ -56,7 +57,7 @@ int Main() {
   absl::StatusOr<Tokenizer> tok = Tokenizer::Train(texts, absl::GetFlag(FLAGS_vocab_size));
   if (!tok.ok()) return Fail(std::string(tok.status().message()));
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (absl::Status s = tok->Save(output); !s.ok()) return Fail(std::string(s.message()));
+  if (absl::Status s = tok->Save(UserPath(output)); !s.ok()) return Fail(std::string(s.message()));
 
   size_t tokens = 0;
   for (const std::string& t : texts) tokens += tok->Encode(t).size();
