@@ -19,10 +19,11 @@
 #include "data/tools/user_path.h"
 
 ABSL_FLAG(std::string, tokenizer, "", "tokenizer file (data/tokenizer/FORMAT.md); empty: train one on --train_text");
-ABSL_FLAG(std::string, train_text, "external/english_text/GPL-3,external/english_text/Apache-2.0,external/wordlist/words",
-          "comma-separated text files to train a tokenizer on when --tokenizer is empty");
+ABSL_FLAG(std::string, train_text, "",
+          "comma-separated text files to train a tokenizer on when --tokenizer is empty; empty: the machine's "
+          "English prose (Debian's common licenses) and word list, bundled as runfiles");
 ABSL_FLAG(int, vocab_size, 8192, "vocabulary size when training a tokenizer");
-ABSL_FLAG(std::string, words, "external/wordlist/words", "word list for the spelling tasks");
+ABSL_FLAG(std::string, words, "", "word list for the spelling tasks; empty: Debian's, bundled as runfiles");
 ABSL_FLAG(std::string, jsonl, "", "comma-separated CustomJSON conversation files to add to the mixture");
 ABSL_FLAG(std::string, mc_jsonl, "", "comma-separated multiple-choice JSONL files to add to the mixture");
 ABSL_FLAG(int64_t, examples_per_task, 2000, "examples of each synthetic task");
@@ -38,6 +39,11 @@ ABSL_FLAG(std::string, output, "", "write to this file (atomically) instead of s
 namespace gpt_sft::data {
 namespace {
 
+// Runfiles paths of the bundled defaults (relative to the binary's working directory).
+constexpr char kBundledWords[] = "external/wordlist/words";
+const std::vector<std::string> kBundledText = {"external/english_text/GPL-3", "external/english_text/Apache-2.0",
+                                               kBundledWords};
+
 std::vector<std::string> Paths(const std::string& flag) {
   std::vector<std::string> out;
   for (absl::string_view p : absl::StrSplit(flag, ',', absl::SkipEmpty())) out.push_back(UserPath(std::string(p)));
@@ -47,7 +53,8 @@ std::vector<std::string> Paths(const std::string& flag) {
 absl::StatusOr<Tokenizer> GetTokenizer() {
   if (!absl::GetFlag(FLAGS_tokenizer).empty()) return Tokenizer::Load(UserPath(absl::GetFlag(FLAGS_tokenizer)));
   std::vector<std::string> texts;
-  for (const std::string& path : Paths(absl::GetFlag(FLAGS_train_text))) {
+  const std::string flag = absl::GetFlag(FLAGS_train_text);
+  for (const std::string& path : flag.empty() ? kBundledText : Paths(flag)) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return absl::NotFoundError(absl::StrCat("--train_text: cannot read ", path));
     std::stringstream ss;
@@ -109,7 +116,7 @@ int Main() {
   auto tokenizer = std::make_shared<const Tokenizer>(*std::move(tok));
 
   SftMixtureOptions mix;
-  mix.words_path = UserPath(absl::GetFlag(FLAGS_words));
+  mix.words_path = absl::GetFlag(FLAGS_words).empty() ? kBundledWords : UserPath(absl::GetFlag(FLAGS_words));
   mix.spelling_bee = mix.simple_spelling = mix.synthetic_mc = absl::GetFlag(FLAGS_examples_per_task);
   mix.conversation_jsonl = Paths(absl::GetFlag(FLAGS_jsonl));
   mix.multiple_choice_jsonl = Paths(absl::GetFlag(FLAGS_mc_jsonl));
