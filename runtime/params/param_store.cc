@@ -1,0 +1,116 @@
+// Implements ParamStore.
+#include "runtime/params/param_store.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace gpt_sft::runtime {
+namespace {
+
+// SplitMix64: a tiny generator with a fixed, documented algorithm (std's distributions
+// are implementation-defined, which would make init differ between standard libraries).
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // Uniform in (0, 1]: never 0, so log() below is finite.
+  double Uniform() { return (static_cast<double>(Next() >> 11) + 1.0) * (1.0 / 9007199254740992.0); }
+
+ private:
+  uint64_t state_;
+};
+
+void FillNormal(float* out, int64_t n, double std, uint64_t seed) {
+  SplitMix64 rng(seed);
+  for (int64_t i = 0; i < n; i += 2) {
+    const double r = std::sqrt(-2.0 * std::log(rng.Uniform())), theta = 2.0 * M_PI * rng.Uniform();
+    out[i] = static_cast<float>(std * r * std::cos(theta));
+    if (i + 1 < n) out[i + 1] = static_cast<float>(std * r * std::sin(theta));
+  }
+}
+
+}  // namespace
+
+int64_t Param::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+absl::StatusOr<ParamStore> ParamStore::Create(const compiler::ModelConfig& config) {
+  if (absl::Status s = config.Validate(); !s.ok()) return s;
+  ParamStore store(config);
+  const int64_t C = config.n_embd, V = config.vocab_size, kv = int64_t{config.n_kv_head} * config.head_dim();
+  auto add = [&](std::string name, std::vector<int64_t> shape, ParamGroup group) {
+    Param p;
+    p.name = std::move(name);
+    p.shape = std::move(shape);
+    p.group = group;
+    const size_t bytes = ((p.numel() * sizeof(float) + 63) / 64) * 64;
+    p.data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    std::memset(p.data_.get(), 0, bytes);
+    store.params_.push_back(std::move(p));
+  };
+  add("transformer.wte.weight", {V, C}, ParamGroup::kEmbedding);
+  for (int i = 0; i < config.n_layer; ++i) {
+    const std::string h = absl::StrCat("transformer.h.", i, ".");
+    add(h + "attn.c_q.weight", {C, C}, ParamGroup::kMatrix);
+    add(h + "attn.c_k.weight", {kv, C}, ParamGroup::kMatrix);
+    add(h + "attn.c_v.weight", {kv, C}, ParamGroup::kMatrix);
+    add(h + "attn.c_proj.weight", {C, C}, ParamGroup::kMatrix);
+    add(h + "mlp.c_fc.weight", {4 * C, C}, ParamGroup::kMatrix);
+    add(h + "mlp.c_proj.weight", {C, 4 * C}, ParamGroup::kMatrix);
+  }
+  add("lm_head.weight", {V, C}, ParamGroup::kUnembedding);
+  return store;
+}
+
+void ParamStore::InitNanochat(uint64_t seed) {
+  for (size_t k = 0; k < params_.size(); ++k) {
+    Param& p = params_[k];
+    const bool zero = p.name == "lm_head.weight" || p.name.find("c_proj.weight") != std::string::npos;
+    if (zero) {
+      std::memset(p.data(), 0, p.numel() * sizeof(float));
+      continue;
+    }
+    double std = 1.0;  // the embedding
+    if (p.group == ParamGroup::kMatrix) {
+      const double fan_out = static_cast<double>(p.shape[0]), fan_in = static_cast<double>(p.shape[1]);
+      std = (1.0 / std::sqrt(fan_in)) * std::min(1.0, std::sqrt(fan_out / fan_in));
+    }
+    FillNormal(p.data(), p.numel(), std, seed * 0x100000001b3ULL + k);
+  }
+}
+
+const Param* ParamStore::Find(const std::string& name) const {
+  for (const Param& p : params_) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+int64_t ParamStore::NumParams() const {
+  int64_t n = 0;
+  for (const Param& p : params_) n += p.numel();
+  return n;
+}
+
+uint64_t ParamStore::Checksum() const {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const Param& p : params_) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(p.data());
+    for (int64_t i = 0; i < p.numel() * static_cast<int64_t>(sizeof(float)); ++i) {
+      h = (h ^ bytes[i]) * 0x100000001b3ULL;
+    }
+  }
+  return h;
+}
+
+}  // namespace gpt_sft::runtime

@@ -1,0 +1,66 @@
+// ParamStore: the one owner of a model's weights, under nanochat's state_dict names and
+// shapes, in its order. Every path (interpreter, compiled step, checkpoints) reads and
+// writes these buffers; none keeps a copy of its own.
+#ifndef GPT_SFT_RUNTIME_PARAMS_PARAM_STORE_H_
+#define GPT_SFT_RUNTIME_PARAMS_PARAM_STORE_H_
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/config/model_config.h"
+
+namespace gpt_sft::runtime {
+
+/// Which optimizer and learning rate a parameter gets (NANOCHAT.md 4.1).
+enum class ParamGroup { kEmbedding /*AdamW, embedding_lr*/, kUnembedding /*AdamW, unembedding_lr*/, kMatrix /*Muon*/ };
+
+struct Param {
+  std::string name;             // e.g. "transformer.h.3.attn.c_q.weight"
+  std::vector<int64_t> shape;   // (out_features, in_features) for Linear weights
+  ParamGroup group;
+  int64_t numel() const;
+  float* data() const { return data_.get(); }
+
+ private:
+  friend class ParamStore;
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;  // 64-byte aligned, float32
+};
+
+class ParamStore {
+ public:
+  /// Allocates every parameter of `config`, zero-filled. Order: wte, then per layer
+  /// c_q, c_k, c_v, c_proj, c_fc, mlp c_proj, then lm_head (2 + 6L tensors).
+  static absl::StatusOr<ParamStore> Create(const compiler::ModelConfig& config);
+
+  /// nanochat's init_weights, from `seed`: Linear N(0, (1/sqrt(fan_in)) min(1, sqrt(fan_out/fan_in))),
+  /// embedding N(0, 1), then zeros for lm_head and both c_proj of every block. The normal
+  /// draws are our own (SplitMix64 + Box-Muller, one stream per tensor), identical on every
+  /// machine; they do not reproduce torch's generator.
+  void InitNanochat(uint64_t seed);
+
+  const compiler::ModelConfig& config() const { return config_; }
+  const std::vector<Param>& params() const { return params_; }
+  std::vector<Param>& params() { return params_; }
+  /// nullptr when no parameter has that name.
+  const Param* Find(const std::string& name) const;
+  int64_t NumParams() const;
+  /// FNV-1a over every byte of every tensor, in order: ranks compare it to check they hold
+  /// bit-identical weights.
+  uint64_t Checksum() const;
+
+ private:
+  explicit ParamStore(const compiler::ModelConfig& config) : config_(config) {}
+  compiler::ModelConfig config_;
+  std::vector<Param> params_;
+};
+
+}  // namespace gpt_sft::runtime
+
+#endif  // GPT_SFT_RUNTIME_PARAMS_PARAM_STORE_H_
