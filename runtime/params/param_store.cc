@@ -72,16 +72,17 @@ absl::StatusOr<ParamStore> ParamStore::Create(const compiler::ModelConfig& confi
   return store;
 }
 
-void ParamStore::InitNanochat(uint64_t seed) {
+void ParamStore::InitNanochat(uint64_t seed, bool zero_output_projections) {
   for (size_t k = 0; k < params_.size(); ++k) {
     Param& p = params_[k];
-    const bool zero = p.name == "lm_head.weight" || p.name.find("c_proj.weight") != std::string::npos;
+    const bool zero = zero_output_projections &&
+                      (p.name == "lm_head.weight" || p.name.find("c_proj.weight") != std::string::npos);
     if (zero) {
       std::memset(p.data(), 0, p.numel() * sizeof(float));
       continue;
     }
     double std = 1.0;  // the embedding
-    if (p.group == ParamGroup::kMatrix) {
+    if (p.group != ParamGroup::kEmbedding) {
       const double fan_out = static_cast<double>(p.shape[0]), fan_in = static_cast<double>(p.shape[1]);
       std = (1.0 / std::sqrt(fan_in)) * std::min(1.0, std::sqrt(fan_out / fan_in));
     }
