@@ -1,0 +1,23 @@
+// Cross entropy with ignore index -1, mean over the counted targets (torch's 'mean'):
+// logits [N, V], targets [N]. The VJP scales softmax - onehot by dloss / count.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_H_
+
+#include <cstdint>
+
+namespace gpt_sft::runtime::kernels {
+
+struct CrossEntropyResult {
+  double loss;    // mean over counted targets; 0 when none counts
+  int64_t count;  // targets != -1
+};
+
+template <typename T>
+CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V);
+/// dlogits for an upstream gradient `dloss` of the mean loss; rows with target -1 get 0.
+template <typename T>
+void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits);
+
+}  // namespace gpt_sft::runtime::kernels
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_H_

@@ -1,0 +1,23 @@
+// Rotary embedding with per-token positions (nanochat's convention): for x [B,T,H,D] and
+// positions [B,T], with x1 = x[..., :D/2], x2 = x[..., D/2:], angle = pos / 10000^(2j/D):
+//   y1 = x1 cos + x2 sin,   y2 = -x1 sin + x2 cos      (a rotation by -angle)
+// The VJP is the rotation by +angle: dx1 = dy1 cos - dy2 sin, dx2 = dy1 sin + dy2 cos.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_
+
+#include <cstdint>
+
+namespace gpt_sft::runtime::kernels {
+
+struct RotaryShape {
+  int64_t B, T, H, D;
+};
+
+template <typename T>
+void Rotary(const T* x, const int32_t* positions, T* y, RotaryShape s, double base = 10000.0);
+template <typename T>
+void RotaryGrad(const T* dy, const int32_t* positions, T* dx, RotaryShape s, double base = 10000.0);
+
+}  // namespace gpt_sft::runtime::kernels
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_
