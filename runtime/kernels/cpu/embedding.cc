@@ -1,0 +1,26 @@
+// Implements the embedding gather and its scatter-add VJP.
+#include "runtime/kernels/cpu/embedding.h"
+
+#include <cstring>
+
+namespace gpt_sft::runtime::kernels {
+
+template <typename T>
+void Embedding(const T* table, const int32_t* ids, T* out, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) std::memcpy(out + n * C, table + int64_t{ids[n]} * C, C * sizeof(T));
+}
+
+template <typename T>
+void EmbeddingGrad(const T* dout, const int32_t* ids, T* dtable, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    T* row = dtable + int64_t{ids[n]} * C;
+    for (int64_t c = 0; c < C; ++c) row[c] += dout[n * C + c];
+  }
+}
+
+template void Embedding<float>(const float*, const int32_t*, float*, int64_t, int64_t);
+template void Embedding<double>(const double*, const int32_t*, double*, int64_t, int64_t);
+template void EmbeddingGrad<float>(const float*, const int32_t*, float*, int64_t, int64_t);
+template void EmbeddingGrad<double>(const double*, const int32_t*, double*, int64_t, int64_t);
+
+}  // namespace gpt_sft::runtime::kernels
