@@ -1,0 +1,89 @@
+// Implements the optimizer updates; Newton-Schulz uses BLAS GEMMs.
+#include "runtime/kernels/cpu/optimizers.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+// c[M,N] = alpha op(a) op(b) + beta c, row-major.
+void Gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const float* a, int64_t lda,
+          const float* b, int64_t ldb, double beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, float(alpha), a,
+              lda, b, ldb, float(beta), c, ldc);
+}
+void Gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* a, int64_t lda,
+          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+}  // namespace
+
+template <typename T>
+void AdamWUpdate(T* p, T* m, T* v, const T* g, int64_t n, const AdamWHyper& h) {
+  const double bias1 = 1 - std::pow(h.beta1, double(h.step)), bias2 = 1 - std::pow(h.beta2, double(h.step));
+  const double step_size = h.lr / bias1, sqrt_bias2 = std::sqrt(bias2), decay = 1 - h.lr * h.weight_decay;
+  for (int64_t i = 0; i < n; ++i) {
+    const double gi = g[i];
+    const double mi = h.beta1 * m[i] + (1 - h.beta1) * gi;
+    const double vi = h.beta2 * v[i] + (1 - h.beta2) * gi * gi;
+    m[i] = T(mi);
+    v[i] = T(vi);
+    p[i] = T(double(p[i]) * decay - step_size * mi / (std::sqrt(vi) / sqrt_bias2 + h.eps));
+  }
+}
+
+template <typename T>
+void NewtonSchulz5(const T* g, T* out, int64_t rows, int64_t cols, T* scratch) {
+  constexpr double a = 3.4445, b = -4.7750, c = 2.0315;
+  const bool tall = rows > cols;
+  const int64_t r = tall ? cols : rows, n = tall ? rows : cols;  // X is [r, n], r <= n
+  T* x = scratch;               // [r, n]
+  T* x_next = x + r * n;        // [r, n]
+  T* A = x_next + r * n;        // [r, r]
+  T* Bm = A + r * r;            // [r, r]
+  double norm = 0;
+  for (int64_t i = 0; i < rows * cols; ++i) norm += double(g[i]) * g[i];
+  const double inv = 1.0 / (std::sqrt(norm) + 1e-7);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) (tall ? x[j * n + i] : x[i * n + j]) = T(g[i * cols + j] * inv);
+  for (int it = 0; it < 5; ++it) {
+    Gemm(false, true, r, r, n, 1.0, x, n, x, n, 0.0, A, r);      // A = X X^T
+    Gemm(false, false, r, r, r, c, A, r, A, r, 0.0, Bm, r);      // B = c A A
+    for (int64_t i = 0; i < r * r; ++i) Bm[i] += T(b) * A[i];    //   + b A
+    std::copy(x, x + r * n, x_next);
+    Gemm(false, false, r, n, r, 1.0, Bm, r, x, n, a, x_next, n); // X' = a X + B X
+    std::swap(x, x_next);
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) out[i * cols + j] = tall ? x[j * n + i] : x[i * n + j];
+}
+
+template <typename T>
+void MuonUpdate(T* p, T* buf, const T* g, int64_t rows, int64_t cols, const MuonHyper& h, T* scratch) {
+  const int64_t n = rows * cols;
+  T* nesterov = scratch;
+  T* ortho = scratch + n;
+  const double mu = h.momentum;
+  for (int64_t i = 0; i < n; ++i) {
+    buf[i] = T(mu * buf[i] + (1 - mu) * g[i]);
+    nesterov[i] = T((1 - mu) * g[i] + mu * buf[i]);
+  }
+  NewtonSchulz5(nesterov, ortho, rows, cols, ortho + n);
+  const double scale = h.lr * std::sqrt(std::max(1.0, double(rows) / double(cols)));
+  for (int64_t i = 0; i < n; ++i) p[i] = T(p[i] - scale * ortho[i]);
+}
+
+#define INSTANTIATE(T)                                                                    \
+  template void AdamWUpdate<T>(T*, T*, T*, const T*, int64_t, const AdamWHyper&);         \
+  template void NewtonSchulz5<T>(const T*, T*, int64_t, int64_t, T*);                     \
+  template void MuonUpdate<T>(T*, T*, const T*, int64_t, int64_t, const MuonHyper&, T*);
+INSTANTIATE(float)
+INSTANTIATE(double)
+#undef INSTANTIATE
+
+}  // namespace gpt_sft::runtime::kernels
