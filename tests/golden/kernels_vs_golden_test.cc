@@ -1,9 +1,12 @@
-// Crosses rooms on purpose: nanochat's forward pass composed by hand from the CPU kernels
-// (float32), at the golden files' initial weights, must give the PyTorch reference's loss.
+// Crosses rooms on purpose: nanochat's training step composed by hand from the CPU kernels
+// (float32), from the golden files' initial weights, must reproduce the PyTorch reference:
+// the loss, every parameter's gradient, and the parameters after 1 and 3 optimizer steps.
 // The interpreter will run the same kernels from gpt IR; this pins the kernels' meaning
-// (rotary convention, QK-norm order, segment masking, softcap, ignore -1) first.
+// (rotary convention, QK-norm order, segment masking, softcap, ignore -1, AdamW and Muon
+// with nanochat's groups, learning rates and schedule) before any IR exists.
 #include <cmath>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -12,6 +15,7 @@
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/embedding.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/rotary.h"
@@ -24,57 +28,201 @@ namespace {
 namespace k = runtime::kernels;
 using Vec = std::vector<float>;
 
-double ForwardLoss(const runtime::ParamStore& store, const GoldenFile& g) {
-  const compiler::ModelConfig& c = store.config();
-  const int64_t B = 2, T = 64, BT = B * T, C = c.n_embd, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim(),
-                V = c.vocab_size, KV = Hkv * D;
-  const auto& inputs = g.tensors.at("inputs").i32;
-  const auto& targets = g.tensors.at("targets").i32;
-  const auto& seg = g.tensors.at("segment_ids").i32;
-  const auto& pos = g.tensors.at("positions").i32;
-  auto W = [&](const std::string& name) { return store.Find(name)->data(); };
+void AddInto(Vec& a, const Vec& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+}
 
-  Vec x(BT * C), h(BT * C), q(BT * C), kk(BT * KV), v(BT * KV), qr(BT * C), kr(BT * KV), y(BT * C),
-      lse(B * H * T), proj(BT * C), fc(BT * 4 * C), act(BT * 4 * C), logits(BT * V), capped(BT * V);
-  k::Embedding(W("transformer.wte.weight"), inputs.data(), h.data(), BT, C);
-  k::RmsNorm(h.data(), x.data(), BT, C);
-  for (int l = 0; l < c.n_layer; ++l) {
-    const std::string p = "transformer.h." + std::to_string(l) + ".";
-    k::RmsNorm(x.data(), h.data(), BT, C);
-    k::Matmul(h.data(), W(p + "attn.c_q.weight"), q.data(), BT, C, C);
-    k::Matmul(h.data(), W(p + "attn.c_k.weight"), kk.data(), BT, KV, C);
-    k::Matmul(h.data(), W(p + "attn.c_v.weight"), v.data(), BT, KV, C);
-    k::Rotary(q.data(), pos.data(), qr.data(), {B, T, H, D});
-    k::Rotary(kk.data(), pos.data(), kr.data(), {B, T, Hkv, D});
-    k::RmsNorm(qr.data(), q.data(), BT * H, D);  // QK-norm after rotary
-    k::RmsNorm(kr.data(), kk.data(), BT * Hkv, D);
-    k::Attention(q.data(), kk.data(), v.data(), seg.data(), {B, T, H, Hkv, D}, y.data(), lse.data());
-    k::Matmul(y.data(), W(p + "attn.c_proj.weight"), proj.data(), BT, C, C);
-    for (int64_t i = 0; i < BT * C; ++i) x[i] += proj[i];
-    k::RmsNorm(x.data(), h.data(), BT, C);
-    k::Matmul(h.data(), W(p + "mlp.c_fc.weight"), fc.data(), BT, 4 * C, C);
-    k::ReluSquare(fc.data(), act.data(), BT * 4 * C);
-    k::Matmul(act.data(), W(p + "mlp.c_proj.weight"), proj.data(), BT, C, 4 * C);
-    for (int64_t i = 0; i < BT * C; ++i) x[i] += proj[i];
+// One micro-step of nanochat's model on one [B, T] batch, activations kept for backward.
+class HandComposedStep {
+ public:
+  HandComposedStep(const runtime::ParamStore& store, const GoldenFile& g) : store_(store), g_(g) {
+    const compiler::ModelConfig& c = store.config();
+    B = 2, T = 64, BT = B * T, C = c.n_embd, H = c.n_head, Hkv = c.n_kv_head, D = c.head_dim(), V = c.vocab_size;
+    KV = Hkv * D;
+    layers_.resize(c.n_layer);
   }
-  k::RmsNorm(x.data(), h.data(), BT, C);
-  k::Matmul(h.data(), W("lm_head.weight"), logits.data(), BT, V, C);
-  k::Softcap(logits.data(), capped.data(), BT * V, 15.0f);
-  return k::CrossEntropy(capped.data(), targets.data(), BT, V).loss;
+
+  double Forward() {
+    const auto& inputs = g_.tensors.at("inputs").i32;
+    emb_ = Vec(BT * C);
+    k::Embedding(W("transformer.wte.weight"), inputs.data(), emb_.data(), BT, C);
+    Vec x = Norm(emb_, BT, C);
+    for (size_t l = 0; l < layers_.size(); ++l) {
+      Layer& L = layers_[l];
+      const std::string p = Prefix(l);
+      L.x_in = x;
+      L.h1 = Norm(x, BT, C);
+      L.q = Linear(L.h1, p + "attn.c_q.weight", C, C);
+      L.k = Linear(L.h1, p + "attn.c_k.weight", KV, C);
+      L.v = Linear(L.h1, p + "attn.c_v.weight", KV, C);
+      L.qr = Vec(BT * C), L.kr = Vec(BT * KV);
+      k::Rotary(L.q.data(), Pos(), L.qr.data(), {B, T, H, D});
+      k::Rotary(L.k.data(), Pos(), L.kr.data(), {B, T, Hkv, D});
+      L.qn = Norm(L.qr, BT * H, D);
+      L.kn = Norm(L.kr, BT * Hkv, D);
+      L.y = Vec(BT * C), L.lse = Vec(B * H * T);
+      k::Attention(L.qn.data(), L.kn.data(), L.v.data(), Seg(), Shape(), L.y.data(), L.lse.data());
+      AddInto(x, Linear(L.y, p + "attn.c_proj.weight", C, C));
+      L.x_mid = x;
+      L.h2 = Norm(x, BT, C);
+      L.fc = Linear(L.h2, p + "mlp.c_fc.weight", 4 * C, C);
+      L.act = Vec(BT * 4 * C);
+      k::ReluSquare(L.fc.data(), L.act.data(), BT * 4 * C);
+      AddInto(x, Linear(L.act, p + "mlp.c_proj.weight", C, 4 * C));
+    }
+    x_final_ = x;
+    hf_ = Norm(x, BT, C);
+    Vec logits = Linear(hf_, "lm_head.weight", V, C);
+    capped_ = Vec(BT * V);
+    k::Softcap(logits.data(), capped_.data(), BT * V, 15.0f);
+    return k::CrossEntropy(capped_.data(), Targets(), BT, V).loss;
+  }
+
+  std::map<std::string, Vec> Backward() {
+    std::map<std::string, Vec> grads;
+    Vec dcapped(BT * V), dlogits(BT * V);
+    k::CrossEntropyGrad(capped_.data(), Targets(), BT, V, 1.0, dcapped.data());
+    k::SoftcapGrad(capped_.data(), dcapped.data(), dlogits.data(), BT * V, 15.0f);
+    Vec dx = NormGrad(x_final_, LinearGrad(dlogits, hf_, "lm_head.weight", V, C, grads), BT, C);
+    for (size_t l = layers_.size(); l-- > 0;) {
+      Layer& L = layers_[l];
+      const std::string p = Prefix(l);
+      Vec dact = LinearGrad(dx, L.act, p + "mlp.c_proj.weight", C, 4 * C, grads);
+      Vec dfc(BT * 4 * C);
+      k::ReluSquareGrad(L.fc.data(), dact.data(), dfc.data(), BT * 4 * C);
+      AddInto(dx, NormGrad(L.x_mid, LinearGrad(dfc, L.h2, p + "mlp.c_fc.weight", 4 * C, C, grads), BT, C));
+      Vec dyattn = LinearGrad(dx, L.y, p + "attn.c_proj.weight", C, C, grads);
+      Vec dqn(BT * C), dkn(BT * KV), dv(BT * KV);
+      k::AttentionGrad(L.qn.data(), L.kn.data(), L.v.data(), Seg(), Shape(), L.y.data(), L.lse.data(), dyattn.data(),
+                       dqn.data(), dkn.data(), dv.data());
+      Vec dqr = NormGrad(L.qr, dqn, BT * H, D), dkr = NormGrad(L.kr, dkn, BT * Hkv, D);
+      Vec dq(BT * C), dk(BT * KV);
+      k::RotaryGrad(dqr.data(), Pos(), dq.data(), {B, T, H, D});
+      k::RotaryGrad(dkr.data(), Pos(), dk.data(), {B, T, Hkv, D});
+      Vec dh1 = LinearGrad(dq, L.h1, p + "attn.c_q.weight", C, C, grads);
+      AddInto(dh1, LinearGrad(dk, L.h1, p + "attn.c_k.weight", KV, C, grads));
+      AddInto(dh1, LinearGrad(dv, L.h1, p + "attn.c_v.weight", KV, C, grads));
+      AddInto(dx, NormGrad(L.x_in, dh1, BT, C));
+    }
+    Vec demb = NormGrad(emb_, dx, BT, C);
+    Vec& dwte = grads["transformer.wte.weight"];
+    dwte.assign(int64_t{V} * C, 0.0f);
+    k::EmbeddingGrad(demb.data(), g_.tensors.at("inputs").i32.data(), dwte.data(), BT, C);
+    return grads;
+  }
+
+ private:
+  struct Layer {
+    Vec x_in, h1, q, k, v, qr, kr, qn, kn, y, lse, x_mid, h2, fc, act;
+  };
+  float* W(const std::string& name) const { return store_.Find(name)->data(); }
+  const int32_t* Pos() const { return g_.tensors.at("positions").i32.data(); }
+  const int32_t* Seg() const { return g_.tensors.at("segment_ids").i32.data(); }
+  const int32_t* Targets() const { return g_.tensors.at("targets").i32.data(); }
+  k::AttentionShape Shape() const { return {B, T, H, Hkv, D}; }
+  static std::string Prefix(size_t l) { return "transformer.h." + std::to_string(l) + "."; }
+  static Vec Norm(const Vec& x, int64_t rows, int64_t dim) {
+    Vec y(x.size());
+    k::RmsNorm(x.data(), y.data(), rows, dim);
+    return y;
+  }
+  static Vec NormGrad(const Vec& x, const Vec& dy, int64_t rows, int64_t dim) {
+    Vec dx(x.size());
+    k::RmsNormGrad(x.data(), dy.data(), dx.data(), rows, dim);
+    return dx;
+  }
+  Vec Linear(const Vec& x, const std::string& w, int64_t out, int64_t in) const {
+    Vec y(BT * out);
+    k::Matmul(x.data(), W(w), y.data(), BT, out, in);
+    return y;
+  }
+  // Writes dW into grads[w]; returns dx.
+  Vec LinearGrad(const Vec& dy, const Vec& x, const std::string& w, int64_t out, int64_t in,
+                 std::map<std::string, Vec>& grads) const {
+    Vec& dw = grads[w];
+    dw.assign(out * in, 0.0f);
+    k::MatmulGradWeight(dy.data(), x.data(), dw.data(), BT, out, in, false);
+    Vec dx(BT * in);
+    k::MatmulGradInput(dy.data(), W(w), dx.data(), BT, out, in);
+    return dx;
+  }
+
+  const runtime::ParamStore& store_;
+  const GoldenFile& g_;
+  int64_t B, T, BT, C, H, Hkv, D, V, KV;
+  Vec emb_, x_final_, hf_, capped_;
+  std::vector<Layer> layers_;
+};
+
+// nanochat's SFT optimizer step over the ParamStore (NANOCHAT.md 4.1-4.4).
+class SftOptimizer {
+ public:
+  explicit SftOptimizer(runtime::ParamStore& store, int num_iterations) : store_(store), n_(num_iterations) {
+    for (const runtime::Param& p : store.params()) {
+      m_[p.name].assign(p.numel(), 0.0f);
+      v_[p.name].assign(p.numel(), 0.0f);
+    }
+  }
+  void Step(const std::map<std::string, Vec>& grads, int it) {
+    const double lrm = 1.0 - double(it) / n_, s = std::pow(store_.config().n_embd / 768.0, -0.5), frac = 0.02;
+    ++t_;
+    for (runtime::Param& p : store_.params()) {
+      const Vec& g = grads.at(p.name);
+      if (p.group == runtime::ParamGroup::kMatrix) {
+        Vec scratch(k::MuonScratchSize(p.shape[0], p.shape[1]));
+        k::MuonUpdate(p.data(), m_[p.name].data(), g.data(), p.shape[0], p.shape[1], {0.02 * frac * lrm, 0.95},
+                      scratch.data());
+      } else {
+        const double base = p.group == runtime::ParamGroup::kEmbedding ? 0.2 : 0.004;
+        k::AdamWUpdate(p.data(), m_[p.name].data(), v_[p.name].data(), g.data(), p.numel(),
+                       {base * s * frac * lrm, 0.8, 0.95, 1e-10, 0.0, t_});
+      }
+    }
+  }
+
+ private:
+  runtime::ParamStore& store_;
+  int n_;
+  int64_t t_ = 0;
+  std::map<std::string, Vec> m_, v_;
+};
+
+// |a - b| / |b| over the whole tensor.
+double RelativeError(const float* a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < b.size(); ++i) num += double(a[i] - b[i]) * (a[i] - b[i]), den += double(b[i]) * b[i];
+  return std::sqrt(num / std::max(den, 1e-30));
 }
 
 class KernelsVsGolden : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(KernelsVsGolden, ForwardLossAtTheInitialWeights) {
+TEST_P(KernelsVsGolden, LossGradientsAndThreeOptimizerSteps) {
   absl::StatusOr<GoldenFile> g = LoadGoldenFile("tests/golden/" + GetParam() + ".gold");
   ASSERT_TRUE(g.ok()) << g.status();
   const nlohmann::json header = nlohmann::json::parse(g->header_json);
   runtime::ParamStore store = *runtime::ParamStore::Create(*compiler::ModelConfig::FromJson(g->config_json));
   store.InitNanochat(header.at("init_seed").get<uint64_t>(), header.at("zero_output_projections").get<bool>());
-  const double want = g->tensors.at("loss").f32[0];
-  const double got = ForwardLoss(store, *g);
-  std::cout << GetParam() << ": kernels " << got << " vs reference " << want << "\n";
-  EXPECT_LT(std::abs(got - want) / want, 1e-5) << "kernels " << got << " vs reference " << want;
+  SftOptimizer opt(store, header.at("num_iterations").get<int>());
+  const std::vector<float>& losses = g->tensors.at("losses").f32;
+  for (int it = 0; it < 3; ++it) {
+    HandComposedStep step(store, *g);
+    const double loss = step.Forward();
+    std::cout << GetParam() << " step " << it << ": loss " << loss << " (reference " << losses[it] << ")\n";
+    EXPECT_LT(std::abs(loss - losses[it]) / losses[it], 1e-5) << "step " << it;
+    std::map<std::string, Vec> grads = step.Backward();
+    if (it == 0) {
+      for (const runtime::Param& p : store.params()) {
+        EXPECT_LT(RelativeError(grads.at(p.name).data(), g->tensors.at("grad/" + p.name).f32), 1e-4) << p.name;
+      }
+    }
+    opt.Step(grads, it);
+    if (it == 0 || it == 2) {
+      const std::string prefix = it == 0 ? "step1/" : "step3/";
+      for (const runtime::Param& p : store.params()) {
+        EXPECT_LT(RelativeError(p.data(), g->tensors.at(prefix + p.name).f32), 1e-4) << prefix << p.name;
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, KernelsVsGolden, ::testing::Values("padded", "packed"));
