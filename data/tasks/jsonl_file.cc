@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "data/tokenizer/split_pattern.h"
+#include "data/io/utf8.h"
 
 namespace gpt_sft::data {
 

@@ -45,9 +45,6 @@ class SplitPattern {
   std::unique_ptr<Compiled> compiled_;
 };
 
-/// Length in bytes of the longest prefix of `s` that is valid UTF-8.
-size_t ValidUtf8PrefixLength(std::string_view s);
-
 }  // namespace gpt_sft::data
 
 #endif  // GPT_SFT_DATA_TOKENIZER_SPLIT_PATTERN_H_

@@ -1,5 +1,7 @@
 #include "data/tokenizer/split_pattern.h"
 
+#include "data/io/utf8.h"
+
 #include <random>
 #include <string>
 #include <vector>
