@@ -41,4 +41,10 @@ if "$tok_train" --input="$tmp/nope.txt" --output="$tmp/never.bpe" 2> "$tmp/err.l
   fail "tok_train accepted a missing input"
 fi
 [[ ! -e "$tmp/never.bpe" ]] || fail "a failed tok_train left an output file"
+# Bad flags are named before any work.
+for bad in "--device_batch_size=0" "--max_seq_len=-1" "--rank=2 --world_size=2" "--packing=tight"; do
+  flag="${bad%%=*}"
+  if "$dump_batch" --tokenizer="$tmp/tok.bpe" $bad 2> "$tmp/err.log"; then fail "dump_batch accepted $bad"; fi
+  grep -q -- "$flag" "$tmp/err.log" || fail "error for $bad does not name $flag: $(cat "$tmp/err.log")"
+done
 echo "data tools: ok"

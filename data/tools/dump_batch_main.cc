@@ -109,6 +109,17 @@ int Main() {
     std::cerr << "dump_batch: error: " << s.message() << "\n";
     return 2;
   };
+  // Flags are checked before any work, and each error names its flag.
+  for (const auto& [flag, value] : {std::pair<const char*, int>{"--device_batch_size", absl::GetFlag(FLAGS_device_batch_size)},
+                                    {"--max_seq_len", absl::GetFlag(FLAGS_max_seq_len)},
+                                    {"--world_size", absl::GetFlag(FLAGS_world_size)},
+                                    {"--num_batches", absl::GetFlag(FLAGS_num_batches)}}) {
+    if (value <= 0) return fail(absl::InvalidArgumentError(absl::StrCat(flag, "=", value, " must be positive")));
+  }
+  if (absl::GetFlag(FLAGS_rank) < 0 || absl::GetFlag(FLAGS_rank) >= absl::GetFlag(FLAGS_world_size)) {
+    return fail(absl::InvalidArgumentError(absl::StrCat("--rank=", absl::GetFlag(FLAGS_rank), " must be in [0, --world_size=",
+                                                        absl::GetFlag(FLAGS_world_size), ")")));
+  }
   absl::StatusOr<Packing> packing = ParsePacking(absl::GetFlag(FLAGS_packing));
   if (!packing.ok()) return fail(packing.status());
   absl::StatusOr<Tokenizer> tok = GetTokenizer();
