@@ -64,13 +64,6 @@ LogicalResult CheckAttentionOperands(std::optional<mlir::Location> loc, llvm::St
   return success();
 }
 
-LogicalResult VerifyScale(mlir::Operation *op, std::optional<llvm::APFloat> scale) {
-  if (scale && !(scale->convertToDouble() > 0.0)) {
-    return op->emitOpError("scale must be positive, got ") << scale->convertToDouble();
-  }
-  return success();
-}
-
 }  // namespace
 
 //===----------------------------------------------------------------------===//
@@ -90,7 +83,9 @@ LogicalResult AttentionOp::inferReturnTypes(mlir::MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionOp::verify() { return VerifyScale(*this, getScale()); }
+LogicalResult AttentionOp::verify() {
+  return getScale() ? VerifyPositiveAttr(*this, "scale", *getScale()) : success();
+}
 
 llvm::SmallVector<Value> AttentionOp::buildVjp(mlir::OpBuilder &builder,
                                                llvm::ArrayRef<Value> result_grads) {
@@ -124,6 +119,8 @@ LogicalResult AttentionGradOp::inferReturnTypes(mlir::MLIRContext *,
   return success();
 }
 
-LogicalResult AttentionGradOp::verify() { return VerifyScale(*this, getScale()); }
+LogicalResult AttentionGradOp::verify() {
+  return getScale() ? VerifyPositiveAttr(*this, "scale", *getScale()) : success();
+}
 
 }  // namespace gpt_sft::compiler::gpt

@@ -43,13 +43,6 @@ LogicalResult InferUnary(std::optional<mlir::Location> loc, llvm::StringRef op, 
   return success();
 }
 
-LogicalResult VerifyCap(mlir::Operation *op, const llvm::APFloat &cap) {
-  if (!(cap.convertToDouble() > 0.0)) {
-    return op->emitOpError("cap must be positive, got ") << cap.convertToDouble();
-  }
-  return success();
-}
-
 }  // namespace
 
 //===----------------------------------------------------------------------===//
@@ -116,7 +109,7 @@ LogicalResult SoftcapOp::inferReturnTypes(mlir::MLIRContext *,
   return InferUnary(loc, "softcap", adaptor.getX(), results);
 }
 
-LogicalResult SoftcapOp::verify() { return VerifyCap(*this, getCap()); }
+LogicalResult SoftcapOp::verify() { return VerifyPositiveAttr(*this, "cap", getCap()); }
 
 llvm::SmallVector<Value> SoftcapOp::buildVjp(mlir::OpBuilder &builder,
                                              llvm::ArrayRef<Value> result_grads) {
@@ -133,6 +126,6 @@ LogicalResult SoftcapGradOp::inferReturnTypes(mlir::MLIRContext *,
                         results);
 }
 
-LogicalResult SoftcapGradOp::verify() { return VerifyCap(*this, getCap()); }
+LogicalResult SoftcapGradOp::verify() { return VerifyPositiveAttr(*this, "cap", getCap()); }
 
 }  // namespace gpt_sft::compiler::gpt

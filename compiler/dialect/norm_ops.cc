@@ -18,17 +18,6 @@ using ::mlir::success;
 using ::mlir::Type;
 using ::mlir::Value;
 
-namespace {
-
-LogicalResult VerifyEps(mlir::Operation *op, const llvm::APFloat &eps) {
-  if (!(eps.convertToDouble() > 0.0)) {
-    return op->emitOpError("eps must be positive, got ") << eps.convertToDouble();
-  }
-  return success();
-}
-
-}  // namespace
-
 //===----------------------------------------------------------------------===//
 // RmsNormOp
 //===----------------------------------------------------------------------===//
@@ -46,7 +35,7 @@ LogicalResult RmsNormOp::inferReturnTypes(mlir::MLIRContext *,
   return success();
 }
 
-LogicalResult RmsNormOp::verify() { return VerifyEps(*this, getEps()); }
+LogicalResult RmsNormOp::verify() { return VerifyPositiveAttr(*this, "eps", getEps()); }
 
 llvm::SmallVector<Value> RmsNormOp::buildVjp(mlir::OpBuilder &builder,
                                              llvm::ArrayRef<Value> result_grads) {
@@ -74,6 +63,6 @@ LogicalResult RmsNormGradOp::inferReturnTypes(mlir::MLIRContext *,
   return success();
 }
 
-LogicalResult RmsNormGradOp::verify() { return VerifyEps(*this, getEps()); }
+LogicalResult RmsNormGradOp::verify() { return VerifyPositiveAttr(*this, "eps", getEps()); }
 
 }  // namespace gpt_sft::compiler::gpt

@@ -47,13 +47,6 @@ LogicalResult InferRotary(std::optional<mlir::Location> loc, llvm::StringRef op,
   return success();
 }
 
-LogicalResult VerifyBase(mlir::Operation *op, const llvm::APFloat &base) {
-  if (!(base.convertToDouble() > 0.0)) {
-    return op->emitOpError("base must be positive, got ") << base.convertToDouble();
-  }
-  return success();
-}
-
 }  // namespace
 
 //===----------------------------------------------------------------------===//
@@ -66,7 +59,7 @@ LogicalResult RotaryOp::inferReturnTypes(mlir::MLIRContext *,
   return InferRotary(loc, "rotary", adaptor.getX(), adaptor.getPositions(), results);
 }
 
-LogicalResult RotaryOp::verify() { return VerifyBase(*this, getBase()); }
+LogicalResult RotaryOp::verify() { return VerifyPositiveAttr(*this, "base", getBase()); }
 
 llvm::SmallVector<Value> RotaryOp::buildVjp(mlir::OpBuilder &builder,
                                             llvm::ArrayRef<Value> result_grads) {
@@ -86,6 +79,6 @@ LogicalResult RotaryGradOp::inferReturnTypes(mlir::MLIRContext *,
   return InferRotary(loc, "rotary_grad", adaptor.getDy(), adaptor.getPositions(), results);
 }
 
-LogicalResult RotaryGradOp::verify() { return VerifyBase(*this, getBase()); }
+LogicalResult RotaryGradOp::verify() { return VerifyPositiveAttr(*this, "base", getBase()); }
 
 }  // namespace gpt_sft::compiler::gpt

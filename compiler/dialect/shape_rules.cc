@@ -67,4 +67,12 @@ mlir::LogicalResult SameElementType(std::optional<mlir::Location> loc,
                                  TypeString(b));
 }
 
+mlir::LogicalResult VerifyPositiveAttr(mlir::Operation *op, llvm::StringRef name,
+                                       const llvm::APFloat &value) {
+  if (!(value.convertToDouble() > 0.0)) {
+    return op->emitOpError() << name << " must be positive, got " << value.convertToDouble();
+  }
+  return mlir::success();
+}
+
 }  // namespace gpt_sft::compiler::gpt

@@ -13,11 +13,13 @@
 #include <optional>
 #include <string>
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Twine.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Location.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -53,6 +55,11 @@ mlir::FailureOr<llvm::SmallVector<int64_t>> MergeShapes(
 mlir::LogicalResult SameElementType(std::optional<mlir::Location> loc,
                                     llvm::StringRef op, mlir::RankedTensorType a,
                                     mlir::RankedTensorType b);
+
+/// The verifier of a float attribute that must be > 0 (eps, base, cap, scale):
+/// "<name> must be positive, got <value>" on `op`.
+mlir::LogicalResult VerifyPositiveAttr(mlir::Operation *op, llvm::StringRef name,
+                                       const llvm::APFloat &value);
 
 }  // namespace gpt_sft::compiler::gpt
 
