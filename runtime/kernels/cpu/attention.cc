@@ -1,112 +1,291 @@
-// Implements Attention and AttentionGrad as exact, simple loops over (b, h, i, j<=i).
-// Speed is the compiled path's job (a tiled kernel); this one defines the numbers.
+// Implements the tiled attention. Notation per (b, h): Q [T,D], K, V [T,D] (kv head
+// g = h / rep), S = Q K^T * scale masked to -inf where invisible, P = softmax(S) by rows,
+// O = P V, lse_i = log sum_j exp(S_ij).
+//
+// Forward, per query block (rows i0..i1):
+//   1. acc = 0, m = -inf, l = 0 per row;
+//   2. for each key block not skipped: S_blk = Q_blk K_blk^T * scale (+ mask);
+//      m' = max(m, rowmax S_blk); P_blk = exp(S_blk - m'); l = l e^(m - m') + rowsum P_blk;
+//      acc = acc e^(m - m') + P_blk V_blk; m = m';
+//   3. O_blk = acc / l, lse = m + log l.
+// Backward, with Delta_i = dO_i . O_i and per visible block pair:
+//   P = exp(S - lse); dV_blk += P^T dO_blk; dP = dO_blk V_blk^T; dS = P (dP - Delta) * scale;
+//   dK_blk += dS^T Q_blk; dQ_blk += dS K_blk.
+// Every tile product goes through TileGemm, reading Q, K, V, dO and writing dQ in place in
+// their strided [B,T,heads,D] layout; K and V blocks are transposed once per block pair.
 #include "runtime/kernels/cpu/attention.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
+
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/tile_gemm.h"
+#include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-struct Index {
-  AttentionShape s;
-  int64_t Q(int64_t b, int64_t t, int64_t h) const { return ((b * s.T + t) * s.H + h) * s.D; }
-  int64_t KV(int64_t b, int64_t t, int64_t g) const { return ((b * s.T + t) * s.Hkv + g) * s.D; }
-  int64_t L(int64_t b, int64_t h, int64_t t) const { return (b * s.H + h) * s.T + t; }
+constexpr int64_t kBlk = kAttentionBlock;
+
+enum class Visibility { kNone, kAll, kPartial };
+
+// Offsets into the [B,T,H,D], [B,T,Hkv,D] and [B,H,T] tensors, and which block pairs meet.
+class Geometry {
+ public:
+  Geometry(AttentionShape s, const int32_t* seg) : s_(s), seg_(seg), blocks_((s.T + kBlk - 1) / kBlk) {
+    if (seg_ == nullptr) return;
+    // Segment-id range of each (b, block): disjoint ranges cannot share an id.
+    lo_.resize(s.B * blocks_);
+    hi_.resize(s.B * blocks_);
+    for (int64_t b = 0; b < s.B; ++b)
+      for (int64_t blk = 0; blk < blocks_; ++blk) {
+        const int32_t* ids = seg_ + b * s.T + blk * kBlk;
+        const auto [lo, hi] = std::minmax_element(ids, ids + Len(blk));
+        lo_[b * blocks_ + blk] = *lo;
+        hi_[b * blocks_ + blk] = *hi;
+      }
+  }
+
+  const AttentionShape& shape() const { return s_; }
+  int64_t blocks() const { return blocks_; }
+  int64_t rep() const { return s_.H / s_.Hkv; }
+  int64_t Len(int64_t blk) const { return std::min(kBlk, s_.T - blk * kBlk); }
+  int64_t QRow() const { return s_.H * s_.D; }  // stride between consecutive t of q, out, dq
+  int64_t KvRow() const { return s_.Hkv * s_.D; }
+  int64_t Q(int64_t b, int64_t t, int64_t h) const { return ((b * s_.T + t) * s_.H + h) * s_.D; }
+  int64_t Kv(int64_t b, int64_t t, int64_t g) const { return ((b * s_.T + t) * s_.Hkv + g) * s_.D; }
+  int64_t L(int64_t b, int64_t h, int64_t t) const { return (b * s_.H + h) * s_.T + t; }
+
+  Visibility Classify(int64_t b, int64_t qb, int64_t kb) const {
+    if (kb > qb) return Visibility::kNone;
+    if (seg_ == nullptr) return kb < qb ? Visibility::kAll : Visibility::kPartial;
+    const int32_t qlo = lo_[b * blocks_ + qb], qhi = hi_[b * blocks_ + qb];
+    const int32_t klo = lo_[b * blocks_ + kb], khi = hi_[b * blocks_ + kb];
+    if (qhi < klo || khi < qlo) return Visibility::kNone;
+    const bool one_segment = qlo == qhi && klo == khi && qlo == klo;
+    return kb < qb && one_segment ? Visibility::kAll : Visibility::kPartial;
+  }
+
+  // Sets S[i, j] = -inf where query q0+i may not see key k0+j; S is [nq, nk].
+  template <typename T>
+  void Mask(int64_t b, int64_t q0, int64_t nq, int64_t k0, int64_t nk, T* S) const {
+    const T neg_inf = -std::numeric_limits<T>::infinity();
+    const int32_t* ids = seg_ == nullptr ? nullptr : seg_ + b * s_.T;
+    for (int64_t i = 0; i < nq; ++i)
+      for (int64_t j = 0; j < nk; ++j)
+        if (k0 + j > q0 + i || (ids != nullptr && ids[k0 + j] != ids[q0 + i])) S[i * nk + j] = neg_inf;
+  }
+
+ private:
+  AttentionShape s_;
+  const int32_t* seg_;
+  int64_t blocks_;
+  std::vector<int32_t> lo_, hi_;
 };
 
-bool Visible(const int32_t* seg, int64_t b, int64_t T, int64_t i, int64_t j) {
-  return j <= i && (seg == nullptr || seg[b * T + i] == seg[b * T + j]);
+// S [nq, nk] = Q_blk K_blk^T * scale, masked; kt [D, nk] is K_blk transposed.
+template <typename T>
+void Scores(const Geometry& geo, Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb, const T* q,
+            const T* kt, T* S) {
+  const AttentionShape& s = geo.shape();
+  const int64_t q0 = qb * kBlk, nq = geo.Len(qb), k0 = kb * kBlk, nk = geo.Len(kb);
+  TileGemm(nq, nk, s.D, q + geo.Q(b, q0, h), geo.QRow(), kt, nk, S, nk, false);
+  const T scale = T(1.0 / std::sqrt(double(s.D)));
+  for (int64_t n = 0; n < nq * nk; ++n) S[n] *= scale;
+  if (vis == Visibility::kPartial) geo.Mask(b, q0, nq, k0, nk, S);
+}
+
+// kt, vt [D, nk]: the key block's K and V rows transposed.
+template <typename T>
+void LoadKeyBlock(const Geometry& geo, int64_t b, int64_t g, int64_t kb, const T* k, const T* v, T* kt, T* vt) {
+  const int64_t k0 = kb * kBlk, nk = geo.Len(kb);
+  TransposeTile(nk, geo.shape().D, k + geo.Kv(b, k0, g), geo.KvRow(), kt, nk);
+  if (vt != nullptr) TransposeTile(nk, geo.shape().D, v + geo.Kv(b, k0, g), geo.KvRow(), vt, nk);
 }
 
 template <typename T>
-double Score(const T* q, const T* k, int64_t D, double scale) {
-  double s = 0;
-  for (int64_t d = 0; d < D; ++d) s += double(q[d]) * k[d];
-  return s * scale;
+void ForwardQueryBlock(const Geometry& geo, const T* q, const T* k, const T* v, int64_t b, int64_t h, int64_t qb,
+                       T* out, T* lse) {
+  const AttentionShape& s = geo.shape();
+  const int64_t g = h / geo.rep(), q0 = qb * kBlk, nq = geo.Len(qb);
+  std::vector<T> S(kBlk * kBlk), kt(s.D * kBlk), acc(nq * s.D, T(0));
+  std::vector<double> m(nq, -std::numeric_limits<double>::infinity()), l(nq, 0.0);
+  for (int64_t kb = 0; kb <= qb; ++kb) {
+    const Visibility vis = geo.Classify(b, qb, kb);
+    if (vis == Visibility::kNone) continue;
+    const int64_t nk = geo.Len(kb);
+    LoadKeyBlock<T>(geo, b, g, kb, k, v, kt.data(), nullptr);
+    Scores(geo, vis, b, h, qb, kb, q, kt.data(), S.data());
+    for (int64_t i = 0; i < nq; ++i) {
+      T* row = S.data() + i * nk;
+      const double m_new = std::max(m[i], double(MaxOf(row, nk)));
+      if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
+        std::fill(row, row + nk, T(0));
+        continue;
+      }
+      const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
+      l[i] = l[i] * correction + ExpShifted(row, nk, T(m_new), T(1), row);
+      if (correction != 1.0)
+        for (int64_t d = 0; d < s.D; ++d) acc[i * s.D + d] *= T(correction);
+      m[i] = m_new;
+    }
+    TileGemm(nq, s.D, nk, S.data(), nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc.data(), s.D, true);
+  }
+  // Every query sees at least itself, so l > 0.
+  for (int64_t i = 0; i < nq; ++i) {
+    T* oi = out + geo.Q(b, q0 + i, h);
+    for (int64_t d = 0; d < s.D; ++d) oi[d] = T(acc[i * s.D + d] / l[i]);
+    lse[geo.L(b, h, q0 + i)] = T(m[i] + std::log(l[i]));
+  }
+}
+
+// Everything the backward needs, and the scratch of one task.
+template <typename T>
+struct GradTask {
+  const Geometry& geo;
+  const T *q, *k, *v, *lse, *dout, *delta;
+  T* dq;
+  std::vector<T> P, dS, tile_t, kt, vt, dk_acc, dv_acc;
+
+  GradTask(const Geometry& g, const T* q_, const T* k_, const T* v_, const T* lse_, const T* dout_, const T* delta_,
+           T* dq_)
+      : geo(g), q(q_), k(k_), v(v_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
+        P(kBlk * kBlk), dS(kBlk * kBlk), tile_t(kBlk * kBlk), kt(g.shape().D * kBlk), vt(g.shape().D * kBlk),
+        dk_acc(kBlk * g.shape().D), dv_acc(kBlk * g.shape().D) {}
+
+  // P and dS [nq, nk] of block pair (qb, kb) for head h; kt, vt hold key block kb.
+  void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+    const AttentionShape& s = geo.shape();
+    const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
+    Scores(geo, vis, b, h, qb, kb, q, kt.data(), P.data());
+    for (int64_t i = 0; i < nq; ++i) {
+      T* row = P.data() + i * nk;
+      ExpShifted(row, nk, lse[geo.L(b, h, q0 + i)], T(1), row);
+    }
+    TileGemm(nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt.data(), nk, dS.data(), nk, false);  // dP
+    const T scale = T(1.0 / std::sqrt(double(s.D)));
+    for (int64_t i = 0; i < nq; ++i) {
+      const T di = delta[geo.L(b, h, q0 + i)];
+      for (int64_t j = 0; j < nk; ++j) dS[i * nk + j] = P[i * nk + j] * (dS[i * nk + j] - di) * scale;
+    }
+  }
+
+  void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
+    const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
+    TileGemm(nq, geo.shape().D, nk, dS.data(), nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
+             dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true);
+  }
+
+  // dk, dv rows of key block kb for kv head g; with `with_dq` also adds this block's
+  // share into dq (the caller owns every dq row of g's query heads).
+  void KeyBlock(int64_t b, int64_t g, int64_t kb, bool with_dq, T* dk, T* dv) {
+    const int64_t D = geo.shape().D, nk = geo.Len(kb);
+    LoadKeyBlock<T>(geo, b, g, kb, k, v, kt.data(), vt.data());
+    std::fill(dk_acc.begin(), dk_acc.end(), T(0));
+    std::fill(dv_acc.begin(), dv_acc.end(), T(0));
+    for (int64_t h = g * geo.rep(); h < (g + 1) * geo.rep(); ++h)
+      for (int64_t qb = kb; qb < geo.blocks(); ++qb) {
+        const Visibility vis = geo.Classify(b, qb, kb);
+        if (vis == Visibility::kNone) continue;
+        const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
+        ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
+        TransposeTile(nq, nk, P.data(), nk, tile_t.data(), nq);  // P^T [nk, nq]
+        TileGemm(nk, D, nq, tile_t.data(), nq, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc.data(), D, true);
+        TransposeTile(nq, nk, dS.data(), nk, tile_t.data(), nq);  // dS^T [nk, nq]
+        TileGemm(nk, D, nq, tile_t.data(), nq, q + geo.Q(b, q0, h), geo.QRow(), dk_acc.data(), D, true);
+        if (with_dq) AccumulateDq(b, h, qb, kb);
+      }
+    for (int64_t j = 0; j < nk; ++j) {
+      std::copy_n(dk_acc.data() + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
+      std::copy_n(dv_acc.data() + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
+    }
+  }
+
+  // dq rows of query block qb for head h, key blocks in the same order as KeyBlock's.
+  void QueryBlock(int64_t b, int64_t h, int64_t qb) {
+    const int64_t g = h / geo.rep();
+    for (int64_t kb = 0; kb <= qb; ++kb) {
+      const Visibility vis = geo.Classify(b, qb, kb);
+      if (vis == Visibility::kNone) continue;
+      LoadKeyBlock<T>(geo, b, g, kb, k, v, kt.data(), vt.data());
+      ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
+      AccumulateDq(b, h, qb, kb);
+    }
+  }
+};
+
+// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double.
+template <typename T>
+std::vector<T> RowDots(const Geometry& geo, const T* out, const T* dout) {
+  const AttentionShape& s = geo.shape();
+  std::vector<T> delta(s.B * s.H * s.T);
+  ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t bt = begin; bt < end; ++bt)
+      for (int64_t h = 0; h < s.H; ++h) {
+        const int64_t o = (bt * s.H + h) * s.D;
+        double dot = 0;
+        for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * out[o + d];
+        delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
+      }
+  });
+  return delta;
 }
 
 }  // namespace
 
 template <typename T>
 void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse) {
-  const Index ix{s};
-  const int64_t rep = s.H / s.Hkv;
-  const double scale = 1.0 / std::sqrt(double(s.D));
-  std::vector<double> acc(s.D);
-  for (int64_t b = 0; b < s.B; ++b) {
-    for (int64_t h = 0; h < s.H; ++h) {
-      const int64_t g = h / rep;
-      for (int64_t i = 0; i < s.T; ++i) {
-        const T* qi = q + ix.Q(b, i, h);
-        double m = -std::numeric_limits<double>::infinity(), denom = 0;
-        std::fill(acc.begin(), acc.end(), 0.0);
-        for (int64_t j = 0; j <= i; ++j) {
-          if (!Visible(seg, b, s.T, i, j)) continue;
-          const double sc = Score(qi, k + ix.KV(b, j, g), s.D, scale);
-          const double m_new = std::max(m, sc);
-          const double correction = std::exp(m - m_new), p = std::exp(sc - m_new);
-          denom = denom * correction + p;
-          const T* vj = v + ix.KV(b, j, g);
-          for (int64_t d = 0; d < s.D; ++d) acc[d] = acc[d] * correction + p * vj[d];
-          m = m_new;
-        }
-        // Every query sees at least itself, so denom > 0.
-        T* oi = out + ix.Q(b, i, h);
-        for (int64_t d = 0; d < s.D; ++d) oi[d] = T(acc[d] / denom);
-        lse[ix.L(b, h, i)] = T(m + std::log(denom));
-      }
+  const Geometry geo(s, seg);
+  const int64_t heads = s.B * s.H, nqb = geo.blocks();
+  // Costliest (last) query blocks first, so the pool's tail is short.
+  ParallelFor(heads * nqb, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
+      ForwardQueryBlock(geo, q, k, v, bh / s.H, bh % s.H, qb, out, lse);
     }
-  }
+  });
 }
 
-// With P_ij = exp(S_ij - lse_i):  dV_j += P_ij dO_i;  dP_ij = dO_i . V_j;
-// dS_ij = P_ij (dP_ij - D_i), D_i = dO_i . O_i;  dQ_i += dS_ij K_j scale;  dK_j += dS_ij Q_i scale.
 template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out,
-                   const T* lse, const T* dout, T* dq, T* dk, T* dv) {
-  const Index ix{s};
-  const int64_t rep = s.H / s.Hkv;
-  const double scale = 1.0 / std::sqrt(double(s.D));
-  const int64_t nq = s.B * s.T * s.H * s.D, nkv = s.B * s.T * s.Hkv * s.D;
-  std::vector<double> gq(nq, 0.0), gk(nkv, 0.0), gv(nkv, 0.0);
-  for (int64_t b = 0; b < s.B; ++b) {
-    for (int64_t h = 0; h < s.H; ++h) {
-      const int64_t g = h / rep;
-      for (int64_t i = 0; i < s.T; ++i) {
-        const T* qi = q + ix.Q(b, i, h);
-        const T* doi = dout + ix.Q(b, i, h);
-        const double Di = Score(doi, out + ix.Q(b, i, h), s.D, 1.0);
-        const double lse_i = lse[ix.L(b, h, i)];
-        for (int64_t j = 0; j <= i; ++j) {
-          if (!Visible(seg, b, s.T, i, j)) continue;
-          const T* kj = k + ix.KV(b, j, g);
-          const T* vj = v + ix.KV(b, j, g);
-          const double p = std::exp(Score(qi, kj, s.D, scale) - lse_i);
-          const double dp = Score(doi, vj, s.D, 1.0);
-          const double ds = p * (dp - Di) * scale;
-          for (int64_t d = 0; d < s.D; ++d) {
-            gv[ix.KV(b, j, g) + d] += p * doi[d];
-            gq[ix.Q(b, i, h) + d] += ds * kj[d];
-            gk[ix.KV(b, j, g) + d] += ds * qi[d];
-          }
-        }
-      }
-    }
+                   const T* lse, const T* dout, T* dq, T* dk, T* dv, AttentionGradSchedule schedule) {
+  const Geometry geo(s, seg);
+  const std::vector<T> delta = RowDots(geo, out, dout);
+  std::fill(dq, dq + s.B * s.T * s.H * s.D, T(0));
+  const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
+  if (schedule == AttentionGradSchedule::kAuto)
+    schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
+  auto task = [&] { return GradTask<T>(geo, q, k, v, lse, dout, delta.data(), dq); };
+  if (schedule == AttentionGradSchedule::kFused) {
+    ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
+      GradTask<T> t = task();
+      for (int64_t bg = begin; bg < end; ++bg)
+        for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
+    });
+    return;
   }
-  for (int64_t n = 0; n < nq; ++n) dq[n] = T(gq[n]);
-  for (int64_t n = 0; n < nkv; ++n) dk[n] = T(gk[n]), dv[n] = T(gv[n]);
+  // Key block 0 meets every query block: hand out the first key blocks first.
+  ParallelFor(groups * nb, 1, [&](int64_t begin, int64_t end) {
+    GradTask<T> t = task();
+    for (int64_t i = begin; i < end; ++i) t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
+  });
+  const int64_t heads = s.B * s.H;
+  ParallelFor(heads * nb, 1, [&](int64_t begin, int64_t end) {
+    GradTask<T> t = task();
+    for (int64_t i = begin; i < end; ++i) t.QueryBlock((i % heads) / s.H, (i % heads) % s.H, nb - 1 - i / heads);
+  });
 }
 
 template void Attention<float>(const float*, const float*, const float*, const int32_t*, AttentionShape, float*, float*);
 template void Attention<double>(const double*, const double*, const double*, const int32_t*, AttentionShape, double*,
                                 double*);
 template void AttentionGrad<float>(const float*, const float*, const float*, const int32_t*, AttentionShape,
-                                   const float*, const float*, const float*, float*, float*, float*);
+                                   const float*, const float*, const float*, float*, float*, float*,
+                                   AttentionGradSchedule);
 template void AttentionGrad<double>(const double*, const double*, const double*, const int32_t*, AttentionShape,
-                                    const double*, const double*, const double*, double*, double*, double*);
+                                    const double*, const double*, const double*, double*, double*, double*,
+                                    AttentionGradSchedule);
 
 }  // namespace gpt_sft::runtime::kernels

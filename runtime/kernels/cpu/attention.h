@@ -1,11 +1,15 @@
 // Causal self-attention with optional segment ids (a query attends to keys j <= i of its
 // own segment, so a packed row trains as if each conversation were alone) and GQA (kv head
-// g serves query heads g*rep .. g*rep+rep-1). q [B,T,H,D], k/v [B,T,Hkv,D] -> out [B,T,H,D];
-// scale 1/sqrt(D).
+// g serves query heads g*rep .. g*rep+rep-1, rep = H/Hkv). q [B,T,H,D], k/v [B,T,Hkv,D] ->
+// out [B,T,H,D]; scale 1/sqrt(D).
 //
-// This is the interpreter's reference kernel: it streams over keys with an online softmax
-// (no [T,T] matrix), saving the log-sum-exp per (b, h, t) for the backward, which
-// recomputes probabilities from it (as flash attention does).
+// Flash-style: queries and keys in blocks of kAttentionBlock, scores of one block pair at a
+// time with an online softmax (no [T,T] matrix), blocks above the diagonal or between
+// disjoint segment-id ranges skipped. The forward saves the log-sum-exp per (b, h, t), from
+// which the backward recomputes the probabilities. Work is spread over the pool
+// (parallel.h): the forward over (b, h, query block); results do not depend on the thread
+// count. Allocates its tile scratch (~100 KB per task) and, in the backward, [B,H,T] of
+// row dot products.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_
 
@@ -17,14 +21,23 @@ struct AttentionShape {
   int64_t B, T, H, Hkv, D;
 };
 
-/// `segment_ids` may be null (plain causal). `lse` [B,H,T] receives the log-sum-exp.
+inline constexpr int64_t kAttentionBlock = 64;
+
+/// `segment_ids` [B,T] may be null (plain causal). `lse` [B,H,T] receives the log-sum-exp.
 template <typename T>
 void Attention(const T* q, const T* k, const T* v, const int32_t* segment_ids, AttentionShape s, T* out, T* lse);
 
-/// dq, dk, dv are overwritten. Needs the forward's `out` and `lse`.
+/// How the backward shares work. kFused: one task per (b, kv head) does everything (five
+/// tile products per block pair). kTwoPass: tasks per (b, kv head, key block) for dk, dv,
+/// then per (b, h, query block) for dq (seven products, more parallelism). Both give
+/// bit-identical results; kAuto fuses when there are >= 4 tasks per thread.
+enum class AttentionGradSchedule { kAuto, kFused, kTwoPass };
+
+/// dq, dk, dv [shapes of q, k, v] are overwritten. Needs the forward's `out` and `lse`.
 template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* segment_ids, AttentionShape s, const T* out,
-                   const T* lse, const T* dout, T* dq, T* dk, T* dv);
+                   const T* lse, const T* dout, T* dq, T* dk, T* dv,
+                   AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
 
 }  // namespace gpt_sft::runtime::kernels
 

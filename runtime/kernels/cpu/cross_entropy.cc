@@ -1,52 +1,67 @@
-// Implements CrossEntropy and its VJP with a max-shifted log-sum-exp per row.
+// Implements CrossEntropy and its VJP with a max-shifted log-sum-exp per row, parallel over
+// rows. The loss is summed per fixed chunk of rows and the chunk sums in order, so it does
+// not depend on the thread count.
 #include "runtime/kernels/cpu/cross_entropy.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-template <typename T>
-double LogSumExp(const T* row, int64_t V) {
-  double m = row[0];
-  for (int64_t v = 1; v < V; ++v) m = std::max(m, double(row[v]));
-  double s = 0;
-  for (int64_t v = 0; v < V; ++v) s += std::exp(double(row[v]) - m);
-  return m + std::log(s);
+constexpr int64_t kRowsPerChunk = 16;
+
+int64_t CountTargets(const int32_t* targets, int64_t N) {
+  int64_t count = 0;
+  for (int64_t n = 0; n < N; ++n) count += targets[n] >= 0;
+  return count;
 }
 
 }  // namespace
 
 template <typename T>
 CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V) {
+  const int64_t chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
+  std::vector<double> partial(chunks, 0.0);
+  ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+    double sum = 0;
+    for (int64_t n = begin; n < end; ++n) {
+      if (targets[n] < 0) continue;
+      const T* row = logits + n * V;
+      const T m = MaxOf(row, V);
+      sum += double(m) + std::log(ExpShiftedSum(row, V, m)) - double(row[targets[n]]);
+    }
+    partial[begin / kRowsPerChunk] = sum;
+  });
   double sum = 0;
-  int64_t count = 0;
-  for (int64_t n = 0; n < N; ++n) {
-    if (targets[n] < 0) continue;
-    const T* row = logits + n * V;
-    sum += LogSumExp(row, V) - double(row[targets[n]]);
-    ++count;
-  }
+  for (double p : partial) sum += p;
+  const int64_t count = CountTargets(targets, N);
   return {count > 0 ? sum / count : 0.0, count};
 }
 
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits) {
-  int64_t count = 0;
-  for (int64_t n = 0; n < N; ++n) count += targets[n] >= 0;
+  const int64_t count = CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
-  for (int64_t n = 0; n < N; ++n) {
-    T* out = dlogits + n * V;
-    if (targets[n] < 0) {
-      std::fill(out, out + V, T(0));
-      continue;
+  ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) {
+      T* out = dlogits + n * V;
+      if (targets[n] < 0) {
+        std::fill(out, out + V, T(0));
+        continue;
+      }
+      // softmax * scale = exp(x - m) * (scale / sum exp(x - m)), m the row max.
+      const T* row = logits + n * V;
+      const T m = MaxOf(row, V);
+      const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
+      for (int64_t v = 0; v < V; ++v) out[v] *= factor;
+      out[targets[n]] -= T(scale);
     }
-    const T* row = logits + n * V;
-    const double lse = LogSumExp(row, V);
-    for (int64_t v = 0; v < V; ++v) out[v] = T(scale * std::exp(double(row[v]) - lse));
-    out[targets[n]] -= T(scale);
-  }
+  });
 }
 
 template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, int64_t, int64_t);

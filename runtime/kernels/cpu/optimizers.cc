@@ -1,4 +1,5 @@
-// Implements the optimizer updates; Newton-Schulz uses BLAS GEMMs.
+// Implements the optimizer updates: elementwise parts in chunks on the pool (each element's
+// arithmetic is independent of the thread count); Newton-Schulz uses BLAS GEMMs.
 #include "runtime/kernels/cpu/optimizers.h"
 
 #include <cblas.h>
@@ -6,8 +7,13 @@
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/vec_math.h"
+
 namespace gpt_sft::runtime::kernels {
 namespace {
+
+constexpr int64_t kChunk = 1 << 14;
 
 // c[M,N] = alpha op(a) op(b) + beta c, row-major.
 void Gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const float* a, int64_t lda,
@@ -27,14 +33,16 @@ template <typename T>
 void AdamWUpdate(T* p, T* m, T* v, const T* g, int64_t n, const AdamWHyper& h) {
   const double bias1 = 1 - std::pow(h.beta1, double(h.step)), bias2 = 1 - std::pow(h.beta2, double(h.step));
   const double step_size = h.lr / bias1, sqrt_bias2 = std::sqrt(bias2), decay = 1 - h.lr * h.weight_decay;
-  for (int64_t i = 0; i < n; ++i) {
-    const double gi = g[i];
-    const double mi = h.beta1 * m[i] + (1 - h.beta1) * gi;
-    const double vi = h.beta2 * v[i] + (1 - h.beta2) * gi * gi;
-    m[i] = T(mi);
-    v[i] = T(vi);
-    p[i] = T(double(p[i]) * decay - step_size * mi / (std::sqrt(vi) / sqrt_bias2 + h.eps));
-  }
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double gi = g[i];
+      const double mi = h.beta1 * m[i] + (1 - h.beta1) * gi;
+      const double vi = h.beta2 * v[i] + (1 - h.beta2) * gi * gi;
+      m[i] = T(mi);
+      v[i] = T(vi);
+      p[i] = T(double(p[i]) * decay - step_size * mi / (std::sqrt(vi) / sqrt_bias2 + h.eps));
+    }
+  });
 }
 
 template <typename T>
@@ -46,9 +54,7 @@ void NewtonSchulz5(const T* g, T* out, int64_t rows, int64_t cols, T* scratch) {
   T* x_next = x + r * n;        // [r, n]
   T* A = x_next + r * n;        // [r, r]
   T* Bm = A + r * r;            // [r, r]
-  double norm = 0;
-  for (int64_t i = 0; i < rows * cols; ++i) norm += double(g[i]) * g[i];
-  const double inv = 1.0 / (std::sqrt(norm) + 1e-7);
+  const double inv = 1.0 / (std::sqrt(SumOfSquares(g, rows * cols)) + 1e-7);
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) (tall ? x[j * n + i] : x[i * n + j]) = T(g[i * cols + j] * inv);
   for (int it = 0; it < 5; ++it) {
@@ -69,13 +75,17 @@ void MuonUpdate(T* p, T* buf, const T* g, int64_t rows, int64_t cols, const Muon
   T* nesterov = scratch;
   T* ortho = scratch + n;
   const double mu = h.momentum;
-  for (int64_t i = 0; i < n; ++i) {
-    buf[i] = T(mu * buf[i] + (1 - mu) * g[i]);
-    nesterov[i] = T((1 - mu) * g[i] + mu * buf[i]);
-  }
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      buf[i] = T(mu * buf[i] + (1 - mu) * g[i]);
+      nesterov[i] = T((1 - mu) * g[i] + mu * buf[i]);
+    }
+  });
   NewtonSchulz5(nesterov, ortho, rows, cols, ortho + n);
   const double scale = h.lr * std::sqrt(std::max(1.0, double(rows) / double(cols)));
-  for (int64_t i = 0; i < n; ++i) p[i] = T(p[i] - scale * ortho[i]);
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) p[i] = T(p[i] - scale * ortho[i]);
+  });
 }
 
 #define INSTANTIATE(T)                                                                    \

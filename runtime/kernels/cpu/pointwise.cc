@@ -1,41 +1,89 @@
-// Implements the pointwise kernels (plain loops the compiler vectorises).
+// Implements the pointwise kernels: plain loops the compiler vectorises, run over chunks of
+// kChunk elements on the pool.
 #include "runtime/kernels/cpu/pointwise.h"
 
+#include <algorithm>
 #include <cmath>
 
+#include "runtime/kernels/cpu/parallel.h"
+
 namespace gpt_sft::runtime::kernels {
+namespace {
+
+constexpr int64_t kChunk = 1 << 15;
+
+// Calls f(i) for every i in [0, n), chunked over the pool.
+template <typename F>
+void Elementwise(int64_t n, F f) {
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) f(i);
+  });
+}
+
+}  // namespace
 
 template <typename T>
 void ReluSquare(const T* x, T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
+  Elementwise(n, [&](int64_t i) {
     const T r = x[i] > T(0) ? x[i] : T(0);
     y[i] = r * r;
-  }
+  });
 }
 
 template <typename T>
 void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > T(0) ? dy[i] * T(2) * x[i] : T(0);
+  Elementwise(n, [&](int64_t i) { dx[i] = x[i] > T(0) ? dy[i] * T(2) * x[i] : T(0); });
 }
 
 template <typename T>
 void Softcap(const T* x, T* y, int64_t n, T cap) {
-  for (int64_t i = 0; i < n; ++i) y[i] = cap * std::tanh(x[i] / cap);
+  Elementwise(n, [&](int64_t i) { y[i] = cap * std::tanh(x[i] / cap); });
 }
 
 template <typename T>
 void SoftcapGrad(const T* y, const T* dy, T* dx, int64_t n, T cap) {
-  for (int64_t i = 0; i < n; ++i) {
+  Elementwise(n, [&](int64_t i) {
     const T t = y[i] / cap;
     dx[i] = dy[i] * (T(1) - t * t);
-  }
+  });
 }
 
-#define INSTANTIATE(T)                                               \
-  template void ReluSquare<T>(const T*, T*, int64_t);                \
-  template void ReluSquareGrad<T>(const T*, const T*, T*, int64_t);  \
-  template void Softcap<T>(const T*, T*, int64_t, T);                \
-  template void SoftcapGrad<T>(const T*, const T*, T*, int64_t, T);
+template <typename T>
+void Add(const T* a, const T* b, T* y, int64_t n) {
+  Elementwise(n, [&](int64_t i) { y[i] = a[i] + b[i]; });
+}
+
+template <typename T>
+void AddGrad(const T* dy, T* da, T* db, int64_t n) {
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    if (da != nullptr) std::copy(dy + begin, dy + end, da + begin);
+    if (db != nullptr) std::copy(dy + begin, dy + end, db + begin);
+  });
+}
+
+template <typename T>
+void Mul(const T* a, const T* b, T* y, int64_t n) {
+  Elementwise(n, [&](int64_t i) { y[i] = a[i] * b[i]; });
+}
+
+template <typename T>
+void MulGrad(const T* a, const T* b, const T* dy, T* da, T* db, int64_t n) {
+  Elementwise(n, [&](int64_t i) {
+    const T g = dy[i];  // read first: da or db may alias dy
+    if (da != nullptr) da[i] = g * b[i];
+    if (db != nullptr) db[i] = g * a[i];
+  });
+}
+
+#define INSTANTIATE(T)                                                         \
+  template void ReluSquare<T>(const T*, T*, int64_t);                          \
+  template void ReluSquareGrad<T>(const T*, const T*, T*, int64_t);            \
+  template void Softcap<T>(const T*, T*, int64_t, T);                          \
+  template void SoftcapGrad<T>(const T*, const T*, T*, int64_t, T);            \
+  template void Add<T>(const T*, const T*, T*, int64_t);                       \
+  template void AddGrad<T>(const T*, T*, T*, int64_t);                         \
+  template void Mul<T>(const T*, const T*, T*, int64_t);                       \
+  template void MulGrad<T>(const T*, const T*, const T*, T*, T*, int64_t);
 INSTANTIATE(float)
 INSTANTIATE(double)
 #undef INSTANTIATE

@@ -1,5 +1,6 @@
-// Pointwise kernels of the gpt dialect and their vector-Jacobian products:
-// relu_square y = relu(x)^2, softcap y = cap * tanh(x / cap). n elements, any layout.
+// Pointwise kernels of the gpt dialect and their vector-Jacobian products, n elements of
+// any layout (same shape, no broadcasting), parallel over chunks:
+//   relu_square y = relu(x)^2,  softcap y = cap * tanh(x / cap),  add y = a + b,  mul y = a b.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_POINTWISE_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_POINTWISE_H_
 
@@ -13,6 +14,13 @@ template <typename T> void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_
 template <typename T> void Softcap(const T* x, T* y, int64_t n, T cap);
 /// From the output (so x need not stay alive): dx = dy * (1 - (y / cap)^2)
 template <typename T> void SoftcapGrad(const T* y, const T* dy, T* dx, int64_t n, T cap);
+/// y may alias a or b (an in-place residual add).
+template <typename T> void Add(const T* a, const T* b, T* y, int64_t n);
+/// da = dy, db = dy; either output may be null (not wanted).
+template <typename T> void AddGrad(const T* dy, T* da, T* db, int64_t n);
+template <typename T> void Mul(const T* a, const T* b, T* y, int64_t n);
+/// da = dy b, db = dy a; either output may be null; outputs may alias dy, not a or b.
+template <typename T> void MulGrad(const T* a, const T* b, const T* dy, T* da, T* db, int64_t n);
 
 }  // namespace gpt_sft::runtime::kernels
 

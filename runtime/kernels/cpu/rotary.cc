@@ -1,9 +1,11 @@
-// Implements Rotary and its VJP. Angles are computed in double from fp32 inverse
-// frequencies, as torch builds the tables in fp32.
+// Implements Rotary and its VJP, parallel over tokens. Angles are computed in double from
+// fp32 inverse frequencies, as torch builds the tables in fp32.
 #include "runtime/kernels/cpu/rotary.h"
 
 #include <cmath>
 #include <vector>
+
+#include "runtime/kernels/cpu/parallel.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -14,19 +16,21 @@ void Rotate(const T* in, const int32_t* positions, T* out, RotaryShape s, double
   const int64_t half = s.D / 2;
   std::vector<double> inv_freq(half);
   for (int64_t j = 0; j < half; ++j) inv_freq[j] = float(1.0 / std::pow(base, double(2 * j) / s.D));
-  for (int64_t bt = 0; bt < s.B * s.T; ++bt) {
-    const double pos = positions[bt];
-    for (int64_t j = 0; j < half; ++j) {
-      const double a = pos * inv_freq[j];
-      const T c = T(std::cos(a)), sn = T(sign * std::sin(a));
-      for (int64_t h = 0; h < s.H; ++h) {
-        const int64_t o = (bt * s.H + h) * s.D;
-        const T x1 = in[o + j], x2 = in[o + half + j];
-        out[o + j] = x1 * c + x2 * sn;
-        out[o + half + j] = -x1 * sn + x2 * c;
+  ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t bt = begin; bt < end; ++bt) {
+      const double pos = positions[bt];
+      for (int64_t j = 0; j < half; ++j) {
+        const double a = pos * inv_freq[j];
+        const T c = T(std::cos(a)), sn = T(sign * std::sin(a));
+        for (int64_t h = 0; h < s.H; ++h) {
+          const int64_t o = (bt * s.H + h) * s.D;
+          const T x1 = in[o + j], x2 = in[o + half + j];
+          out[o + j] = x1 * c + x2 * sn;
+          out[o + half + j] = -x1 * sn + x2 * c;
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace

@@ -1,0 +1,122 @@
+// Implements the pool: workers sleep on a condition variable until a job's generation
+// number changes, then pull chunks from the job's atomic counter like the caller does.
+#include "runtime/kernels/cpu/parallel.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+thread_local bool in_parallel_body = false;
+
+class Pool {
+ public:
+  static Pool& Get() {
+    static Pool* pool = new Pool();  // never destroyed: workers may outlive static teardown
+    return *pool;
+  }
+
+  int threads() const { return threads_.load(); }
+  void set_threads(int n) { threads_.store(std::max(1, n)); }
+
+  void Run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+    const int64_t chunks = (n + grain - 1) / grain;
+    const int want = static_cast<int>(std::min<int64_t>(threads(), chunks));
+    std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
+    if (want <= 1 || in_parallel_body || !busy.owns_lock()) {
+      RunChunks(n, grain, body, nullptr);
+      return;
+    }
+    EnsureWorkers(want - 1);
+    std::atomic<int64_t> next{0};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = {&body, n, grain, &next, want - 1};
+      pending_ = want - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    RunChunks(n, grain, body, &next);
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* body = nullptr;
+    int64_t n = 0, grain = 1;
+    std::atomic<int64_t>* next = nullptr;
+    int workers = 0;  // how many of the pool's workers take part
+  };
+
+  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {}
+
+  static void RunChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body,
+                        std::atomic<int64_t>* next) {
+    const bool outer = in_parallel_body;
+    in_parallel_body = true;
+    if (next == nullptr) {
+      for (int64_t b = 0; b < n; b += grain) body(b, std::min(n, b + grain));
+    } else {
+      for (int64_t b; (b = next->fetch_add(grain)) < n;) body(b, std::min(n, b + grain));
+    }
+    in_parallel_body = outer;
+  }
+
+  void EnsureWorkers(int count) {
+    while (static_cast<int>(workers_.size()) < count) {
+      const int index = static_cast<int>(workers_.size());
+      workers_.emplace_back([this, index] { WorkerLoop(index); });
+      workers_.back().detach();
+    }
+  }
+
+  void WorkerLoop(int index) {
+    uint64_t seen = 0;
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (index >= job_.workers) continue;
+        job = job_;
+      }
+      RunChunks(job.n, job.grain, *job.body, job.next);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  std::atomic<int> threads_;
+  std::mutex run_mutex_;  // one ParallelFor at a time owns the workers
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  Job job_;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  std::vector<std::thread> workers_;
+};
+
+}  // namespace
+
+int NumThreads() { return Pool::Get().threads(); }
+
+void SetNumThreads(int n) {
+  Pool::Get().set_threads(n);
+  openblas_set_num_threads(std::max(1, n));
+}
+
+void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+  if (n <= 0) return;
+  Pool::Get().Run(n, std::max<int64_t>(1, grain), body);
+}
+
+}  // namespace gpt_sft::runtime::kernels

@@ -1,0 +1,148 @@
+// Implements the row primitives. The float exp: x = k ln2 + r with k = round(x log2 e),
+// r in [-ln2/2, ln2/2] (ln2 split in two parts for an exact product), exp(r) by a degree-7
+// polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
+#include "runtime/kernels/cpu/vec_math.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+bool DetectAvx2() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+const bool kHasAvx2 = DetectAvx2();
+
+[[gnu::target("avx2,fma")]] inline __m256 Exp8(__m256 x) {
+  const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
+  x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.33654f)), _mm256_set1_ps(88.37626f));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 y = _mm256_set1_ps(1.9875691500e-4f);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073e-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894e-2f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459e-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201e-1f));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.f)));
+  const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
+  y = _mm256_mul_ps(y, _mm256_castsi256_ps(bits));
+  return _mm256_andnot_ps(underflow, y);
+}
+
+// Adds the 8 lanes of v into two double accumulators (exactly: float -> double is exact).
+[[gnu::target("avx2,fma")]] inline void AddToDouble(__m256 v, __m256d& lo, __m256d& hi) {
+  lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+  hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+}
+
+[[gnu::target("avx2,fma")]] inline double HorizontalSum(__m256d lo, __m256d hi) {
+  alignas(32) double t[4];
+  _mm256_store_pd(t, _mm256_add_pd(lo, hi));
+  return (t[0] + t[1]) + (t[2] + t[3]);
+}
+
+[[gnu::target("avx2,fma")]] float MaxOfAvx2(const float* x, int64_t n) {
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + j));
+  alignas(32) float t[8];
+  _mm256_store_ps(t, m);
+  float r = *std::max_element(t, t + 8);
+  for (; j < n; ++j) r = std::max(r, x[j]);
+  return r;
+}
+
+// exp(x - shift) * scale into out when out != nullptr; returns the sum of exp(x - shift).
+[[gnu::target("avx2,fma")]] double ExpAvx2(const float* x, int64_t n, float shift, float scale, float* out) {
+  const __m256 s = _mm256_set1_ps(shift), sc = _mm256_set1_ps(scale);
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = Exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), s));
+    AddToDouble(e, lo, hi);
+    if (out != nullptr) _mm256_storeu_ps(out + j, _mm256_mul_ps(e, sc));
+  }
+  if (j < n) {  // the tail through the same polynomial, so every element rounds alike
+    alignas(32) float t[8];
+    std::fill(t, t + 8, -std::numeric_limits<float>::infinity());
+    std::copy(x + j, x + n, t);
+    const __m256 e = Exp8(_mm256_sub_ps(_mm256_load_ps(t), s));
+    AddToDouble(e, lo, hi);
+    _mm256_store_ps(t, _mm256_mul_ps(e, sc));
+    if (out != nullptr) std::copy(t, t + (n - j), out + j);
+  }
+  return HorizontalSum(lo, hi);
+}
+
+template <typename T>
+double ExpPortable(const T* x, int64_t n, T shift, T scale, T* out) {
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const T e = std::exp(x[j] - shift);
+    sum += e;
+    if (out != nullptr) out[j] = scale * e;
+  }
+  return sum;
+}
+
+}  // namespace
+
+template <typename T>
+double Dot(const T* x, const T* y, int64_t n) {
+  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int u = 0; u < 8; ++u) acc[u] += double(x[j + u]) * double(y[j + u]);
+  for (; j < n; ++j) acc[0] += double(x[j]) * double(y[j]);
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+template <typename T>
+double SumOfSquares(const T* x, int64_t n) {
+  return Dot(x, x, n);
+}
+
+template double Dot<float>(const float*, const float*, int64_t);
+template double Dot<double>(const double*, const double*, int64_t);
+template double SumOfSquares<float>(const float*, int64_t);
+template double SumOfSquares<double>(const double*, int64_t);
+
+template <>
+float MaxOf<float>(const float* x, int64_t n) {
+  if (kHasAvx2) return MaxOfAvx2(x, n);
+  return *std::max_element(x, x + n);
+}
+template <>
+double MaxOf<double>(const double* x, int64_t n) {
+  return *std::max_element(x, x + n);
+}
+
+template <>
+double ExpShiftedSum<float>(const float* x, int64_t n, float shift) {
+  if (kHasAvx2) return ExpAvx2(x, n, shift, 1.f, nullptr);
+  return ExpPortable<float>(x, n, shift, 1.f, nullptr);
+}
+template <>
+double ExpShiftedSum<double>(const double* x, int64_t n, double shift) {
+  return ExpPortable<double>(x, n, shift, 1.0, nullptr);
+}
+
+template <>
+double ExpShifted<float>(const float* x, int64_t n, float shift, float scale, float* out) {
+  if (kHasAvx2) return ExpAvx2(x, n, shift, scale, out);
+  return ExpPortable<float>(x, n, shift, scale, out);
+}
+template <>
+double ExpShifted<double>(const double* x, int64_t n, double shift, double scale, double* out) {
+  return ExpPortable<double>(x, n, shift, scale, out);
+}
+
+}  // namespace gpt_sft::runtime::kernels

@@ -1,0 +1,28 @@
+// Row primitives of the softmax-shaped kernels (attention, cross entropy): max, and
+// exp(x - shift) with its sum. For float on AVX2 CPUs exp is a vectorised Cephes-style
+// polynomial (relative error ~2e-7, exp(x) == 0 exactly for x < -87.3, so a -inf mask
+// gives 0); double, and CPUs without AVX2, use std::exp. Sums are accumulated in double.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_
+
+#include <cstdint>
+
+namespace gpt_sft::runtime::kernels {
+
+/// sum_j x[j]^2 and sum_j x[j] y[j] in double, with eight independent partial sums (fixed
+/// order, so the result does not depend on alignment or threads).
+template <typename T> double SumOfSquares(const T* x, int64_t n);
+template <typename T> double Dot(const T* x, const T* y, int64_t n);
+
+/// max over x[0, n), n >= 1; -inf entries are fine.
+template <typename T> T MaxOf(const T* x, int64_t n);
+
+/// sum_j exp(x[j] - shift).
+template <typename T> double ExpShiftedSum(const T* x, int64_t n, T shift);
+
+/// out[j] = scale * exp(x[j] - shift) (out may be x); returns sum_j exp(x[j] - shift).
+template <typename T> double ExpShifted(const T* x, int64_t n, T shift, T scale, T* out);
+
+}  // namespace gpt_sft::runtime::kernels
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_
