@@ -1,5 +1,5 @@
 // Implements the tiled attention. Notation per (b, h): Q [T,D], K, V [T,D] (kv head
-// g = h / rep), S = Q K^T * scale masked to -inf where invisible, P = softmax(S) by rows,
+// g = h / rep), S = Q K^T * scale, masked to -inf where invisible, P = softmax(S) by rows,
 // O = P V, lse_i = log sum_j exp(S_ij).
 //
 // Forward, per query block (rows i0..i1):
@@ -12,7 +12,9 @@
 //   P = exp(S - lse); dV_blk += P^T dO_blk; dP = dO_blk V_blk^T; dS = P (dP - Delta) * scale;
 //   dK_blk += dS^T Q_blk; dQ_blk += dS K_blk.
 // Every tile product goes through TileGemm, reading Q, K, V, dO and writing dQ in place in
-// their strided [B,T,heads,D] layout; K and V blocks are transposed once per block pair.
+// their strided [B,T,heads,D] layout. K (and V, for dP = dO V^T) are transposed once per
+// call into [B, Hkv, D, T'] copies, so Q K^T is an ordinary A B product; P^T and dS^T are
+// read in place by TileGemmTransposedA.
 #include "runtime/kernels/cpu/attention.h"
 
 #include <algorithm>
@@ -57,6 +59,9 @@ class Geometry {
   int64_t Q(int64_t b, int64_t t, int64_t h) const { return ((b * s_.T + t) * s_.H + h) * s_.D; }
   int64_t Kv(int64_t b, int64_t t, int64_t g) const { return ((b * s_.T + t) * s_.Hkv + g) * s_.D; }
   int64_t L(int64_t b, int64_t h, int64_t t) const { return (b * s_.H + h) * s_.T + t; }
+  // The transposed copies [B, Hkv, D, TRow()]: T padded so rows do not alias in the cache.
+  int64_t TRow() const { return (s_.T + 15) / 16 * 16 + 16; }
+  int64_t Kt(int64_t b, int64_t g, int64_t t) const { return (b * s_.Hkv + g) * s_.D * TRow() + t; }
 
   Visibility Classify(int64_t b, int64_t qb, int64_t kb) const {
     if (kb > qb) return Visibility::kNone;
@@ -85,48 +90,56 @@ class Geometry {
   std::vector<int32_t> lo_, hi_;
 };
 
-// S [nq, nk] = Q_blk K_blk^T * scale, masked; kt [D, nk] is K_blk transposed.
+// S [nq, nk] = Q_blk K_blk^T, masked (unscaled: the softmax applies 1/sqrt(D) inside its
+// exp); kt is the transposed copy of K.
 template <typename T>
 void Scores(const Geometry& geo, Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb, const T* q,
             const T* kt, T* S) {
   const AttentionShape& s = geo.shape();
   const int64_t q0 = qb * kBlk, nq = geo.Len(qb), k0 = kb * kBlk, nk = geo.Len(kb);
-  TileGemm(nq, nk, s.D, q + geo.Q(b, q0, h), geo.QRow(), kt, nk, S, nk, false);
-  const T scale = T(1.0 / std::sqrt(double(s.D)));
-  for (int64_t n = 0; n < nq * nk; ++n) S[n] *= scale;
+  TileGemm(nq, nk, s.D, q + geo.Q(b, q0, h), geo.QRow(), kt + geo.Kt(b, h / geo.rep(), k0), geo.TRow(), S, nk,
+           false);
   if (vis == Visibility::kPartial) geo.Mask(b, q0, nq, k0, nk, S);
 }
 
-// kt, vt [D, nk]: the key block's K and V rows transposed.
+// x [B,T,Hkv,D] -> [B, Hkv, D, TRow()], one task per (b, g, block).
 template <typename T>
-void LoadKeyBlock(const Geometry& geo, int64_t b, int64_t g, int64_t kb, const T* k, const T* v, T* kt, T* vt) {
-  const int64_t k0 = kb * kBlk, nk = geo.Len(kb);
-  TransposeTile(nk, geo.shape().D, k + geo.Kv(b, k0, g), geo.KvRow(), kt, nk);
-  if (vt != nullptr) TransposeTile(nk, geo.shape().D, v + geo.Kv(b, k0, g), geo.KvRow(), vt, nk);
+std::vector<T> TransposeHeads(const Geometry& geo, const T* x) {
+  const AttentionShape& s = geo.shape();
+  std::vector<T> xt(s.B * s.Hkv * s.D * geo.TRow());
+  ParallelFor(s.B * s.Hkv * geo.blocks(), 4, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t bg = i / geo.blocks(), t0 = (i % geo.blocks()) * kBlk, b = bg / s.Hkv, g = bg % s.Hkv;
+      TransposeTile(geo.Len(t0 / kBlk), s.D, x + geo.Kv(b, t0, g), geo.KvRow(), xt.data() + geo.Kt(b, g, t0),
+                    geo.TRow());
+    }
+  });
+  return xt;
 }
 
 template <typename T>
-void ForwardQueryBlock(const Geometry& geo, const T* q, const T* k, const T* v, int64_t b, int64_t h, int64_t qb,
+void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v, int64_t b, int64_t h, int64_t qb,
                        T* out, T* lse) {
   const AttentionShape& s = geo.shape();
   const int64_t g = h / geo.rep(), q0 = qb * kBlk, nq = geo.Len(qb);
-  std::vector<T> S(kBlk * kBlk), kt(s.D * kBlk), acc(nq * s.D, T(0));
+  const double scale = 1.0 / std::sqrt(double(s.D));
+  std::vector<T> S(kBlk * kBlk), acc(nq * s.D, T(0));
   std::vector<double> m(nq, -std::numeric_limits<double>::infinity()), l(nq, 0.0);
   for (int64_t kb = 0; kb <= qb; ++kb) {
     const Visibility vis = geo.Classify(b, qb, kb);
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
-    LoadKeyBlock<T>(geo, b, g, kb, k, v, kt.data(), nullptr);
-    Scores(geo, vis, b, h, qb, kb, q, kt.data(), S.data());
+    Scores(geo, vis, b, h, qb, kb, q, kt, S.data());
     for (int64_t i = 0; i < nq; ++i) {
       T* row = S.data() + i * nk;
-      const double m_new = std::max(m[i], double(MaxOf(row, nk)));
+      // In scaled units, and representable in T so the exps below use exactly this shift.
+      const double m_new = double(T(std::max(m[i], scale * MaxOf(row, nk))));
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
         std::fill(row, row + nk, T(0));
         continue;
       }
       const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
-      l[i] = l[i] * correction + ExpShifted(row, nk, T(m_new), T(1), row);
+      l[i] = l[i] * correction + ExpAffine(row, nk, T(scale), T(m_new), row);
       if (correction != 1.0)
         for (int64_t d = 0; d < s.D; ++d) acc[i * s.D + d] *= T(correction);
       m[i] = m_new;
@@ -145,27 +158,27 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* k, const T* v, 
 template <typename T>
 struct GradTask {
   const Geometry& geo;
-  const T *q, *k, *v, *lse, *dout, *delta;
+  const T *q, *k, *kt, *vt, *lse, *dout, *delta;  // kt, vt: TransposeHeads of k, v
   T* dq;
-  std::vector<T> P, dS, tile_t, kt, vt, dk_acc, dv_acc;
+  std::vector<T> P, dS, dk_acc, dv_acc;
 
-  GradTask(const Geometry& g, const T* q_, const T* k_, const T* v_, const T* lse_, const T* dout_, const T* delta_,
-           T* dq_)
-      : geo(g), q(q_), k(k_), v(v_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
-        P(kBlk * kBlk), dS(kBlk * kBlk), tile_t(kBlk * kBlk), kt(g.shape().D * kBlk), vt(g.shape().D * kBlk),
-        dk_acc(kBlk * g.shape().D), dv_acc(kBlk * g.shape().D) {}
+  GradTask(const Geometry& g, const T* q_, const T* k_, const T* kt_, const T* vt_, const T* lse_, const T* dout_,
+           const T* delta_, T* dq_)
+      : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
+        P(kBlk * kBlk), dS(kBlk * kBlk), dk_acc(kBlk * g.shape().D), dv_acc(kBlk * g.shape().D) {}
 
-  // P and dS [nq, nk] of block pair (qb, kb) for head h; kt, vt hold key block kb.
+  // P and dS [nq, nk] of block pair (qb, kb) for head h.
   void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
-    Scores(geo, vis, b, h, qb, kb, q, kt.data(), P.data());
+    const T scale = T(1.0 / std::sqrt(double(s.D)));
+    Scores(geo, vis, b, h, qb, kb, q, kt, P.data());
     for (int64_t i = 0; i < nq; ++i) {
       T* row = P.data() + i * nk;
-      ExpShifted(row, nk, lse[geo.L(b, h, q0 + i)], T(1), row);
+      ExpAffine(row, nk, scale, lse[geo.L(b, h, q0 + i)], row);
     }
-    TileGemm(nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt.data(), nk, dS.data(), nk, false);  // dP
-    const T scale = T(1.0 / std::sqrt(double(s.D)));
+    TileGemm(nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk), geo.TRow(),
+             dS.data(), nk, false);  // dP
     for (int64_t i = 0; i < nq; ++i) {
       const T di = delta[geo.L(b, h, q0 + i)];
       for (int64_t j = 0; j < nk; ++j) dS[i * nk + j] = P[i * nk + j] * (dS[i * nk + j] - di) * scale;
@@ -182,7 +195,6 @@ struct GradTask {
   // share into dq (the caller owns every dq row of g's query heads).
   void KeyBlock(int64_t b, int64_t g, int64_t kb, bool with_dq, T* dk, T* dv) {
     const int64_t D = geo.shape().D, nk = geo.Len(kb);
-    LoadKeyBlock<T>(geo, b, g, kb, k, v, kt.data(), vt.data());
     std::fill(dk_acc.begin(), dk_acc.end(), T(0));
     std::fill(dv_acc.begin(), dv_acc.end(), T(0));
     for (int64_t h = g * geo.rep(); h < (g + 1) * geo.rep(); ++h)
@@ -191,10 +203,9 @@ struct GradTask {
         if (vis == Visibility::kNone) continue;
         const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
         ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
-        TransposeTile(nq, nk, P.data(), nk, tile_t.data(), nq);  // P^T [nk, nq]
-        TileGemm(nk, D, nq, tile_t.data(), nq, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc.data(), D, true);
-        TransposeTile(nq, nk, dS.data(), nk, tile_t.data(), nq);  // dS^T [nk, nq]
-        TileGemm(nk, D, nq, tile_t.data(), nq, q + geo.Q(b, q0, h), geo.QRow(), dk_acc.data(), D, true);
+        // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
+        TileGemmTransposedA(nk, D, nq, P.data(), nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc.data(), D, true);
+        TileGemmTransposedA(nk, D, nq, dS.data(), nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc.data(), D, true);
         if (with_dq) AccumulateDq(b, h, qb, kb);
       }
     for (int64_t j = 0; j < nk; ++j) {
@@ -205,11 +216,9 @@ struct GradTask {
 
   // dq rows of query block qb for head h, key blocks in the same order as KeyBlock's.
   void QueryBlock(int64_t b, int64_t h, int64_t qb) {
-    const int64_t g = h / geo.rep();
     for (int64_t kb = 0; kb <= qb; ++kb) {
       const Visibility vis = geo.Classify(b, qb, kb);
       if (vis == Visibility::kNone) continue;
-      LoadKeyBlock<T>(geo, b, g, kb, k, v, kt.data(), vt.data());
       ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
       AccumulateDq(b, h, qb, kb);
     }
@@ -238,12 +247,13 @@ std::vector<T> RowDots(const Geometry& geo, const T* out, const T* dout) {
 template <typename T>
 void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse) {
   const Geometry geo(s, seg);
+  const std::vector<T> kt = TransposeHeads(geo, k);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
   // Costliest (last) query blocks first, so the pool's tail is short.
   ParallelFor(heads * nqb, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
-      ForwardQueryBlock(geo, q, k, v, bh / s.H, bh % s.H, qb, out, lse);
+      ForwardQueryBlock(geo, q, kt.data(), v, bh / s.H, bh % s.H, qb, out, lse);
     }
   });
 }
@@ -252,12 +262,12 @@ template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out,
                    const T* lse, const T* dout, T* dq, T* dk, T* dv, AttentionGradSchedule schedule) {
   const Geometry geo(s, seg);
-  const std::vector<T> delta = RowDots(geo, out, dout);
+  const std::vector<T> delta = RowDots(geo, out, dout), kt = TransposeHeads(geo, k), vt = TransposeHeads(geo, v);
   std::fill(dq, dq + s.B * s.T * s.H * s.D, T(0));
   const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
   if (schedule == AttentionGradSchedule::kAuto)
     schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
-  auto task = [&] { return GradTask<T>(geo, q, k, v, lse, dout, delta.data(), dq); };
+  auto task = [&] { return GradTask<T>(geo, q, k, kt.data(), vt.data(), lse, dout, delta.data(), dq); };
   if (schedule == AttentionGradSchedule::kFused) {
     ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
       GradTask<T> t = task();

@@ -8,8 +8,8 @@
 // disjoint segment-id ranges skipped. The forward saves the log-sum-exp per (b, h, t), from
 // which the backward recomputes the probabilities. Work is spread over the pool
 // (parallel.h): the forward over (b, h, query block); results do not depend on the thread
-// count. Allocates its tile scratch (~100 KB per task) and, in the backward, [B,H,T] of
-// row dot products.
+// count. Allocates: a transposed copy of k (and of v in the backward), the size of k; tile
+// scratch (~70 KB per task); in the backward, [B,H,T] row dot products.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_
 

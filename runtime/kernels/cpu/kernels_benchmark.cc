@@ -1,6 +1,11 @@
-// The CPU kernels at the CPU benchmark config's shapes (depth 4, width 256, 2 heads of 128,
-// vocab 8192, [4, 2048], float32): GFLOP/s of the matmuls and the time of the ops that the
-// compiled path must fuse or tile. Threads: whatever OpenBLAS uses (OPENBLAS_NUM_THREADS).
+// The CPU kernels at the CPU benchmark config's shapes (depth 4, width C=256, H=2 heads of
+// D=128, vocab V=8192, [B,T] = [4, 2048], float32), on 2 threads (kernels' pool and
+// OpenBLAS: SetNumThreads(2); override with --threads=N before the benchmark flags).
+// Counters: FLOP/s where the FLOPs are well defined (matmul: 2MNK; causal attention:
+// 4 B H D T(T+1)/2 forward, 2.5x that backward as FlashAttention counts), B/s for the
+// memory-bound rows.
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -8,54 +13,175 @@
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/tile_gemm.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
 
 constexpr int64_t kB = 4, kT = 2048, kC = 256, kH = 2, kD = 128, kV = 8192, kBT = kB * kT;
 
-std::vector<float> Random(int64_t n, uint32_t seed) {
+std::vector<float> Random(int64_t n, uint32_t seed, float scale = 1.f) {
   std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.f, 0.1f);
+  std::normal_distribution<float> d(0.f, scale);
   std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   return v;
 }
 
-// y[BT, N] = x[BT, K] @ w[N, K]^T for the model's Linear shapes: (N, K) as args.
+void Rate(benchmark::State& state, const char* name, double per_iteration) {
+  state.counters[name] =
+      benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+// The model's Linear shapes as (N, K): y[BT, N] = x[BT, K] w[N, K]^T, and both VJPs.
 void BM_Matmul(benchmark::State& state) {
   const int64_t N = state.range(0), K = state.range(1);
   std::vector<float> x = Random(kBT * K, 1), w = Random(N * K, 2), y(kBT * N);
   for (auto _ : state) Matmul(x.data(), w.data(), y.data(), kBT, N, K);
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kBT * N * K, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  Rate(state, "FLOP/s", 2.0 * kBT * N * K);
 }
-BENCHMARK(BM_Matmul)->Args({kC, kC})->Args({4 * kC, kC})->Args({kC, 4 * kC})->Args({kV, kC})->Unit(benchmark::kMillisecond);
+void BM_MatmulGradInput(benchmark::State& state) {
+  const int64_t N = state.range(0), K = state.range(1);
+  std::vector<float> dy = Random(kBT * N, 1), w = Random(N * K, 2), dx(kBT * K);
+  for (auto _ : state) MatmulGradInput(dy.data(), w.data(), dx.data(), kBT, N, K);
+  Rate(state, "FLOP/s", 2.0 * kBT * N * K);
+}
+void BM_MatmulGradWeight(benchmark::State& state) {
+  const int64_t N = state.range(0), K = state.range(1);
+  std::vector<float> dy = Random(kBT * N, 1), x = Random(kBT * K, 2), dw(N * K);
+  for (auto _ : state) MatmulGradWeight(dy.data(), x.data(), dw.data(), kBT, N, K, true);
+  Rate(state, "FLOP/s", 2.0 * kBT * N * K);
+}
+#define MODEL_LINEARS(bm) \
+  BENCHMARK(bm)->Args({kC, kC})->Args({4 * kC, kC})->Args({kC, 4 * kC})->Args({kV, kC})->Unit(benchmark::kMillisecond)->UseRealTime()
+MODEL_LINEARS(BM_Matmul);
+MODEL_LINEARS(BM_MatmulGradInput);
+MODEL_LINEARS(BM_MatmulGradWeight);
 
 void BM_RmsNorm(benchmark::State& state) {
   std::vector<float> x = Random(kBT * kC, 3), y(kBT * kC);
   for (auto _ : state) RmsNorm(x.data(), y.data(), kBT, kC);
+  Rate(state, "B/s", 2.0 * kBT * kC * sizeof(float));
 }
-BENCHMARK(BM_RmsNorm)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RmsNorm)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_RmsNormGrad(benchmark::State& state) {
+  std::vector<float> x = Random(kBT * kC, 3), dy = Random(kBT * kC, 4), dx(kBT * kC);
+  for (auto _ : state) RmsNormGrad(x.data(), dy.data(), dx.data(), kBT, kC);
+  Rate(state, "B/s", 3.0 * kBT * kC * sizeof(float));
+}
+BENCHMARK(BM_RmsNormGrad)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+std::vector<int32_t> Targets() {
+  std::vector<int32_t> targets(kBT);
+  for (int64_t i = 0; i < kBT; ++i) targets[i] = i % 5 == 0 ? -1 : static_cast<int32_t>((i * 131) % kV);
+  return targets;
+}
 
 void BM_CrossEntropy(benchmark::State& state) {
-  std::vector<float> logits = Random(kBT * kV, 4);
-  std::vector<int32_t> targets(kBT);
-  for (int64_t i = 0; i < kBT; ++i) targets[i] = static_cast<int32_t>(i % kV);
+  std::vector<float> logits = Random(kBT * kV, 4, 3.f);
+  const std::vector<int32_t> targets = Targets();
   for (auto _ : state) benchmark::DoNotOptimize(CrossEntropy(logits.data(), targets.data(), kBT, kV).loss);
+  Rate(state, "B/s", 1.0 * kBT * kV * sizeof(float));
 }
-BENCHMARK(BM_CrossEntropy)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CrossEntropy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The reference attention: exact and single-threaded. Causal FLOPs: 2 * 2 * B H T^2/2 D.
-void BM_AttentionForward(benchmark::State& state) {
-  const int64_t n = kBT * kH * kD;
-  std::vector<float> q = Random(n, 5), k = Random(n, 6), v = Random(n, 7), out(n), lse(kB * kH * kT);
-  for (auto _ : state) Attention(q.data(), k.data(), v.data(), nullptr, {kB, kT, kH, kH, kD}, out.data(), lse.data());
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kB * kH * kT * kT * kD, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+void BM_CrossEntropyGrad(benchmark::State& state) {
+  std::vector<float> logits = Random(kBT * kV, 4, 3.f), dlogits(kBT * kV);
+  const std::vector<int32_t> targets = Targets();
+  for (auto _ : state) CrossEntropyGrad(logits.data(), targets.data(), kBT, kV, 1.0, dlogits.data());
+  Rate(state, "B/s", 2.0 * kBT * kV * sizeof(float));
 }
-BENCHMARK(BM_AttentionForward)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_CrossEntropyGrad)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Softcap(benchmark::State& state) {
+  std::vector<float> logits = Random(kBT * kV, 4, 3.f), y(kBT * kV);
+  for (auto _ : state) Softcap(logits.data(), y.data(), kBT * kV, 15.f);
+  Rate(state, "B/s", 2.0 * kBT * kV * sizeof(float));
+}
+BENCHMARK(BM_Softcap)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One attention tile product on one thread, operands in cache: (m, n, k) =
+// (64, 64, 128) for S = Q K^T, (64, 128, 64) for P V.
+void BM_TileGemm(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2), c(m * n);
+  for (auto _ : state) {
+    TileGemm<float>(m, n, k, a.data(), k, b.data(), n, c.data(), n, true);
+    benchmark::ClobberMemory();
+  }
+  Rate(state, "FLOP/s", 2.0 * m * n * k);
+}
+BENCHMARK(BM_TileGemm)->Args({64, 64, 128})->Args({64, 128, 64});
+
+// Attention on q, k, v [4, 2048, 2, 128] as after QK-norm (unit rms rows). Arg 0: plain
+// causal; arg 1: best-fit packed rows (segments of 300 tokens, the last one shorter).
+struct AttentionInputs {
+  std::vector<float> q, k, v, dout, out, lse, dq, dk, dv;
+  std::vector<int32_t> seg;
+  AttentionInputs(bool packed)
+      : q(Random(kBT * kH * kD, 5)), k(Random(kBT * kH * kD, 6)), v(Random(kBT * kH * kD, 7)),
+        dout(Random(kBT * kH * kD, 8, 1e-3f)), out(kBT * kH * kD), lse(kB * kH * kT), dq(q.size()), dk(q.size()),
+        dv(q.size()) {
+    if (packed)
+      for (int64_t i = 0; i < kBT; ++i) seg.push_back(static_cast<int32_t>((i % kT) / 300));
+  }
+  const int32_t* segments() const { return seg.empty() ? nullptr : seg.data(); }
+};
+constexpr AttentionShape kAttn{kB, kT, kH, kH, kD};
+constexpr double kAttnForwardFlops = 4.0 * kB * kH * kD * (kT * (kT + 1) / 2.0);
+
+void BM_AttentionForward(benchmark::State& state) {
+  AttentionInputs in(state.range(0) == 1);
+  for (auto _ : state)
+    Attention(in.q.data(), in.k.data(), in.v.data(), in.segments(), kAttn, in.out.data(), in.lse.data());
+  Rate(state, "FLOP/s", kAttnForwardFlops);  // for packed rows: causal-equivalent FLOPs
+}
+BENCHMARK(BM_AttentionForward)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+
+void BM_AttentionBackward(benchmark::State& state) {
+  AttentionInputs in(state.range(0) == 1);
+  Attention(in.q.data(), in.k.data(), in.v.data(), in.segments(), kAttn, in.out.data(), in.lse.data());
+  for (auto _ : state)
+    AttentionGrad(in.q.data(), in.k.data(), in.v.data(), in.segments(), kAttn, in.out.data(), in.lse.data(),
+                  in.dout.data(), in.dq.data(), in.dk.data(), in.dv.data());
+  Rate(state, "FLOP/s", 2.5 * kAttnForwardFlops);
+}
+BENCHMARK(BM_AttentionBackward)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+
+void BM_AttentionForwardBackward(benchmark::State& state) {
+  AttentionInputs in(false);
+  for (auto _ : state) {
+    Attention(in.q.data(), in.k.data(), in.v.data(), nullptr, kAttn, in.out.data(), in.lse.data());
+    AttentionGrad(in.q.data(), in.k.data(), in.v.data(), nullptr, kAttn, in.out.data(), in.lse.data(),
+                  in.dout.data(), in.dq.data(), in.dk.data(), in.dv.data());
+  }
+  Rate(state, "FLOP/s", 3.5 * kAttnForwardFlops);
+}
+BENCHMARK(BM_AttentionForwardBackward)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels
+
+// Takes --threads=N (default 2) off the command line, then hands the rest to the library.
+int main(int argc, char** argv) {
+  int threads = 2;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      threads = std::atoi(argv[i] + 10);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  gpt_sft::runtime::kernels::SetNumThreads(threads);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

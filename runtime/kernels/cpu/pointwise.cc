@@ -1,11 +1,12 @@
-// Implements the pointwise kernels: plain loops the compiler vectorises, run over chunks of
-// kChunk elements on the pool.
+// Implements the pointwise kernels: plain loops the compiler vectorises (softcap's tanh:
+// vec_math's), run over chunks of kChunk elements on the pool.
 #include "runtime/kernels/cpu/pointwise.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -37,7 +38,9 @@ void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_t n) {
 
 template <typename T>
 void Softcap(const T* x, T* y, int64_t n, T cap) {
-  Elementwise(n, [&](int64_t i) { y[i] = cap * std::tanh(x[i] / cap); });
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    ScaledTanh(x + begin, end - begin, T(1) / cap, cap, y + begin);
+  });
 }
 
 template <typename T>

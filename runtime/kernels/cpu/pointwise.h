@@ -11,6 +11,7 @@ namespace gpt_sft::runtime::kernels {
 template <typename T> void ReluSquare(const T* x, T* y, int64_t n);
 /// dx = dy * 2 relu(x)
 template <typename T> void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_t n);
+/// float: tanh to ~4e-7 relative (vec_math.h), times cap; double: std::tanh.
 template <typename T> void Softcap(const T* x, T* y, int64_t n, T cap);
 /// From the output (so x need not stay alive): dx = dy * (1 - (y / cap)^2)
 template <typename T> void SoftcapGrad(const T* y, const T* dy, T* dx, int64_t n, T cap);

@@ -19,6 +19,12 @@ template <typename T>
 void TileGemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc,
               bool accumulate);
 
+/// The same with A given transposed: C (+)= A^T B for A stored [k, m] (row stride lda), so
+/// a tile's transpose (P^T, dS^T in attention's backward) is read in place.
+template <typename T>
+void TileGemmTransposedA(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T* c,
+                         int64_t ldc, bool accumulate);
+
 /// out[j, i] = in[i, j] for in [rows, cols] (row stride ld_in) into out [cols, rows] (ld_out).
 template <typename T>
 void TransposeTile(int64_t rows, int64_t cols, const T* in, int64_t ld_in, T* out, int64_t ld_out);

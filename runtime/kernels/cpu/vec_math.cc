@@ -60,13 +60,14 @@ const bool kHasAvx2 = DetectAvx2();
   return r;
 }
 
-// exp(x - shift) * scale into out when out != nullptr; returns the sum of exp(x - shift).
-[[gnu::target("avx2,fma")]] double ExpAvx2(const float* x, int64_t n, float shift, float scale, float* out) {
-  const __m256 s = _mm256_set1_ps(shift), sc = _mm256_set1_ps(scale);
+// e = exp(mult * x - shift); e * scale into out when out != nullptr; returns the sum of e.
+[[gnu::target("avx2,fma")]] double ExpAvx2(const float* x, int64_t n, float mult, float shift, float scale,
+                                           float* out) {
+  const __m256 s = _mm256_set1_ps(shift), sc = _mm256_set1_ps(scale), mu = _mm256_set1_ps(mult);
   __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
-    const __m256 e = Exp8(_mm256_sub_ps(_mm256_loadu_ps(x + j), s));
+    const __m256 e = Exp8(_mm256_fmsub_ps(_mm256_loadu_ps(x + j), mu, s));
     AddToDouble(e, lo, hi);
     if (out != nullptr) _mm256_storeu_ps(out + j, _mm256_mul_ps(e, sc));
   }
@@ -74,7 +75,7 @@ const bool kHasAvx2 = DetectAvx2();
     alignas(32) float t[8];
     std::fill(t, t + 8, -std::numeric_limits<float>::infinity());
     std::copy(x + j, x + n, t);
-    const __m256 e = Exp8(_mm256_sub_ps(_mm256_load_ps(t), s));
+    const __m256 e = Exp8(_mm256_fmsub_ps(_mm256_load_ps(t), mu, s));
     AddToDouble(e, lo, hi);
     _mm256_store_ps(t, _mm256_mul_ps(e, sc));
     if (out != nullptr) std::copy(t, t + (n - j), out + j);
@@ -82,11 +83,43 @@ const bool kHasAvx2 = DetectAvx2();
   return HorizontalSum(lo, hi);
 }
 
+[[gnu::target("avx2,fma")]] inline __m256 Tanh8(__m256 x) {
+  const __m256 limit = _mm256_set1_ps(7.90531110763549805f);
+  x = _mm256_min_ps(limit, _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), limit), x));
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(-2.76076847742355e-16f);
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(2.00018790482477e-13f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(-8.60467152213735e-11f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(5.12229709037114e-08f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(1.48572235717979e-05f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(6.37261928875436e-04f));
+  p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(4.89352455891786e-03f));
+  p = _mm256_mul_ps(p, x);
+  __m256 q = _mm256_set1_ps(1.19825839466702e-06f);
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(1.18534705686654e-04f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(2.26843463243900e-03f));
+  q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(4.89352518554385e-03f));
+  return _mm256_div_ps(p, q);
+}
+
+[[gnu::target("avx2,fma")]] void TanhAvx2(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  const __m256 a = _mm256_set1_ps(in_scale), b = _mm256_set1_ps(out_scale);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(b, Tanh8(_mm256_mul_ps(a, _mm256_loadu_ps(x + j)))));
+  if (j < n) {  // the tail through the same rational
+    alignas(32) float t[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::copy(x + j, x + n, t);
+    _mm256_store_ps(t, _mm256_mul_ps(b, Tanh8(_mm256_mul_ps(a, _mm256_load_ps(t)))));
+    std::copy(t, t + (n - j), out + j);
+  }
+}
+
 template <typename T>
-double ExpPortable(const T* x, int64_t n, T shift, T scale, T* out) {
+double ExpPortable(const T* x, int64_t n, T mult, T shift, T scale, T* out) {
   double sum = 0;
   for (int64_t j = 0; j < n; ++j) {
-    const T e = std::exp(x[j] - shift);
+    const T e = std::exp(mult * x[j] - shift);
     sum += e;
     if (out != nullptr) out[j] = scale * e;
   }
@@ -127,22 +160,42 @@ double MaxOf<double>(const double* x, int64_t n) {
 
 template <>
 double ExpShiftedSum<float>(const float* x, int64_t n, float shift) {
-  if (kHasAvx2) return ExpAvx2(x, n, shift, 1.f, nullptr);
-  return ExpPortable<float>(x, n, shift, 1.f, nullptr);
+  if (kHasAvx2) return ExpAvx2(x, n, 1.f, shift, 1.f, nullptr);
+  return ExpPortable<float>(x, n, 1.f, shift, 1.f, nullptr);
 }
 template <>
 double ExpShiftedSum<double>(const double* x, int64_t n, double shift) {
-  return ExpPortable<double>(x, n, shift, 1.0, nullptr);
+  return ExpPortable<double>(x, n, 1.0, shift, 1.0, nullptr);
 }
 
 template <>
 double ExpShifted<float>(const float* x, int64_t n, float shift, float scale, float* out) {
-  if (kHasAvx2) return ExpAvx2(x, n, shift, scale, out);
-  return ExpPortable<float>(x, n, shift, scale, out);
+  if (kHasAvx2) return ExpAvx2(x, n, 1.f, shift, scale, out);
+  return ExpPortable<float>(x, n, 1.f, shift, scale, out);
 }
 template <>
 double ExpShifted<double>(const double* x, int64_t n, double shift, double scale, double* out) {
-  return ExpPortable<double>(x, n, shift, scale, out);
+  return ExpPortable<double>(x, n, 1.0, shift, scale, out);
+}
+
+template <>
+void ScaledTanh<float>(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  if (kHasAvx2) return TanhAvx2(x, n, in_scale, out_scale, out);
+  for (int64_t j = 0; j < n; ++j) out[j] = out_scale * std::tanh(in_scale * x[j]);
+}
+template <>
+void ScaledTanh<double>(const double* x, int64_t n, double in_scale, double out_scale, double* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = out_scale * std::tanh(in_scale * x[j]);
+}
+
+template <>
+double ExpAffine<float>(const float* x, int64_t n, float mult, float shift, float* out) {
+  if (kHasAvx2) return ExpAvx2(x, n, mult, shift, 1.f, out);
+  return ExpPortable<float>(x, n, mult, shift, 1.f, out);
+}
+template <>
+double ExpAffine<double>(const double* x, int64_t n, double mult, double shift, double* out) {
+  return ExpPortable<double>(x, n, mult, shift, 1.0, out);
 }
 
 }  // namespace gpt_sft::runtime::kernels

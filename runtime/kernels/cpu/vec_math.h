@@ -23,6 +23,15 @@ template <typename T> double ExpShiftedSum(const T* x, int64_t n, T shift);
 /// out[j] = scale * exp(x[j] - shift) (out may be x); returns sum_j exp(x[j] - shift).
 template <typename T> double ExpShifted(const T* x, int64_t n, T shift, T scale, T* out);
 
+/// out[j] = exp(mult * x[j] - shift) (out may be x), mult > 0 (so -inf stays -inf);
+/// returns the sum. Attention's softmax folds its 1/sqrt(D) scale in as `mult`.
+template <typename T> double ExpAffine(const T* x, int64_t n, T mult, T shift, T* out);
+
+/// out[j] = out_scale * tanh(in_scale * x[j]) (out may be x). For float on AVX2 CPUs tanh
+/// is a [13/6] odd rational on x clamped to |x| <= 7.9053 (relative error <= 4e-7,
+/// accurate down to tiny |x|); otherwise std::tanh.
+template <typename T> void ScaledTanh(const T* x, int64_t n, T in_scale, T out_scale, T* out);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_

@@ -51,6 +51,28 @@ TEST(VecMath, DoubleUsesStdExp) {
   EXPECT_DOUBLE_EQ(sum, std::exp(-3.0) + std::exp(-2.0) + 1.0);
 }
 
+// Relative error against double tanh from 1e-30 to past the clamp, both signs, and the
+// scales softcap uses.
+TEST(VecMath, FloatTanhIsAccurateEverywhere) {
+  std::vector<float> x;
+  for (float v = 1e-30f; v < 30.f; v *= 1.01f) {
+    x.push_back(v);
+    x.push_back(-v);
+  }
+  x.push_back(0.f);
+  std::vector<float> out(x.size());
+  ScaledTanh(x.data(), int64_t(x.size()), 1.f, 1.f, out.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::tanh(double(x[i]));
+    ASSERT_NEAR(out[i], want, 4e-7 * std::abs(want)) << x[i];
+  }
+  ScaledTanh(x.data(), int64_t(x.size()), 1.f / 15.f, 15.f, out.data());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = 15.0 * std::tanh(double(x[i]) / 15.0);
+    ASSERT_NEAR(out[i], want, 6e-7 * std::abs(want)) << x[i];
+  }
+}
+
 TEST(VecMath, MaxAndDots) {
   std::vector<float> x(37);
   for (int i = 0; i < 37; ++i) x[i] = float((i * 7) % 37) - 20.f;  // a permutation of -20 .. 16
