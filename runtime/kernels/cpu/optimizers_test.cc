@@ -1,5 +1,6 @@
 #include "runtime/kernels/cpu/optimizers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -43,6 +44,61 @@ Mat NaiveNs5Wide(Mat x, int64_t r, int64_t c) {
   return x;
 }
 
+// Eigenvalues of a symmetric [n, n] matrix by cyclic Jacobi rotations.
+std::vector<double> SymmetricEigenvalues(Mat a, int64_t n) {
+  for (int sweep = 0; sweep < 100; ++sweep) {
+    double off = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j) off += a[i * n + j] * a[i * n + j];
+    if (off < 1e-26) break;
+    for (int64_t p = 0; p < n; ++p)
+      for (int64_t q = p + 1; q < n; ++q) {
+        if (std::abs(a[p * n + q]) < 1e-300) continue;
+        const double theta = (a[q * n + q] - a[p * n + p]) / (2 * a[p * n + q]);
+        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::abs(theta) + std::sqrt(theta * theta + 1));
+        const double c = 1 / std::sqrt(t * t + 1), s = t * c;
+        for (int64_t k = 0; k < n; ++k) {  // A J
+          const double kp = a[k * n + p], kq = a[k * n + q];
+          a[k * n + p] = c * kp - s * kq;
+          a[k * n + q] = s * kp + c * kq;
+        }
+        for (int64_t k = 0; k < n; ++k) {  // J^T (A J)
+          const double pk = a[p * n + k], qk = a[q * n + k];
+          a[p * n + k] = c * pk - s * qk;
+          a[q * n + k] = s * pk + c * qk;
+        }
+      }
+  }
+  std::vector<double> eig(n);
+  for (int64_t i = 0; i < n; ++i) eig[i] = a[i * n + i];
+  return eig;
+}
+
+// Singular values of x [rows, cols]: square roots of the eigenvalues of the smaller Gram.
+std::vector<double> SingularValues(const Mat& x, int64_t rows, int64_t cols) {
+  const bool wide = rows <= cols;
+  const int64_t r = wide ? rows : cols, c = wide ? cols : rows;
+  auto at = [&](int64_t i, int64_t k) { return wide ? x[i * cols + k] : x[k * cols + i]; };
+  Mat gram(r * r, 0.0);
+  for (int64_t i = 0; i < r; ++i)
+    for (int64_t j = 0; j < r; ++j)
+      for (int64_t k = 0; k < c; ++k) gram[i * r + j] += at(i, k) * at(j, k);
+  std::vector<double> sv = SymmetricEigenvalues(gram, r);
+  for (double& v : sv) v = std::sqrt(std::max(0.0, v));
+  return sv;
+}
+
+TEST(TestHelpers, JacobiFindsKnownEigenvalues) {
+  // Q diag(1, 4, 9) Q^T for a rotation Q in the (0, 2) plane by 0.3 rad.
+  const double c = std::cos(0.3), s = std::sin(0.3);
+  const Mat a = {1 * c * c + 9 * s * s, 0, (9 - 1) * c * s, 0, 4, 0, (9 - 1) * c * s, 0, 1 * s * s + 9 * c * c};
+  std::vector<double> eig = SymmetricEigenvalues(a, 3);
+  std::sort(eig.begin(), eig.end());
+  EXPECT_NEAR(eig[0], 1, 1e-12);
+  EXPECT_NEAR(eig[1], 4, 1e-12);
+  EXPECT_NEAR(eig[2], 9, 1e-12);
+}
+
 class NewtonSchulz : public ::testing::TestWithParam<std::pair<int, int>> {};
 
 TEST_P(NewtonSchulz, MatchesItsDefinitionTallAndWide) {
@@ -76,8 +132,60 @@ TEST_P(NewtonSchulz, MatchesItsDefinitionTallAndWide) {
   }
 }
 
+// NS5 is a polynomial map of the singular values that pushes them toward 1: the output's
+// lie in roughly [0.5, 1.5] (not exactly 1: five quintic steps do not converge).
+TEST_P(NewtonSchulz, OutputIsApproximatelyOrthogonal) {
+  const auto [rows, cols] = GetParam();
+  if (rows == cols) GTEST_SKIP() << "a random square matrix may have a singular value too small for 5 steps";
+  Mat g = Random(rows * cols, 4), out(rows * cols), scratch(NewtonSchulz5ScratchSize(rows, cols));
+  for (int64_t i = 0; i < rows * cols; ++i) g[i] *= 1 + (i / cols) % 3;  // spread the singular values
+  NewtonSchulz5(g.data(), out.data(), rows, cols, scratch.data());
+  const std::vector<double> in_sv = SingularValues(g, rows, cols), sv = SingularValues(out, rows, cols);
+  const double in_max = *std::max_element(in_sv.begin(), in_sv.end());
+  const double in_min = *std::min_element(in_sv.begin(), in_sv.end());
+  EXPECT_GT(in_max / in_min, 2.0);  // the input is far from orthogonal
+  for (double v : sv) {
+    EXPECT_GT(v, 0.5);
+    EXPECT_LT(v, 1.5);
+  }
+}
+
+// float follows double to float precision (the trainer runs float32).
+TEST_P(NewtonSchulz, FloatFollowsDouble) {
+  const auto [rows, cols] = GetParam();
+  const Mat g = Random(rows * cols, 5);
+  Mat out(rows * cols), scratch(NewtonSchulz5ScratchSize(rows, cols));
+  NewtonSchulz5(g.data(), out.data(), rows, cols, scratch.data());
+  std::vector<float> gf(g.begin(), g.end()), outf(rows * cols), sf(NewtonSchulz5ScratchSize(rows, cols));
+  NewtonSchulz5(gf.data(), outf.data(), rows, cols, sf.data());
+  for (int64_t i = 0; i < rows * cols; ++i) ASSERT_NEAR(outf[i], out[i], 1e-4) << i;
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, NewtonSchulz,
-                         ::testing::Values(std::make_pair(8, 20), std::make_pair(20, 8), std::make_pair(12, 12)));
+                         ::testing::Values(std::make_pair(8, 20), std::make_pair(20, 8), std::make_pair(12, 12),
+                                           std::make_pair(5, 33), std::make_pair(40, 16)));
+
+// Many elements (several pool chunks), two steps, against the formula written out.
+TEST(AdamW, LargeArrayTwoStepsMatchTheFormula) {
+  const int64_t n = 40000;
+  Mat p = Random(n, 7), m(n, 0.0), v(n, 0.0), g1 = Random(n, 8), g2 = Random(n, 9);
+  const Mat p0 = p;
+  AdamWUpdate(p.data(), m.data(), v.data(), g1.data(), n, {0.01, 0.8, 0.95, 1e-10, 0.1, 1});
+  AdamWUpdate(p.data(), m.data(), v.data(), g2.data(), n, {0.01, 0.8, 0.95, 1e-10, 0.1, 2});
+  for (int64_t i = 0; i < n; i += 101) {
+    double pi = p0[i], mi = 0, vi = 0;
+    const double gs[2] = {g1[i], g2[i]};
+    for (int t = 1; t <= 2; ++t) {
+      pi *= 1 - 0.01 * 0.1;
+      mi = 0.8 * mi + 0.2 * gs[t - 1];
+      vi = 0.95 * vi + 0.05 * gs[t - 1] * gs[t - 1];
+      pi -= 0.01 / (1 - std::pow(0.8, t)) * mi / (std::sqrt(vi) / std::sqrt(1 - std::pow(0.95, t)) + 1e-10);
+    }
+    ASSERT_NEAR(p[i], pi, 1e-13) << i;
+    ASSERT_NEAR(m[i], mi, 1e-15) << i;
+    ASSERT_NEAR(v[i], vi, 1e-15) << i;
+  }
+}
 
 TEST(AdamW, MatchesHandComputedSteps) {
   // One element, g = 0.5 twice, lr 0.1: m1 = 0.1, v1 = 0.0125; bias1 = 0.2, bias2 = 0.05.
