@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
@@ -163,6 +164,18 @@ void BM_AttentionForwardBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionForwardBackward)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
+// The step's real sequence: the q projection (OpenBLAS threads), then attention (the pool).
+// Compare with the sum of the two rows alone to see the pools get in each other's way.
+void BM_MatmulThenAttentionForward(benchmark::State& state) {
+  AttentionInputs in(false);
+  std::vector<float> x = Random(kBT * kC, 1), w = Random(kC * kC, 2), y(kBT * kC);
+  for (auto _ : state) {
+    Matmul(x.data(), w.data(), y.data(), kBT, kC, kC);
+    Attention(in.q.data(), in.k.data(), in.v.data(), nullptr, kAttn, in.out.data(), in.lse.data());
+  }
+}
+BENCHMARK(BM_MatmulThenAttentionForward)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels
 
@@ -179,6 +192,8 @@ int main(int argc, char** argv) {
   }
   argc = kept;
   gpt_sft::runtime::kernels::SetNumThreads(threads);
+  benchmark::AddCustomContext("kernel_threads", std::to_string(threads));
+  benchmark::AddCustomContext("tile_gemm", gpt_sft::runtime::kernels::TileGemmUsesAvx2() ? "avx2+fma" : "portable");
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

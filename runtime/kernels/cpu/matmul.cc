@@ -1,41 +1,67 @@
-// Implements the matmul kernels with OpenBLAS (row-major cblas calls).
+// Implements the matmul kernels with OpenBLAS (row-major cblas calls, one per pool chunk of
+// C's rows; products under ~4 MFLOP stay one call).
 #include "runtime/kernels/cpu/matmul.h"
 
 #include <cblas.h>
 
+#include <algorithm>
+
+#include "runtime/kernels/cpu/parallel.h"
+
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, 1.f, a, lda, b, ldb, beta, c, ldc);
+CBLAS_TRANSPOSE Op(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+void Blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* a, int64_t lda, const float* b,
+          int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, Op(ta), Op(tb), M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
-void Gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K, const double* a, int64_t lda,
+void Blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* a, int64_t lda,
           const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, M, N, K, 1.0, a, lda, b, ldb, beta, c, ldc);
+  cblas_dgemm(CblasRowMajor, Op(ta), Op(tb), M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 }  // namespace
 
 template <typename T>
+void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  const int threads = NumThreads();
+  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) {
+    Blas(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
+    return;
+  }
+  // One chunk per thread, rows rounded to a multiple of 16 (BLAS's register blocks).
+  const int64_t rows = std::max<int64_t>(16, (M + threads - 1) / threads + 15) / 16 * 16;
+  ParallelFor(M, rows, [&](int64_t m0, int64_t m1) {
+    const T* a0 = trans_a ? a + m0 : a + m0 * lda;
+    Blas(trans_a, trans_b, m1 - m0, N, K, alpha, a0, lda, b, ldb, beta, c + m0 * ldc, ldc);
+  });
+}
+
+template <typename T>
 void Matmul(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K) {
-  Gemm(CblasNoTrans, CblasTrans, M, N, K, x, K, w, K, T(0), y, N);
+  Gemm<T>(false, true, M, N, K, T(1), x, K, w, K, T(0), y, N);
 }
 
 template <typename T>
 void MatmulGradInput(const T* dy, const T* w, T* dx, int64_t M, int64_t N, int64_t K) {
-  Gemm(CblasNoTrans, CblasNoTrans, M, K, N, dy, N, w, K, T(0), dx, K);
+  Gemm<T>(false, false, M, K, N, T(1), dy, N, w, K, T(0), dx, K);
 }
 
 template <typename T>
 void MatmulGradWeight(const T* dy, const T* x, T* dw, int64_t M, int64_t N, int64_t K, bool accumulate) {
-  Gemm(CblasTrans, CblasNoTrans, N, K, M, dy, N, x, K, accumulate ? T(1) : T(0), dw, K);
+  Gemm<T>(true, false, N, K, M, T(1), dy, N, x, K, accumulate ? T(1) : T(0), dw, K);
 }
 
-#define INSTANTIATE(T)                                                                 \
-  template void Matmul<T>(const T*, const T*, T*, int64_t, int64_t, int64_t);          \
-  template void MatmulGradInput<T>(const T*, const T*, T*, int64_t, int64_t, int64_t); \
-  template void MatmulGradWeight<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);
+#define INSTANTIATE(T)                                                                                      \
+  template void Matmul<T>(const T*, const T*, T*, int64_t, int64_t, int64_t);                               \
+  template void MatmulGradInput<T>(const T*, const T*, T*, int64_t, int64_t, int64_t);                      \
+  template void MatmulGradWeight<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);               \
+  template void Gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \
+                        int64_t);
 INSTANTIATE(float)
 INSTANTIATE(double)
 #undef INSTANTIATE

@@ -1,5 +1,9 @@
 // The bias-free Linear of the gpt dialect through BLAS: y[M,N] = x[M,K] @ w[N,K]^T, and
 // its VJP: dx[M,K] = dy[M,N] @ w[N,K];  dw[N,K] (+)= dy[M,N]^T @ x[M,K].
+//
+// Threads: OpenBLAS is kept single-threaded (parallel.h sets it) and Gemm splits C's rows
+// over the kernels' pool instead, so BLAS's own spinning workers never compete with the
+// pool for cores between a matmul and the next kernel.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_H_
 
@@ -12,6 +16,12 @@ template <typename T> void MatmulGradInput(const T* dy, const T* w, T* dx, int64
 /// `accumulate`: add into dw (gradient accumulation over micro-steps) instead of overwriting.
 template <typename T>
 void MatmulGradWeight(const T* dy, const T* x, T* dw, int64_t M, int64_t N, int64_t K, bool accumulate);
+
+/// Row-major C[M,N] = alpha op(A) op(B) + beta C, op = transpose when asked (A is [M,K] or,
+/// transposed, stored [K,M]; B is [K,N] or stored [N,K]), C's rows split over the pool.
+template <typename T>
+void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc);
 
 }  // namespace gpt_sft::runtime::kernels
 

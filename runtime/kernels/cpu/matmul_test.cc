@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/finite_difference.h"
+#include "runtime/kernels/cpu/parallel.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -41,6 +42,30 @@ TEST(Matmul, VjpsMatchFiniteDifferencesAndAccumulateAdds) {
   Vec dw3(N * K, 123.0);
   MatmulGradWeight(dy.data(), x.data(), dw3.data(), M, N, K, /*accumulate=*/false);
   for (int i = 0; i < N * K; ++i) EXPECT_NEAR(dw3[i], dw[i], 1e-12);
+}
+
+// Large enough to be split over the pool (> 2 MFLOP, rows not a multiple of the chunk),
+// every transpose combination, alpha and beta, 1 and 3 threads.
+TEST(Gemm, RowSplitMatchesTheTripleLoop) {
+  const int64_t M = 203, N = 37, K = 301;
+  const int saved = NumThreads();
+  for (int threads : {1, 3})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        SetNumThreads(threads);
+        const int64_t lda = ta ? M : K, ldb = tb ? K : N;
+        const Vec a = Random(M * K, 20), b = Random(K * N, 21), c0 = Random(M * N, 22);
+        Vec c = c0;
+        Gemm<double>(ta, tb, M, N, K, 0.5, a.data(), lda, b.data(), ldb, 2.0, c.data(), N);
+        for (int64_t i = 0; i < M; i += 7)
+          for (int64_t j = 0; j < N; ++j) {
+            double want = 2.0 * c0[i * N + j];
+            for (int64_t p = 0; p < K; ++p)
+              want += 0.5 * (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            ASSERT_NEAR(c[i * N + j], want, 1e-11) << threads << ta << tb << " " << i << "," << j;
+          }
+      }
+  SetNumThreads(saved);
 }
 
 }  // namespace

@@ -1,12 +1,11 @@
 // Implements the optimizer updates: elementwise parts in chunks on the pool (each element's
-// arithmetic is independent of the thread count); Newton-Schulz uses BLAS GEMMs.
+// arithmetic is independent of the thread count); Newton-Schulz uses matmul.h's Gemm.
 #include "runtime/kernels/cpu/optimizers.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
@@ -14,18 +13,6 @@ namespace gpt_sft::runtime::kernels {
 namespace {
 
 constexpr int64_t kChunk = 1 << 14;
-
-// c[M,N] = alpha op(a) op(b) + beta c, row-major.
-void Gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const float* a, int64_t lda,
-          const float* b, int64_t ldb, double beta, float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, float(alpha), a,
-              lda, b, ldb, float(beta), c, ldc);
-}
-void Gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* a, int64_t lda,
-          const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, M, N, K, alpha, a, lda, b,
-              ldb, beta, c, ldc);
-}
 
 }  // namespace
 
@@ -58,11 +45,11 @@ void NewtonSchulz5(const T* g, T* out, int64_t rows, int64_t cols, T* scratch) {
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j) (tall ? x[j * n + i] : x[i * n + j]) = T(g[i * cols + j] * inv);
   for (int it = 0; it < 5; ++it) {
-    Gemm(false, true, r, r, n, 1.0, x, n, x, n, 0.0, A, r);      // A = X X^T
-    Gemm(false, false, r, r, r, c, A, r, A, r, 0.0, Bm, r);      // B = c A A
+    Gemm<T>(false, true, r, r, n, T(1), x, n, x, n, T(0), A, r);    // A = X X^T
+    Gemm<T>(false, false, r, r, r, T(c), A, r, A, r, T(0), Bm, r);  // B = c A A
     for (int64_t i = 0; i < r * r; ++i) Bm[i] += T(b) * A[i];    //   + b A
     std::copy(x, x + r * n, x_next);
-    Gemm(false, false, r, n, r, 1.0, Bm, r, x, n, a, x_next, n); // X' = a X + B X
+    Gemm<T>(false, false, r, n, r, T(1), Bm, r, x, n, T(a), x_next, n);  // X' = a X + B X
     std::swap(x, x_next);
   }
   for (int64_t i = 0; i < rows; ++i)

@@ -56,7 +56,8 @@ class Pool {
     int workers = 0;  // how many of the pool's workers take part
   };
 
-  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) {}
+  // OpenBLAS runs single-threaded inside pool chunks (matmul.h says why).
+  Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) { openblas_set_num_threads(1); }
 
   static void RunChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body,
                         std::atomic<int64_t>* next) {
@@ -109,10 +110,7 @@ class Pool {
 
 int NumThreads() { return Pool::Get().threads(); }
 
-void SetNumThreads(int n) {
-  Pool::Get().set_threads(n);
-  openblas_set_num_threads(std::max(1, n));
-}
+void SetNumThreads(int n) { Pool::Get().set_threads(n); }
 
 void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;

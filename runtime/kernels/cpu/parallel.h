@@ -17,8 +17,9 @@ namespace gpt_sft::runtime::kernels {
 /// Threads the kernels use, the caller included. Defaults to the hardware's cores.
 int NumThreads();
 
-/// Sets the kernels' thread count (>= 1; smaller values are taken as 1) and OpenBLAS's to
-/// the same value, so one knob governs every kernel. Not to be called while a kernel runs.
+/// Sets the kernels' thread count (>= 1; smaller values are taken as 1): the one knob for
+/// every kernel, BLAS included (the pool keeps OpenBLAS itself single-threaded and splits
+/// GEMMs over its own threads; see matmul.h). Not to be called while a kernel runs.
 void SetNumThreads(int n);
 
 /// Calls body(begin, end) on disjoint chunks covering [0, n), chunk length `grain`
