@@ -33,8 +33,9 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
     Blas(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  // One chunk per thread, rows rounded to a multiple of 16 (BLAS's register blocks).
-  const int64_t rows = std::max<int64_t>(16, (M + threads - 1) / threads + 15) / 16 * 16;
+  // Four chunks per thread, handed out dynamically so a thread the OS delays does not hold
+  // up the rest; rows a multiple of 16 (BLAS's register blocks), at least 64.
+  const int64_t rows = std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
   ParallelFor(M, rows, [&](int64_t m0, int64_t m1) {
     const T* a0 = trans_a ? a + m0 : a + m0 * lda;
     Blas(trans_a, trans_b, m1 - m0, N, K, alpha, a0, lda, b, ldb, beta, c + m0 * ldc, ldc);
