@@ -21,6 +21,10 @@ absl::StatusOr<Tokenizer> Tokenizer::Train(const std::vector<std::string>& texts
                                                    256 + kNumSpecialTokens,
                                                    " (256 bytes + 9 special tokens)"));
   }
+  if (vocab_size > 256 + kMaxMerges + kNumSpecialTokens) {
+    return absl::InvalidArgumentError(absl::StrCat("--vocab_size=", vocab_size, " is too large: at most ",
+                                                   256 + kMaxMerges + kNumSpecialTokens));
+  }
   absl::StatusOr<SplitPattern> split = SplitPattern::Compile(kSplitPattern);
   if (!split.ok()) return split.status();
   std::vector<BpeMerge> merges = TrainBpe(*split, texts, vocab_size - 256 - kNumSpecialTokens);
@@ -29,26 +33,42 @@ absl::StatusOr<Tokenizer> Tokenizer::Train(const std::vector<std::string>& texts
 
 absl::StatusOr<Tokenizer> Tokenizer::FromMerges(std::string_view pattern,
                                                 std::vector<BpeMerge> merges) {
+  int64_t bad_merge = -1;
+  return Build(pattern, std::move(merges), &bad_merge);
+}
+
+absl::StatusOr<Tokenizer> Tokenizer::Build(std::string_view pattern, std::vector<BpeMerge> merges,
+                                           int64_t* bad_merge) {
   absl::StatusOr<SplitPattern> split = SplitPattern::Compile(pattern);
   if (!split.ok()) return split.status();
   Tokenizer tok;
   tok.split_ = std::make_unique<SplitPattern>(*std::move(split));
+  if (merges.size() > static_cast<size_t>(kMaxMerges)) {
+    return absl::InvalidArgumentError(absl::StrCat(merges.size(), " merges are more than the ",
+                                                   kMaxMerges, " allowed"));
+  }
   tok.token_bytes_.reserve(256 + merges.size());
-  for (int b = 0; b < 256; ++b) tok.token_bytes_.push_back(std::string(1, static_cast<char>(b)));
+  tok.rank_.reserve(256 + merges.size());
+  for (int b = 0; b < 256; ++b) {
+    tok.token_bytes_.push_back(std::string(1, static_cast<char>(b)));
+    tok.rank_.emplace(tok.token_bytes_.back(), b);
+  }
   for (size_t i = 0; i < merges.size(); ++i) {
     const auto [left, right] = merges[i];
     const int32_t next = static_cast<int32_t>(tok.token_bytes_.size());
     if (left < 0 || right < 0 || left >= next || right >= next) {
+      *bad_merge = static_cast<int64_t>(i);
       return absl::InvalidArgumentError(absl::StrCat("merge ", i, " (", left, ", ", right,
-                                                     ") names a token that does not exist yet"));
+                                                     ") names a token that does not exist yet "
+                                                     "(ids so far are 0..", next - 1, ")"));
     }
-    tok.token_bytes_.push_back(tok.token_bytes_[left] + tok.token_bytes_[right]);
-  }
-  for (size_t id = 0; id < tok.token_bytes_.size(); ++id) {
-    if (!tok.rank_.emplace(tok.token_bytes_[id], static_cast<int32_t>(id)).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("merge ", id - 256, " repeats the bytes of token ", tok.rank_[tok.token_bytes_[id]]));
+    std::string bytes = tok.token_bytes_[left] + tok.token_bytes_[right];
+    if (auto [it, added] = tok.rank_.emplace(bytes, next); !added) {
+      *bad_merge = static_cast<int64_t>(i);
+      return absl::InvalidArgumentError(absl::StrCat("merge ", i, " (", left, ", ", right,
+                                                     ") repeats the bytes of token ", it->second));
     }
+    tok.token_bytes_.push_back(std::move(bytes));
   }
   tok.merges_ = std::move(merges);
   return tok;

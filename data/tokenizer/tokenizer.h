@@ -32,8 +32,8 @@ class Tokenizer {
   static absl::StatusOr<Tokenizer> FromMerges(std::string_view pattern,
                                               std::vector<BpeMerge> merges);
 
-  /// Reads a file written by Save (format: data/tokenizer/FORMAT.md). Errors name the
-  /// file and the line.
+  /// Reads a file written by Save (format: data/tokenizer/FORMAT.md). Rejects foreign,
+  /// truncated and corrupt files; every error names the file and the line.
   static absl::StatusOr<Tokenizer> Load(const std::string& path);
 
   /// Writes atomically: a temp file beside `path`, fsync, rename. An existing file at
@@ -44,7 +44,8 @@ class Tokenizer {
   std::vector<int32_t> Encode(std::string_view text) const;
   void EncodeAppend(std::string_view text, std::vector<int32_t>* out) const;
 
-  /// The raw bytes of the tokens; special tokens decode to their literal text.
+  /// The raw bytes of the tokens; special tokens decode to their literal text and ids
+  /// outside [0, vocab_size()) decode to nothing.
   std::string Decode(absl::Span<const int32_t> ids) const;
 
   int32_t SpecialId(SpecialToken t) const { return num_mergeable() + static_cast<int32_t>(t); }
@@ -60,6 +61,10 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
+  // FromMerges, and on a merge that names a missing token or repeats a token's bytes,
+  // sets *bad_merge to its index (Load turns that into a line number).
+  static absl::StatusOr<Tokenizer> Build(std::string_view pattern, std::vector<BpeMerge> merges,
+                                         int64_t* bad_merge);
   void EncodeChunk(std::string_view chunk, std::vector<int32_t>* out) const;
 
   std::unique_ptr<SplitPattern> split_;
