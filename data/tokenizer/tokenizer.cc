@@ -15,15 +15,14 @@ absl::string_view AsKey(std::string_view s) { return absl::string_view(s.data(),
 }  // namespace
 
 absl::StatusOr<Tokenizer> Tokenizer::Train(const std::vector<std::string>& texts, int vocab_size) {
-  if (vocab_size < 256 + kNumSpecialTokens) {
+  if (vocab_size < kMinVocabSize) {
     return absl::InvalidArgumentError(absl::StrCat("--vocab_size=", vocab_size,
-                                                   " is too small: at least ",
-                                                   256 + kNumSpecialTokens,
+                                                   " is too small: at least ", kMinVocabSize,
                                                    " (256 bytes + 9 special tokens)"));
   }
-  if (vocab_size > 256 + kMaxMerges + kNumSpecialTokens) {
-    return absl::InvalidArgumentError(absl::StrCat("--vocab_size=", vocab_size, " is too large: at most ",
-                                                   256 + kMaxMerges + kNumSpecialTokens));
+  if (vocab_size > kMaxVocabSize) {
+    return absl::InvalidArgumentError(absl::StrCat("--vocab_size=", vocab_size,
+                                                   " is too large: at most ", kMaxVocabSize));
   }
   absl::StatusOr<SplitPattern> split = SplitPattern::Compile(kSplitPattern);
   if (!split.ok()) return split.status();

@@ -22,6 +22,11 @@ namespace gpt_sft::data {
 
 class Tokenizer {
  public:
+  /// The vocabulary sizes Train accepts: the 256 bytes and the 9 special tokens at least,
+  /// kMaxMerges merges at most.
+  static constexpr int kMinVocabSize = 256 + kNumSpecialTokens;
+  static constexpr int kMaxVocabSize = 256 + kMaxMerges + kNumSpecialTokens;
+
   /// Trains vocab_size - 9 mergeable tokens on `texts` (vocab_size >= 265). If the texts
   /// run out of pairs first, the vocabulary is smaller and the special ids shift down,
   /// as in nanochat; vocab_size() then says so.
