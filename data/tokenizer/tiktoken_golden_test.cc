@@ -9,6 +9,7 @@
 // first check that the merges are the ones tiktoken was given.
 #include <cstdint>
 
+#include "absl/strings/str_join.h"
 #include "data/tokenizer/english_corpus.h"
 #include "data/tokenizer/tokenizer.h"
 #include "gmock/gmock.h"
@@ -91,6 +92,26 @@ TEST(TiktokenGolden, Vocab1024Corpus) {
   std::vector<int32_t> ids = Vocab1024().Encode(text);
   EXPECT_EQ(ids.size(), 19206u);
   EXPECT_EQ(Fnv1a(ids), 0x31fcb92ee15dc136ull);
+}
+
+TEST(TiktokenGolden, Vocab1024LongChunks) {
+  // Longer than BpeEncoder::kShortChunk, so these take the heap path.
+  struct Long {
+    std::string text;
+    size_t count;
+    uint64_t fnv;
+  };
+  const std::vector<Long> cases = {
+      {std::string(5000, ' ') + "x", 159, 0xc38c17417288eb71ull},
+      {absl::StrJoin(std::vector<std::string>(50, "thelicense"), ""), 100, 0xe4c4268facd4d4f7ull},
+      {absl::StrJoin(std::vector<std::string>(40, "ab"), ""), 40, 0xdcdad00bfce2d2b3ull},
+      {std::string(100000, ' '), 3125, 0x8a6bc2a0b2fdedf4ull},
+  };
+  for (const Long& c : cases) {
+    std::vector<int32_t> ids = Vocab1024().Encode(c.text);
+    EXPECT_EQ(ids.size(), c.count) << c.text.substr(0, 12);
+    EXPECT_EQ(Fnv1a(ids), c.fnv) << c.text.substr(0, 12);
+  }
 }
 
 // The licenses encoded one file at a time (in LicenseFileNames() order) and concatenated.

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "data/tokenizer/bpe_encoder.h"
 #include "data/tokenizer/bpe_trainer.h"
 #include "data/tokenizer/special_tokens.h"
 #include "data/tokenizer/split_pattern.h"
@@ -45,7 +46,9 @@ class Tokenizer {
   /// `path` survives any failure untouched.
   absl::Status Save(const std::string& path) const;
 
-  /// tiktoken's encode_ordinary: special-token strings in `text` are ordinary text.
+  /// tiktoken's encode_ordinary: special-token strings in `text` are ordinary text. Any
+  /// bytes are accepted (invalid UTF-8 bytes are chunks of their own, split_pattern.h),
+  /// and Decode(Encode(s)) == s. Thread-safe; O(n log n) even for one huge chunk.
   std::vector<int32_t> Encode(std::string_view text) const;
   void EncodeAppend(std::string_view text, std::vector<int32_t>* out) const;
 
@@ -70,12 +73,11 @@ class Tokenizer {
   // sets *bad_merge to its index (Load turns that into a line number).
   static absl::StatusOr<Tokenizer> Build(std::string_view pattern, std::vector<BpeMerge> merges,
                                          int64_t* bad_merge);
-  void EncodeChunk(std::string_view chunk, std::vector<int32_t>* out) const;
 
   std::unique_ptr<SplitPattern> split_;
   std::vector<BpeMerge> merges_;
-  std::vector<std::string> token_bytes_;            // id -> bytes
-  absl::flat_hash_map<std::string, int32_t> rank_;  // bytes -> id (== rank)
+  std::vector<std::string> token_bytes_;  // id -> bytes
+  std::unique_ptr<const BpeEncoder> encoder_;
 };
 
 }  // namespace gpt_sft::data
