@@ -92,6 +92,23 @@ TEST(SplitPattern, InvalidBytesBecomeChunksOfTheirOwn) {
   EXPECT_EQ(Split("\xed\xa0\x80"), (Chunks{"\xed", "\xa0", "\x80"}));
 }
 
+// Megabyte runs: no engine limit (JIT stack, match limit) may cut or merge chunks.
+TEST(SplitPattern, HugeRunsSplitLikeShortOnes) {
+  const size_t n = 1 << 20;
+  EXPECT_EQ(Split(std::string(n, 'a')), Chunks{std::string(n, 'a')});
+  EXPECT_EQ(Split(std::string(n, ' ')), Chunks{std::string(n, ' ')});
+  EXPECT_EQ(Split(std::string(n, '!')), Chunks{std::string(n, '!')});
+  EXPECT_EQ(Split(std::string(n, '\n')), Chunks{std::string(n, '\n')});
+  EXPECT_EQ(Split(std::string(n, ' ') + "x"), (Chunks{std::string(n - 1, ' '), " x"}));
+  std::string lines;
+  for (size_t i = 0; i < n / 2; ++i) lines += " \n";
+  EXPECT_EQ(Split(lines), Chunks{lines});  // \s*[\r\n] takes it all
+  Chunks digits = Split(std::string(n + 1, '7'));
+  ASSERT_EQ(digits.size(), n / 2 + 1);
+  EXPECT_EQ(digits.front(), "77");
+  EXPECT_EQ(digits.back(), "7");
+}
+
 TEST(SplitPattern, ChunksAlwaysConcatenateToTheInput) {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 200; ++trial) {
