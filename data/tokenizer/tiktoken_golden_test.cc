@@ -1,12 +1,13 @@
 // Encode checked against tiktoken, an independent implementation of the same rules.
 //
-// How the constants were made (Python 3.11, tiktoken 0.14.0, once, by hand): tok_train
-// wrote each vocabulary below; a script read its merges, built
+// How the constants were made (Python 3.11, tiktoken 0.14.0, by hand; no test runs
+// Python): tok_train wrote each vocabulary below, and tiktoken_golden.py (its docstring has
+// the commands) built from each file's merges
 //   tiktoken.Encoding(name="rustbpe", pat_str=<the file's pattern>,
 //                     mergeable_ranks={bytes of id: id}, special_tokens={name: 256+N+i})
-// and printed encode_ordinary(s) for the strings, and for whole files the token count and
-// the FNV-1a checksum below. Training is deterministic, so the tests retrain here and
-// first check that the merges are the ones tiktoken was given.
+// and printed encode_ordinary(s) for the strings, and for whole texts the token count and
+// the FNV-1a checksum. Training is deterministic, so the tests retrain here and first
+// check that the merges are the ones tiktoken was given.
 #include <cstdint>
 
 #include "absl/strings/str_join.h"
