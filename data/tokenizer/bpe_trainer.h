@@ -15,6 +15,10 @@ namespace gpt_sft::data {
 /// One merge: tokens `left` and `right` become token 256 + its index in the merge list.
 using BpeMerge = std::pair<int32_t, int32_t>;
 
+/// The most merges a vocabulary may have: far above nanochat's 65,271, and small enough
+/// that every id fits an int32 with room to spare.
+inline constexpr int kMaxMerges = 1 << 24;
+
 /// Learns up to `num_merges` merges from `texts`.
 ///
 /// Algorithm:

@@ -46,8 +46,12 @@ void SplitPattern::SplitValidUtf8(std::string_view run,
     // The run was validated already; NO_UTF_CHECK avoids rescanning it per match.
     int rc = pcre2_match(compiled_->code, subject, run.size(), pos, PCRE2_NO_UTF_CHECK, md,
                          nullptr);
-    if (rc < 0) {  // Cannot happen (the last alternative matches any whitespace and the
-      fn(run.substr(pos));  // others cover the rest), but never lose bytes if it does.
+    if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {  // a JIT stack limit: ask the interpreter
+      rc = pcre2_match(compiled_->code, subject, run.size(), pos,
+                       PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md, nullptr);
+    }
+    if (rc < 0) {  // No match: impossible with kSplitPattern (its alternatives cover every
+      fn(run.substr(pos));  // character), possible with a foreign one; never lose bytes.
       break;
     }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);

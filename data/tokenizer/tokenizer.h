@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "data/tokenizer/bpe_encoder.h"
 #include "data/tokenizer/bpe_trainer.h"
 #include "data/tokenizer/special_tokens.h"
 #include "data/tokenizer/split_pattern.h"
@@ -22,6 +23,11 @@ namespace gpt_sft::data {
 
 class Tokenizer {
  public:
+  /// The vocabulary sizes Train accepts: the 256 bytes and the 9 special tokens at least,
+  /// kMaxMerges merges at most.
+  static constexpr int kMinVocabSize = 256 + kNumSpecialTokens;
+  static constexpr int kMaxVocabSize = 256 + kMaxMerges + kNumSpecialTokens;
+
   /// Trains vocab_size - 9 mergeable tokens on `texts` (vocab_size >= 265). If the texts
   /// run out of pairs first, the vocabulary is smaller and the special ids shift down,
   /// as in nanochat; vocab_size() then says so.
@@ -32,19 +38,22 @@ class Tokenizer {
   static absl::StatusOr<Tokenizer> FromMerges(std::string_view pattern,
                                               std::vector<BpeMerge> merges);
 
-  /// Reads a file written by Save (format: data/tokenizer/FORMAT.md). Errors name the
-  /// file and the line.
+  /// Reads a file written by Save (format: data/tokenizer/FORMAT.md). Rejects foreign,
+  /// truncated and corrupt files; every error names the file and the line.
   static absl::StatusOr<Tokenizer> Load(const std::string& path);
 
   /// Writes atomically: a temp file beside `path`, fsync, rename. An existing file at
   /// `path` survives any failure untouched.
   absl::Status Save(const std::string& path) const;
 
-  /// tiktoken's encode_ordinary: special-token strings in `text` are ordinary text.
+  /// tiktoken's encode_ordinary: special-token strings in `text` are ordinary text. Any
+  /// bytes are accepted (invalid UTF-8 bytes are chunks of their own, split_pattern.h),
+  /// and Decode(Encode(s)) == s. Thread-safe; O(n log n) even for one huge chunk.
   std::vector<int32_t> Encode(std::string_view text) const;
   void EncodeAppend(std::string_view text, std::vector<int32_t>* out) const;
 
-  /// The raw bytes of the tokens; special tokens decode to their literal text.
+  /// The raw bytes of the tokens; special tokens decode to their literal text and ids
+  /// outside [0, vocab_size()) decode to nothing.
   std::string Decode(absl::Span<const int32_t> ids) const;
 
   int32_t SpecialId(SpecialToken t) const { return num_mergeable() + static_cast<int32_t>(t); }
@@ -60,12 +69,15 @@ class Tokenizer {
 
  private:
   Tokenizer() = default;
-  void EncodeChunk(std::string_view chunk, std::vector<int32_t>* out) const;
+  // FromMerges, and on a merge that names a missing token or repeats a token's bytes,
+  // sets *bad_merge to its index (Load turns that into a line number).
+  static absl::StatusOr<Tokenizer> Build(std::string_view pattern, std::vector<BpeMerge> merges,
+                                         int64_t* bad_merge);
 
   std::unique_ptr<SplitPattern> split_;
   std::vector<BpeMerge> merges_;
-  std::vector<std::string> token_bytes_;            // id -> bytes
-  absl::flat_hash_map<std::string, int32_t> rank_;  // bytes -> id (== rank)
+  std::vector<std::string> token_bytes_;  // id -> bytes
+  std::unique_ptr<const BpeEncoder> encoder_;
 };
 
 }  // namespace gpt_sft::data
