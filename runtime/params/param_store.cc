@@ -97,6 +97,23 @@ const Param* ParamStore::Find(const std::string& name) const {
   return nullptr;
 }
 
+Param* ParamStore::Find(const std::string& name) {
+  return const_cast<Param*>(static_cast<const ParamStore*>(this)->Find(name));
+}
+
+std::vector<OptimizerGroup> ParamStore::OptimizerGroups() const {
+  using Opt = OptimizerGroup::Optimizer;
+  std::vector<OptimizerGroup> groups = {{Opt::kAdamW, ParamGroup::kUnembedding, {}},
+                                        {Opt::kAdamW, ParamGroup::kEmbedding, {}},
+                                        {Opt::kMuon, ParamGroup::kMatrix, {}}};
+  for (size_t k = 0; k < params_.size(); ++k) {
+    for (OptimizerGroup& g : groups) {
+      if (g.group == params_[k].group) g.params.push_back(k);
+    }
+  }
+  return groups;
+}
+
 int64_t ParamStore::NumParams() const {
   int64_t n = 0;
   for (const Param& p : params_) n += p.numel();
