@@ -66,8 +66,10 @@ class ParamStore {
   /// transformer.h}. Together they hold every parameter exactly once.
   std::vector<OptimizerGroup> OptimizerGroups() const;
   int64_t NumParams() const;
-  /// FNV-1a over every byte of every tensor, in order: ranks compare it to check they hold
-  /// bit-identical weights.
+  /// A 64-bit hash of every tensor's bytes, in order (FNV-1a's constants over little-endian
+  /// 8-byte words, h = ((h ^ w) * prime) ^ (h' >> 32), a tensor's last 4 bytes FNV-1a byte by
+  /// byte): ranks compare it to check they hold bit-identical weights, and checkpoint metas
+  /// record it. The algorithm is fixed: its value is the same on every machine.
   uint64_t Checksum() const;
 
  private:

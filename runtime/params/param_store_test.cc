@@ -78,6 +78,21 @@ TEST(ParamStore, InitDrawsArePinned) {
   EXPECT_FLOAT_EQ(c_q[1], 0.005323015619069338f);
 }
 
+// The checksum's algorithm is pinned: the expected value is the documented recipe computed
+// in plain Python (struct.pack('<f') and 64-bit integer arithmetic). Width 3 makes every
+// tensor's byte count odd in words, so the byte-wise tail is covered too.
+TEST(ParamStore, ChecksumIsPinned) {
+  ParamStore store = *ParamStore::Create(*compiler::ModelConfig::FromDepth(1, 5, 8, 3, 1));
+  for (size_t k = 0; k < store.params().size(); ++k) {
+    const Param& p = store.params()[k];
+    for (int64_t i = 0; i < p.numel(); ++i) p.data()[i] = static_cast<float>(k * 1000 + i) * 0.5f;
+  }
+  EXPECT_EQ(store.Checksum(), 0xe981b937b523e4e0ULL);
+  const uint64_t before = store.Checksum();
+  store.params()[7].data()[14] = std::nextafter(store.params()[7].data()[14], 1e9f);  // the last byte-wise tail
+  EXPECT_NE(store.Checksum(), before);
+}
+
 TEST(ParamStore, InitLikeNanochat) {
   ParamStore store = *ParamStore::Create(*compiler::ModelConfig::FromDepth(2, 512, 64));
   store.InitNanochat(42);
