@@ -1,6 +1,9 @@
 // Implements ModelConfig.
 #include "compiler/config/model_config.h"
 
+#include <limits>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -63,17 +66,25 @@ std::string ModelConfig::ToJson() const {
 }
 
 absl::StatusOr<ModelConfig> ModelConfig::FromJson(const std::string& json) {
-  ModelConfig c;
+  nlohmann::json j;
   try {
-    nlohmann::json j = nlohmann::json::parse(json);
-    c.sequence_len = j.at("sequence_len").get<int>();
-    c.vocab_size = j.at("vocab_size").get<int>();
-    c.n_layer = j.at("n_layer").get<int>();
-    c.n_head = j.at("n_head").get<int>();
-    c.n_kv_head = j.at("n_kv_head").get<int>();
-    c.n_embd = j.at("n_embd").get<int>();
+    j = nlohmann::json::parse(json);
   } catch (const nlohmann::json::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("model_config: ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat("model_config: not JSON: ", e.what()));
+  }
+  if (!j.is_object()) return absl::InvalidArgumentError("model_config: not a JSON object");
+  ModelConfig c;
+  // Unknown keys (HEAD's window_pattern, ...) are ignored; each known one must be an int.
+  const std::pair<const char*, int*> fields[] = {{"sequence_len", &c.sequence_len}, {"vocab_size", &c.vocab_size},
+                                                 {"n_layer", &c.n_layer},           {"n_head", &c.n_head},
+                                                 {"n_kv_head", &c.n_kv_head},       {"n_embd", &c.n_embd}};
+  for (const auto& [key, field] : fields) {
+    auto it = j.find(key);
+    if (it == j.end()) return absl::InvalidArgumentError(absl::StrCat("model_config: \"", key, "\" is missing"));
+    if (!it->is_number_integer() || *it > std::numeric_limits<int>::max() || *it < std::numeric_limits<int>::min()) {
+      return absl::InvalidArgumentError(absl::StrCat("model_config: \"", key, "\" = ", it->dump(), " is not an int"));
+    }
+    *field = it->get<int>();
   }
   if (absl::Status s = c.Validate(); !s.ok()) return s;
   return c;

@@ -44,5 +44,22 @@ TEST(ModelConfig, JsonRoundTripInGptConfigOrder) {
   EXPECT_FALSE(ModelConfig::FromJson(R"({"n_layer":4})").ok());
 }
 
+TEST(ModelConfig, FromJsonChecksEachKey) {
+  const std::string rest = R"("vocab_size":8192,"n_layer":4,"n_head":2,"n_kv_head":2,"n_embd":256)";
+  // nanochat's HEAD adds keys of its own; they are not ours to check.
+  EXPECT_TRUE(ModelConfig::FromJson(R"({"sequence_len":2048,"window_pattern":"L",)" + rest + "}").ok());
+  EXPECT_THAT(ModelConfig::FromJson("{" + rest + "}").status().message(), HasSubstr("\"sequence_len\" is missing"));
+  EXPECT_THAT(ModelConfig::FromJson(R"({"sequence_len":2048.5,)" + rest + "}").status().message(),
+              HasSubstr("\"sequence_len\" = 2048.5 is not an int"));
+  EXPECT_THAT(ModelConfig::FromJson(R"({"sequence_len":"2048",)" + rest + "}").status().message(),
+              HasSubstr("is not an int"));
+  EXPECT_THAT(ModelConfig::FromJson(R"({"sequence_len":4294967296,)" + rest + "}").status().message(),
+              HasSubstr("is not an int"));
+  EXPECT_THAT(ModelConfig::FromJson(R"({"sequence_len":-1,)" + rest + "}").status().message(),
+              HasSubstr("must be positive"));
+  EXPECT_THAT(ModelConfig::FromJson("[1]").status().message(), HasSubstr("not a JSON object"));
+  EXPECT_THAT(ModelConfig::FromJson("{").status().message(), HasSubstr("not JSON"));
+}
+
 }  // namespace
 }  // namespace gpt_sft::compiler

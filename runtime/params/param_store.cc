@@ -97,6 +97,23 @@ const Param* ParamStore::Find(const std::string& name) const {
   return nullptr;
 }
 
+Param* ParamStore::Find(const std::string& name) {
+  return const_cast<Param*>(static_cast<const ParamStore*>(this)->Find(name));
+}
+
+std::vector<OptimizerGroup> ParamStore::OptimizerGroups() const {
+  using Opt = OptimizerGroup::Optimizer;
+  std::vector<OptimizerGroup> groups = {{Opt::kAdamW, ParamGroup::kUnembedding, {}},
+                                        {Opt::kAdamW, ParamGroup::kEmbedding, {}},
+                                        {Opt::kMuon, ParamGroup::kMatrix, {}}};
+  for (size_t k = 0; k < params_.size(); ++k) {
+    for (OptimizerGroup& g : groups) {
+      if (g.group == params_[k].group) g.params.push_back(k);
+    }
+  }
+  return groups;
+}
+
 int64_t ParamStore::NumParams() const {
   int64_t n = 0;
   for (const Param& p : params_) n += p.numel();
@@ -104,12 +121,22 @@ int64_t ParamStore::NumParams() const {
 }
 
 uint64_t ParamStore::Checksum() const {
+  // FNV-1a's offset basis and prime, fed 8 bytes at a time (a byte at a time cost 4 s on d20's
+  // 2.2 GB); the xor-shift after each multiply carries high bits down, and every step is a
+  // bijection of h, so any single changed word changes the result.
+  constexpr uint64_t kPrime = 0x100000001b3ULL;
   uint64_t h = 0xcbf29ce484222325ULL;
   for (const Param& p : params_) {
     const auto* bytes = reinterpret_cast<const unsigned char*>(p.data());
-    for (int64_t i = 0; i < p.numel() * static_cast<int64_t>(sizeof(float)); ++i) {
-      h = (h ^ bytes[i]) * 0x100000001b3ULL;
+    const size_t n = static_cast<size_t>(p.numel()) * sizeof(float);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t w;
+      std::memcpy(&w, bytes + i, 8);
+      h = (h ^ w) * kPrime;
+      h ^= h >> 32;
     }
+    for (; i < n; ++i) h = (h ^ bytes[i]) * kPrime;
   }
   return h;
 }

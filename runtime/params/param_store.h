@@ -33,6 +33,14 @@ struct Param {
   std::unique_ptr<float, Free> data_;  // 64-byte aligned, float32
 };
 
+/// One optimizer group of nanochat's setup_optimizers (NANOCHAT.md 4.1).
+struct OptimizerGroup {
+  enum class Optimizer { kAdamW, kMuon };
+  Optimizer optimizer;
+  ParamGroup group;            // which learning rate: unembedding, embedding or matrix
+  std::vector<size_t> params;  // indices into ParamStore::params(), in store order
+};
+
 class ParamStore {
  public:
   /// Allocates every parameter of `config`, zero-filled. Order: wte, then per layer
@@ -53,9 +61,15 @@ class ParamStore {
   std::vector<Param>& params() { return params_; }
   /// nullptr when no parameter has that name.
   const Param* Find(const std::string& name) const;
+  Param* Find(const std::string& name);
+  /// nanochat's groups in its order: AdamW {lm_head}, AdamW {wte}, Muon {every parameter in
+  /// transformer.h}. Together they hold every parameter exactly once.
+  std::vector<OptimizerGroup> OptimizerGroups() const;
   int64_t NumParams() const;
-  /// FNV-1a over every byte of every tensor, in order: ranks compare it to check they hold
-  /// bit-identical weights.
+  /// A 64-bit hash of every tensor's bytes, in order (FNV-1a's constants over little-endian
+  /// 8-byte words, h = ((h ^ w) * prime) ^ (h' >> 32), a tensor's last 4 bytes FNV-1a byte by
+  /// byte): ranks compare it to check they hold bit-identical weights, and checkpoint metas
+  /// record it. The algorithm is fixed: its value is the same on every machine.
   uint64_t Checksum() const;
 
  private:

@@ -45,6 +45,54 @@ TEST(ParamStore, GroupsFollowNanochat) {
   }
 }
 
+TEST(ParamStore, OptimizerGroupsInNanochatsOrder) {
+  ParamStore store = *ParamStore::Create(*compiler::ModelConfig::FromDepth(2, 512, 64));
+  const std::vector<OptimizerGroup> groups = store.OptimizerGroups();
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].optimizer, OptimizerGroup::Optimizer::kAdamW);
+  EXPECT_EQ(groups[0].params, (std::vector<size_t>{13}));  // lm_head
+  EXPECT_EQ(groups[1].optimizer, OptimizerGroup::Optimizer::kAdamW);
+  EXPECT_EQ(groups[1].params, (std::vector<size_t>{0}));  // wte
+  EXPECT_EQ(groups[2].optimizer, OptimizerGroup::Optimizer::kMuon);
+  ASSERT_EQ(groups[2].params.size(), 12u);
+  for (size_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(groups[2].params[i], i + 1);
+    EXPECT_EQ(store.params()[i + 1].name.rfind("transformer.h.", 0), 0u);
+  }
+}
+
+// Pinned draws, so a change of generator or stream seeding cannot pass unnoticed. The values
+// come from tests/golden/reference_init.py's algorithm run in plain Python (whose SplitMix64
+// gives the published first output 0xe220a8397b1dcdaf for seed 0). FLOAT_EQ (4 ulp) leaves
+// room for a libm that rounds log/cos/sin differently in the last bit.
+TEST(ParamStore, InitDrawsArePinned) {
+  ParamStore store = *ParamStore::Create(*compiler::ModelConfig::FromDepth(2, 512, 64));
+  store.InitNanochat(42);
+  const float* wte = store.Find("transformer.wte.weight")->data();
+  EXPECT_FLOAT_EQ(wte[0], 2.6744778156280518f);
+  EXPECT_FLOAT_EQ(wte[1], -1.0424296855926514f);
+  EXPECT_FLOAT_EQ(wte[2], 0.7968659400939941f);
+  EXPECT_FLOAT_EQ(wte[3], 0.618367612361908f);
+  const float* c_q = store.Find("transformer.h.0.attn.c_q.weight")->data();
+  EXPECT_FLOAT_EQ(c_q[0], -0.10299228876829147f);
+  EXPECT_FLOAT_EQ(c_q[1], 0.005323015619069338f);
+}
+
+// The checksum's algorithm is pinned: the expected value is the documented recipe computed
+// in plain Python (struct.pack('<f') and 64-bit integer arithmetic). Width 3 makes every
+// tensor's byte count odd in words, so the byte-wise tail is covered too.
+TEST(ParamStore, ChecksumIsPinned) {
+  ParamStore store = *ParamStore::Create(*compiler::ModelConfig::FromDepth(1, 5, 8, 3, 1));
+  for (size_t k = 0; k < store.params().size(); ++k) {
+    const Param& p = store.params()[k];
+    for (int64_t i = 0; i < p.numel(); ++i) p.data()[i] = static_cast<float>(k * 1000 + i) * 0.5f;
+  }
+  EXPECT_EQ(store.Checksum(), 0xe981b937b523e4e0ULL);
+  const uint64_t before = store.Checksum();
+  store.params()[7].data()[14] = std::nextafter(store.params()[7].data()[14], 1e9f);  // the last byte-wise tail
+  EXPECT_NE(store.Checksum(), before);
+}
+
 TEST(ParamStore, InitLikeNanochat) {
   ParamStore store = *ParamStore::Create(*compiler::ModelConfig::FromDepth(2, 512, 64));
   store.InitNanochat(42);
