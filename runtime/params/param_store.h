@@ -50,10 +50,9 @@ class ParamStore {
   /// nanochat's init_weights, from `seed`: Linear N(0, (1/sqrt(fan_in)) min(1, sqrt(fan_out/fan_in))),
   /// embedding N(0, 1), then zeros for lm_head and both c_proj of every block. The normal
   /// draws are our own (SplitMix64 + Box-Muller, one stream per tensor), identical on every
-  /// machine; they do not reproduce torch's generator. tests/golden/reference_init.py is
-  /// the same algorithm in Python, so golden files need not store initial weights.
-  /// `zero_output_projections = false` keeps the normal draws for lm_head and c_proj too
-  /// (golden tests use it so that every gradient is non-zero at step 0).
+  /// machine; they do not reproduce torch's generator (the golden files store torch's
+  /// initial weights, and their tests copy those in instead of calling this).
+  /// `zero_output_projections = false` keeps the normal draws for lm_head and c_proj too.
   void InitNanochat(uint64_t seed, bool zero_output_projections = true);
 
   const compiler::ModelConfig& config() const { return config_; }

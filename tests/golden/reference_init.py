@@ -1,60 +1,52 @@
-"""The ParamStore's initialisation (runtime/params/param_store.cc) in Python.
+"""nanochat's init_weights (shared/reference/NANOCHAT.md 2.1, 2.2) drawn with a torch.Generator.
 
-SplitMix64 + Box-Muller, one stream per tensor seeded with seed * 0x100000001b3 + k, std per
-nanochat's rule. Golden files therefore need not store initial weights: both sides draw them.
+The golden files store the drawn weights, so the C++ side loads them and never has to
+reproduce torch's generator.
 """
 import math
 
-import numpy as np
-
-MASK = (1 << 64) - 1
-
-
-def _splitmix64(state):
-    while True:
-        state = (state + 0x9E3779B97F4A7C15) & MASK
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        yield z ^ (z >> 31)
-
-
-def _normal(n, std, seed):
-    gen = _splitmix64(seed & MASK)
-    out = np.empty(n, dtype=np.float32)
-    for i in range(0, n, 2):
-        u1 = ((next(gen) >> 11) + 1.0) * (1.0 / 9007199254740992.0)
-        u2 = ((next(gen) >> 11) + 1.0) * (1.0 / 9007199254740992.0)
-        r, theta = math.sqrt(-2.0 * math.log(u1)), 2.0 * math.pi * u2
-        out[i] = std * r * math.cos(theta)
-        if i + 1 < n:
-            out[i + 1] = std * r * math.sin(theta)
-    return out
+import torch
 
 
 def param_specs(cfg):
-    """(name, shape, group) in nanochat's state_dict order."""
-    C, V, kv = cfg["n_embd"], cfg["vocab_size"], cfg["n_kv_head"] * (cfg["n_embd"] // cfg["n_head"])
-    specs = [("transformer.wte.weight", (V, C), "embedding")]
+    """[(name, (out, in))] in nanochat's state_dict order (2.2): wte, per layer c_q, c_k, c_v,
+    c_proj, c_fc, mlp c_proj, then lm_head."""
+    n_embd, vocab = cfg["n_embd"], cfg["vocab_size"]
+    kv_dim = cfg["n_kv_head"] * (n_embd // cfg["n_head"])
+    specs = [("transformer.wte.weight", (vocab, n_embd))]
     for i in range(cfg["n_layer"]):
         h = f"transformer.h.{i}."
-        specs += [(h + "attn.c_q.weight", (C, C), "matrix"), (h + "attn.c_k.weight", (kv, C), "matrix"),
-                  (h + "attn.c_v.weight", (kv, C), "matrix"), (h + "attn.c_proj.weight", (C, C), "matrix"),
-                  (h + "mlp.c_fc.weight", (4 * C, C), "matrix"), (h + "mlp.c_proj.weight", (C, 4 * C), "matrix")]
-    specs.append(("lm_head.weight", (V, C), "unembedding"))
+        specs += [
+            (h + "attn.c_q.weight", (n_embd, n_embd)),
+            (h + "attn.c_k.weight", (kv_dim, n_embd)),
+            (h + "attn.c_v.weight", (kv_dim, n_embd)),
+            (h + "attn.c_proj.weight", (n_embd, n_embd)),
+            (h + "mlp.c_fc.weight", (4 * n_embd, n_embd)),
+            (h + "mlp.c_proj.weight", (n_embd, 4 * n_embd)),
+        ]
+    specs.append(("lm_head.weight", (vocab, n_embd)))
     return specs
 
 
-def init_params(cfg, seed, zero_output_projections=True):
+def is_output_projection(name):
+    return name == "lm_head.weight" or name.endswith("c_proj.weight")
+
+
+def init_params(cfg, seed, zero_output_projections):
+    """name -> float32 tensor, in state_dict order, drawn in module-walk order from one
+    torch.Generator seeded with `seed`: wte ~ N(0, 1); a Linear (fan_out, fan_in) ~
+    N(0, std), std = (1/sqrt(fan_in)) * min(1, sqrt(fan_out/fan_in)). With
+    zero_output_projections (nanochat's real init) lm_head and every c_proj are then zeroed;
+    their draws are still made, so the other tensors do not depend on the flag."""
+    gen = torch.Generator().manual_seed(seed)
     params = {}
-    for k, (name, shape, group) in enumerate(param_specs(cfg)):
-        n = shape[0] * shape[1]
-        if zero_output_projections and (name == "lm_head.weight" or name.endswith("c_proj.weight")):
-            params[name] = np.zeros(shape, dtype=np.float32)
-            continue
-        std = 1.0
-        if group != "embedding":
-            fan_out, fan_in = shape
+    for name, (fan_out, fan_in) in param_specs(cfg):
+        if name == "transformer.wte.weight":
+            std = 1.0
+        else:
             std = (1.0 / math.sqrt(fan_in)) * min(1.0, math.sqrt(fan_out / fan_in))
-        params[name] = _normal(n, std, seed * 0x100000001B3 + k).reshape(shape)
+        w = torch.randn(fan_out, fan_in, generator=gen, dtype=torch.float32) * std
+        if zero_output_projections and is_output_projection(name):
+            w.zero_()
+        params[name] = w
     return params
