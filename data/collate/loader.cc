@@ -60,6 +60,7 @@ absl::StatusOr<Batch> BatchLoader::Next() {
   counters_.epochs_completed = stream_.epochs_completed();
   counters_.examples_consumed = stream_.consumed();
   counters_.examples_batched += batch->conversations;
+  counters_.buffered = bestfit_.has_value() ? bestfit_->buffered() : 0;
   counters_.truncated += batch->truncated_rows;
   counters_.supervised_tokens += batch->supervised_tokens;
   counters_.positions += batch->NumPositions();
