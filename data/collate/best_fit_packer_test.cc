@@ -48,32 +48,32 @@ BestFitPacker Make(int B, int T, int buffer_size) {
 TEST(BestFitPackerTest, PacksTinyExampleByHand) {
   VectorStream stream({
       Conv({1, 2, 3, 4}, {1, 1, 0, 1}),  // A: mask[0] = 1, yet its first token is no target
-      Conv({11, 12, 13, 14, 15}, {0, 0, 1, 1, 1}),                              // B
-      Conv({21, 22, 23, 24, 25}, {0, 0, 0, 0, 1}),                              // C
-      Conv({31, 32, 33}, {0, 0, 1}),                                            // D
-      Conv({41, 42, 43, 44}, {0, 0, 0, 1}),                                     // E
-      Conv({51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62},                    // F
+      Conv({11, 12, 13, 14, 15}, {0, 0, 1, 1, 1}),            // B
+      Conv({21, 22, 23, 24, 25}, {0, 0, 0, 0, 1}),            // C
+      Conv({31, 32, 33}, {0, 0, 1}),                          // D
+      Conv({41, 42, 43, 44}, {0, 0, 0, 1}),                   // E
+      Conv({51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62},  // F
            {0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}),
-      Conv({71, 72, 73, 74, 75, 76, 77}, {0, 0, 0, 1, 1, 1, 1}),                // G
-      Conv({81, 82, 83, 84, 85}, {0, 0, 0, 0, 1}),                              // H
+      Conv({71, 72, 73, 74, 75, 76, 77}, {0, 0, 0, 1, 1, 1, 1}),  // G
+      Conv({81, 82, 83, 84, 85}, {0, 0, 0, 0, 1}),                // H
   });
   BestFitPacker packer = Make(3, 8, 4);
   absl::StatusOr<Batch> batch = packer.Pack(std::ref(stream));
   ASSERT_TRUE(batch.ok()) << batch.status();
   ASSERT_TRUE(ValidateBatch(*batch).ok()) << ValidateBatch(*batch);
-  EXPECT_EQ(batch->inputs, (std::vector<int32_t>{11, 12, 13, 14, 15, 1, 2, 3,         //
-                                                 51, 52, 53, 54, 55, 56, 57, 58,       //
+  EXPECT_EQ(batch->inputs, (std::vector<int32_t>{11, 12, 13, 14, 15, 1,  2,  3,   //
+                                                 51, 52, 53, 54, 55, 56, 57, 58,  //
                                                  71, 72, 73, 74, 75, 76, 77, kPad}));
   // Row 0, t = 4: input 15 (B's last) would predict 1 (A's first, mask 1): crosses a
   // boundary, so -1. t = 7: input 3 predicts 4, which sits in slot T = 8.
-  EXPECT_EQ(batch->targets, (std::vector<int32_t>{X, 13, 14, 15, X, 2, X, 4,           //
-                                                  52, 53, 54, 55, 56, 57, 58, 59,      //
-                                                  X, X, 74, 75, 76, 77, X, X}));
-  EXPECT_EQ(batch->segment_ids, (std::vector<int32_t>{0, 0, 0, 0, 0, 1, 1, 1,          //
-                                                      0, 0, 0, 0, 0, 0, 0, 0,          //
+  EXPECT_EQ(batch->targets, (std::vector<int32_t>{X,  13, 14, 15, X,  2,  X,  4,   //
+                                                  52, 53, 54, 55, 56, 57, 58, 59,  //
+                                                  X,  X,  74, 75, 76, 77, X,  X}));
+  EXPECT_EQ(batch->segment_ids, (std::vector<int32_t>{0, 0, 0, 0, 0, 1, 1, 1,  //
+                                                      0, 0, 0, 0, 0, 0, 0, 0,  //
                                                       0, 0, 0, 0, 0, 0, 0, 1}));
-  EXPECT_EQ(batch->positions, (std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2,            //
-                                                    0, 1, 2, 3, 4, 5, 6, 7,            //
+  EXPECT_EQ(batch->positions, (std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2,  //
+                                                    0, 1, 2, 3, 4, 5, 6, 7,  //
                                                     0, 1, 2, 3, 4, 5, 6, 0}));
   EXPECT_EQ(batch->supervised_tokens, 5 + 8 + 4);
   EXPECT_EQ(batch->truncated_rows, 1);
@@ -105,8 +105,7 @@ TEST(BestFitPackerTest, ErrorsAreReportedNotSkipped) {
 
   BestFitPacker packer = Make(1, 8, 2);
   VectorStream empty({Conv({}, {}), Conv({1}, {0})});
-  EXPECT_NE(packer.Pack(std::ref(empty)).status().message().find("no tokens"),
-            std::string::npos);
+  EXPECT_NE(packer.Pack(std::ref(empty)).status().message().find("no tokens"), std::string::npos);
   VectorStream ragged({Conv({1, 2}, {0})});
   EXPECT_NE(packer.Pack(std::ref(ragged)).status().message().find("2 ids but 1 mask"),
             std::string::npos);
@@ -133,8 +132,8 @@ std::vector<RenderedConversation> TaggedConversations(int count, uint32_t seed) 
 }
 
 // Best fit re-derived on lengths only: the conversation ids placed in each row.
-std::vector<std::vector<int>> ReferenceRows(const std::vector<RenderedConversation>& all,
-                                            int rows, int T, int buffer_size) {
+std::vector<std::vector<int>> ReferenceRows(const std::vector<RenderedConversation>& all, int rows,
+                                            int T, int buffer_size) {
   std::vector<std::vector<int>> out(rows);
   std::vector<int> buffer;  // conversation ids, arrival order
   size_t next = 0;

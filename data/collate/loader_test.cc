@@ -70,8 +70,8 @@ TEST(LoaderTest, ShapesAreAlwaysBTForBothPackings) {
       ASSERT_TRUE(batch.ok()) << batch.status();
       EXPECT_EQ(batch->B, 4);
       EXPECT_EQ(batch->T, 2048);
-      for (const auto* t : {&batch->inputs, &batch->targets, &batch->segment_ids,
-                            &batch->positions}) {
+      for (const auto* t :
+           {&batch->inputs, &batch->targets, &batch->segment_ids, &batch->positions}) {
         EXPECT_EQ(t->size(), 4u * 2048u);
       }
       ASSERT_TRUE(ValidateBatch(*batch).ok()) << ValidateBatch(*batch);
@@ -88,7 +88,8 @@ TEST(LoaderTest, PadRanksPartitionOneEpoch) {
   for (int world : {2, 4}) {
     std::multiset<int> seen;
     for (int rank = 0; rank < world; ++rank) {
-      std::unique_ptr<BatchLoader> loader = Make(&source, {1, 16, Packing::kPad, rank, world, kPad});
+      std::unique_ptr<BatchLoader> loader =
+          Make(&source, {1, 16, Packing::kPad, rank, world, kPad});
       const int per_epoch = (n - rank + world - 1) / world;
       for (int k = 0; k < per_epoch; ++k) {
         absl::StatusOr<Batch> batch = loader->Next();

@@ -80,8 +80,7 @@ TEST(ShardedStreamTest, EmptyConversationIsAnErrorNamingItsIndex) {
   InMemoryConversationSource bad({RenderedConversation{{1}, {0}}, RenderedConversation{}});
   absl::StatusOr<ShardedConversationStream> s = ShardedConversationStream::Create(&bad, 1, 2);
   ASSERT_TRUE(s.ok());
-  EXPECT_NE(s->Next().status().message().find("conversation 1 has no tokens"),
-            std::string::npos);
+  EXPECT_NE(s->Next().status().message().find("conversation 1 has no tokens"), std::string::npos);
 }
 
 }  // namespace
