@@ -7,12 +7,11 @@
 namespace gpt_sft::data {
 namespace {
 
-absl::Status CheckSize(const std::vector<int32_t>& tensor, const char* name,
-                       const Batch& batch) {
+absl::Status CheckSize(const std::vector<int32_t>& tensor, const char* name, const Batch& batch) {
   if (static_cast<int64_t>(tensor.size()) != batch.NumPositions()) {
     return absl::InvalidArgumentError(absl::StrCat("Batch.", name, " holds ", tensor.size(),
-                                                   " values; [B, T] = [", batch.B, ", ",
-                                                   batch.T, "] needs ", batch.NumPositions()));
+                                                   " values; [B, T] = [", batch.B, ", ", batch.T,
+                                                   "] needs ", batch.NumPositions()));
   }
   return absl::OkStatus();
 }
@@ -29,12 +28,10 @@ absl::Status CheckRowLayout(const Batch& batch, int b) {
     const int32_t prev_seg = t == 0 ? 0 : batch.segment_ids[batch.Offset(b, t - 1)];
     const bool starts_segment = t == 0 || seg != prev_seg;
     if (seg != prev_seg && seg != prev_seg + 1) {
-      return absl::InvalidArgumentError(absl::StrCat(At("segment_ids", b, t), " = ", seg,
-                                                     " follows ", prev_seg,
-                                                     "; expected it or one more"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          At("segment_ids", b, t), " = ", seg, " follows ", prev_seg, "; expected it or one more"));
     }
-    const int32_t want_pos =
-        starts_segment ? 0 : batch.positions[batch.Offset(b, t - 1)] + 1;
+    const int32_t want_pos = starts_segment ? 0 : batch.positions[batch.Offset(b, t - 1)] + 1;
     if (pos != want_pos) {
       return absl::InvalidArgumentError(
           absl::StrCat(At("positions", b, t), " = ", pos, "; expected ", want_pos));
@@ -80,10 +77,9 @@ absl::Status ValidateBatch(const Batch& batch) {
     return absl::InvalidArgumentError(
         absl::StrCat("Batch shape [", batch.B, ", ", batch.T, "] must be positive"));
   }
-  for (auto [tensor, name] : {std::pair{&batch.inputs, "inputs"},
-                              std::pair{&batch.targets, "targets"},
-                              std::pair{&batch.segment_ids, "segment_ids"},
-                              std::pair{&batch.positions, "positions"}}) {
+  for (auto [tensor, name] :
+       {std::pair{&batch.inputs, "inputs"}, std::pair{&batch.targets, "targets"},
+        std::pair{&batch.segment_ids, "segment_ids"}, std::pair{&batch.positions, "positions"}}) {
     if (absl::Status s = CheckSize(*tensor, name, batch); !s.ok()) return s;
   }
   for (int b = 0; b < batch.B; ++b) {
@@ -102,14 +98,14 @@ absl::Status ValidateBatch(const Batch& batch) {
     }
   }
   if (const int64_t counted = CountSupervised(batch); counted != batch.supervised_tokens) {
-    return absl::InvalidArgumentError(absl::StrCat("Batch.supervised_tokens = ",
-                                                   batch.supervised_tokens, " but targets hold ",
-                                                   counted, " supervised entries"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Batch.supervised_tokens = ", batch.supervised_tokens, " but targets hold ",
+                     counted, " supervised entries"));
   }
   if (batch.content_positions < 0 || batch.content_positions > batch.NumPositions()) {
-    return absl::InvalidArgumentError(absl::StrCat("Batch.content_positions = ",
-                                                   batch.content_positions, " is outside [0, ",
-                                                   batch.NumPositions(), "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Batch.content_positions = ", batch.content_positions, " is outside [0, ",
+                     batch.NumPositions(), "]"));
   }
   return absl::OkStatus();
 }

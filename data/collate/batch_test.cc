@@ -18,7 +18,7 @@ TEST(BatchTest, NewBatchHasShapeAndIgnoredTargets) {
 
 TEST(BatchTest, PaddingFractionCountsPositionsWithoutTarget) {
   Batch batch = NewBatch(2, 4);
-  batch.targets = {5, -1, 7, -1,  //
+  batch.targets = {5,  -1, 7,  -1,  //
                    -1, -1, -1, 9};
   batch.content_positions = 6;
   EXPECT_EQ(CountSupervised(batch), 3);
@@ -37,9 +37,7 @@ Batch ValidBatch() {
   return batch;
 }
 
-TEST(BatchTest, ValidateAcceptsWellFormedBatch) {
-  EXPECT_TRUE(ValidateBatch(ValidBatch()).ok());
-}
+TEST(BatchTest, ValidateAcceptsWellFormedBatch) { EXPECT_TRUE(ValidateBatch(ValidBatch()).ok()); }
 
 TEST(BatchTest, ValidateRejectsEachBrokenInvariant) {
   Batch batch = ValidBatch();

@@ -10,17 +10,16 @@ namespace gpt_sft::data {
 
 absl::StatusOr<BestFitPacker> BestFitPacker::Create(const BestFitOptions& options) {
   if (options.B <= 0 || options.T <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat("BestFitPacker: shape [B, T] = [",
-                                                   options.B, ", ", options.T,
-                                                   "] must be positive"));
+    return absl::InvalidArgumentError(absl::StrCat("BestFitPacker: shape [B, T] = [", options.B,
+                                                   ", ", options.T, "] must be positive"));
   }
   if (options.pad_id < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "BestFitPacker: pad_id = ", options.pad_id, "; pass a token id >= 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("BestFitPacker: pad_id = ", options.pad_id, "; pass a token id >= 0"));
   }
   if (options.buffer_size <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "BestFitPacker: buffer_size = ", options.buffer_size, " must be positive"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("BestFitPacker: buffer_size = ", options.buffer_size, " must be positive"));
   }
   return BestFitPacker(options);
 }
@@ -32,8 +31,8 @@ absl::Status BestFitPacker::Refill(NextConversation next) {
     if (!c.ok()) return c.status();
     if (c->ids.size() != c->mask.size()) {
       return absl::InvalidArgumentError(absl::StrCat("BestFitPacker: a conversation has ",
-                                                     c->ids.size(), " ids but ",
-                                                     c->mask.size(), " mask entries"));
+                                                     c->ids.size(), " ids but ", c->mask.size(),
+                                                     " mask entries"));
     }
     if (c->ids.empty()) {
       return absl::InvalidArgumentError(

@@ -49,10 +49,10 @@ TEST(FixedPadCollatorTest, PadsShortRowAndTruncatesLongRowOnTinyExample) {
 
 TEST(FixedPadCollatorTest, RowsOfLengthTAndTPlusOneAreNotTruncated) {
   std::vector<RenderedConversation> rows = {
-      Conv({1, 2, 3, 4, 5}, {0, 1, 1, 1, 1}),        // n = T+1 = 5: every target used
-      Conv({6, 7, 8, 9}, {0, 1, 1, 1}),              // n = T: last target is -1
-      Conv({3}, {1}),                                // a single token: nothing to predict
-      Conv({}, {}),                                  // empty: all pad
+      Conv({1, 2, 3, 4, 5}, {0, 1, 1, 1, 1}),  // n = T+1 = 5: every target used
+      Conv({6, 7, 8, 9}, {0, 1, 1, 1}),        // n = T: last target is -1
+      Conv({3}, {1}),                          // a single token: nothing to predict
+      Conv({}, {}),                            // empty: all pad
   };
   absl::StatusOr<Batch> batch = Make(4, 4).Collate(rows);
   ASSERT_TRUE(batch.ok()) << batch.status();
@@ -98,7 +98,8 @@ TEST(FixedPadCollatorTest, MatchesNanochatTargetsOnRandomRows) {
     for (int b = 0; b < B; ++b) {
       const size_t n = rows[b].ids.size();
       for (int t = 0; t < T; ++t) {
-        EXPECT_EQ(batch->inputs[batch->Offset(b, t)], t < static_cast<int>(n) ? rows[b].ids[t] : kPad);
+        EXPECT_EQ(batch->inputs[batch->Offset(b, t)],
+                  t < static_cast<int>(n) ? rows[b].ids[t] : kPad);
       }
     }
     ASSERT_TRUE(ValidateBatch(*batch).ok()) << ValidateBatch(*batch);

@@ -7,8 +7,8 @@ namespace gpt_sft::data {
 
 absl::StatusOr<RenderedConversation> InMemoryConversationSource::Render(int64_t index) const {
   if (index < 0 || index >= size()) {
-    return absl::OutOfRangeError(absl::StrCat("InMemoryConversationSource::Render: index ",
-                                              index, " is outside [0, ", size(), ")"));
+    return absl::OutOfRangeError(absl::StrCat("InMemoryConversationSource::Render: index ", index,
+                                              " is outside [0, ", size(), ")"));
   }
   return conversations_[static_cast<size_t>(index)];
 }

@@ -11,16 +11,16 @@ namespace gpt_sft::data {
 absl::StatusOr<Packing> ParsePacking(absl::string_view flag_value) {
   if (flag_value == "pad") return Packing::kPad;
   if (flag_value == "bestfit") return Packing::kBestFit;
-  return absl::InvalidArgumentError(absl::StrCat("--packing=", flag_value,
-                                                 ": expected \"pad\" or \"bestfit\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--packing=", flag_value, ": expected \"pad\" or \"bestfit\""));
 }
 
 absl::string_view PackingName(Packing packing) {
   return packing == Packing::kPad ? "pad" : "bestfit";
 }
 
-absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(
-    const ConversationSource* source, const LoaderOptions& options) {
+absl::StatusOr<std::unique_ptr<BatchLoader>> BatchLoader::Create(const ConversationSource* source,
+                                                                 const LoaderOptions& options) {
   absl::StatusOr<ShardedConversationStream> stream =
       ShardedConversationStream::Create(source, options.rank, options.world_size);
   if (!stream.ok()) return stream.status();
@@ -60,6 +60,7 @@ absl::StatusOr<Batch> BatchLoader::Next() {
   counters_.epochs_completed = stream_.epochs_completed();
   counters_.examples_consumed = stream_.consumed();
   counters_.examples_batched += batch->conversations;
+  counters_.buffered = bestfit_.has_value() ? bestfit_->buffered() : 0;
   counters_.truncated += batch->truncated_rows;
   counters_.supervised_tokens += batch->supervised_tokens;
   counters_.positions += batch->NumPositions();

@@ -40,12 +40,13 @@ struct LoaderOptions {
 /// Running totals since the loader was created.
 struct LoaderCounters {
   int64_t batches = 0;
-  int64_t epochs_completed = 0;    // wraps of this rank's walk over the source
-  int64_t examples_consumed = 0;   // conversations rendered from the source
-  int64_t examples_batched = 0;    // conversations placed in batches (bestfit buffers ahead)
-  int64_t truncated = 0;           // placed conversations cut to T+1 tokens
-  int64_t supervised_tokens = 0;   // targets != -1 over all batches
-  int64_t positions = 0;           // B*T over all batches
+  int64_t epochs_completed = 0;   // wraps of this rank's walk over the source
+  int64_t examples_consumed = 0;  // conversations rendered from the source
+  int64_t examples_batched = 0;   // conversations placed in batches
+  int64_t buffered = 0;           // consumed, not yet batched (bestfit's buffer; pad: 0)
+  int64_t truncated = 0;          // placed conversations cut to T+1 tokens
+  int64_t supervised_tokens = 0;  // targets != -1 over all batches
+  int64_t positions = 0;          // B*T over all batches
 };
 
 class BatchLoader {
@@ -72,8 +73,8 @@ class BatchLoader {
 
   LoaderOptions options_;
   ShardedConversationStream stream_;
-  std::optional<FixedPadCollator> pad_;     // set iff packing == kPad
-  std::optional<BestFitPacker> bestfit_;    // set iff packing == kBestFit
+  std::optional<FixedPadCollator> pad_;   // set iff packing == kPad
+  std::optional<BestFitPacker> bestfit_;  // set iff packing == kBestFit
   LoaderCounters counters_;
 };
 

@@ -4,8 +4,7 @@
 
 namespace gpt_sft::data {
 
-RowWriter::RowWriter(Batch* batch, int b, int32_t pad_id)
-    : batch_(batch), b_(b), pad_id_(pad_id) {}
+RowWriter::RowWriter(Batch* batch, int b, int32_t pad_id) : batch_(batch), b_(b), pad_id_(pad_id) {}
 
 void RowWriter::Append(const RenderedConversation& conversation, int n) {
   const int T = batch_->T;
@@ -37,7 +36,7 @@ void RowWriter::Finish(PadLayout layout) {
   const int32_t segment = own ? segments_ : segments_ - 1;
   if (filled_ < T) {
     int32_t position = own ? 0 : batch_->positions[row + filled_ - 1] + 1;
-      for (int t = filled_; t < T; ++t) {
+    for (int t = filled_; t < T; ++t) {
       batch_->inputs[row + t] = pad_id_;
       batch_->segment_ids[row + t] = segment;
       batch_->positions[row + t] = position++;

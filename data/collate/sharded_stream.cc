@@ -14,14 +14,13 @@ absl::StatusOr<ShardedConversationStream> ShardedConversationStream::Create(
   }
   if (world_size <= 0 || rank < 0 || rank >= world_size) {
     return absl::InvalidArgumentError(absl::StrCat("ShardedConversationStream: rank ", rank,
-                                                   " is outside [0, world_size = ",
-                                                   world_size, ")"));
+                                                   " is outside [0, world_size = ", world_size,
+                                                   ")"));
   }
   if (source->size() <= rank) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("ShardedConversationStream: the source has ", source->size(),
-                     " conversations, so rank ", rank, " of ", world_size,
-                     " would get none; use fewer ranks or more data"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "ShardedConversationStream: the source has ", source->size(), " conversations, so rank ",
+        rank, " of ", world_size, " would get none; use fewer ranks or more data"));
   }
   return ShardedConversationStream(source, rank, world_size);
 }
@@ -34,9 +33,8 @@ absl::StatusOr<RenderedConversation> ShardedConversationStream::Next() {
                         absl::StrCat("conversation ", index, ": ", c.status().message()));
   }
   if (c->ids.size() != c->mask.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("conversation ", index, " has ",
-                                                   c->ids.size(), " ids but ",
-                                                   c->mask.size(), " mask entries"));
+    return absl::InvalidArgumentError(absl::StrCat("conversation ", index, " has ", c->ids.size(),
+                                                   " ids but ", c->mask.size(), " mask entries"));
   }
   if (c->ids.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("conversation ", index, " has no tokens"));
