@@ -13,20 +13,27 @@
 
 namespace gpt_sft::data {
 
-/// Token (mask) sequence:
-///   <|bos|>(0)
-///   user:      <|user_start|>(0) text(0) <|user_end|>(0)
-///   assistant: <|assistant_start|>(0) then a string text(1), or per part (each encoded
-///              on its own, so BPE never spans a part boundary): text(1);
-///              <|python_start|>(1) code(1) <|python_end|>(1);
-///              <|output_start|>(0) output(0) <|output_end|>(0); then <|assistant_end|>(1)
-/// A leading system message is folded into the first user message as
-/// system + "\n\n" + user. Both lists are truncated to `max_tokens`.
-absl::StatusOr<RenderedConversation> RenderConversation(const Conversation& conv,
-                                                        const Tokenizer& tok, int max_tokens = 2048);
+/// The token sequence, each token with its mask bit in brackets:
+///   <|bos|>[0]
+///   user:      <|user_start|>[0] encode(text)[0] <|user_end|>[0]
+///   assistant: <|assistant_start|>[0], then
+///              a string:  encode(text)[1]
+///              or parts, each encoded on its own (BPE never spans a part boundary):
+///                text           encode(text)[1]
+///                python         <|python_start|>[1] encode(code)[1] <|python_end|>[1]
+///                python_output  <|output_start|>[0] encode(output)[0] <|output_end|>[0]
+///              then <|assistant_end|>[1]
+/// A leading system message is folded into the first user message as one string,
+/// system + "\n\n" + user. Then ids and mask are both cut to their first `max_tokens`.
+/// Errors (InvalidArgument): what ValidateConversation rejects; max_tokens < 1.
+absl::StatusOr<RenderedConversation> RenderConversation(const Conversation& conv, const Tokenizer& tok,
+                                                        int max_tokens = 2048);
 
-/// The prompt for completing the conversation's final assistant message: everything but
-/// that message, rendered (and truncated) as above, then <|assistant_start|>.
+/// The prompt for completing the conversation's last message, which must be the
+/// assistant's: every message but that one, rendered (and cut to `max_tokens`) as above,
+/// then <|assistant_start|>. So the result has at most max_tokens + 1 ids.
+/// Errors: a conversation with fewer than 2 messages or not ending in an assistant
+/// message, and what RenderConversation rejects.
 absl::StatusOr<std::vector<int32_t>> RenderForCompletion(const Conversation& conv, const Tokenizer& tok,
                                                          int max_tokens = 2048);
 

@@ -4,6 +4,7 @@
 #include "data/tasks/custom_json_task.h"
 #include "data/tasks/multiple_choice_task.h"
 #include "data/tasks/spelling_tasks.h"
+#include "data/tasks/synthetic_multiple_choice.h"
 
 namespace gpt_sft::data {
 

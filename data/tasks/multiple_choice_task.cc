@@ -1,45 +1,73 @@
-// Implements the multiple-choice tasks.
+// Implements the JSONL multiple-choice task and nanochat's render_mc.
 #include "data/tasks/multiple_choice_task.h"
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "data/tasks/jsonl_file.h"
-#include "data/tasks/python_random.h"
 
 namespace gpt_sft::data {
 namespace {
 
-absl::StatusOr<MultipleChoiceQuestion> ParseQuestion(const std::string& line, const std::string& where) {
-  auto bad = [&](const std::string& m) { return absl::InvalidArgumentError(absl::StrCat(where, ": ", m)); };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::exception& e) {
-    return bad(absl::StrCat("malformed JSON: ", e.what()));
+using nlohmann::json;
+
+// Reads a string field, or a list of strings; `what` names it in errors.
+absl::Status ReadString(const json& j, const char* key, std::string* out) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" must be a string"));
+  *out = it->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadStrings(const json& j, const char* key, std::vector<std::string>* out) {
+  const auto it = j.find(key);
+  const absl::Status bad = absl::InvalidArgumentError(absl::StrCat("\"", key, "\" must be a list of strings"));
+  if (it == j.end() || !it->is_array()) return bad;
+  for (const json& s : *it) {
+    if (!s.is_string()) return bad;
+    out->push_back(s.get<std::string>());
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MultipleChoiceQuestion> ParseQuestion(const std::string& line) {
+  json j;
+  try {
+    j = json::parse(line);
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", e.what()));
+  }
+  if (!j.is_object()) return absl::InvalidArgumentError("expected a JSON object {\"question\", \"choices\", \"answer\"}");
   MultipleChoiceQuestion q;
-  try {
-    q.question = j.at("question").get<std::string>();
-    q.choices = j.at("choices").get<std::vector<std::string>>();
-    q.answer = j.at("answer").get<std::string>();
-    if (j.contains("letters")) q.letters = j["letters"].get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    return bad(absl::StrCat("expected {\"question\": str, \"choices\": [str], \"answer\": str}: ", e.what()));
+  absl::Status s = ReadString(j, "question", &q.question);
+  if (s.ok()) s = ReadStrings(j, "choices", &q.choices);
+  if (s.ok()) s = ReadString(j, "answer", &q.answer);
+  if (s.ok() && j.contains("letters")) s = ReadStrings(j, "letters", &q.letters);
+  if (!s.ok()) return s;
+  if (!j.contains("letters")) {
+    for (size_t i = 0; i < q.choices.size() && i < 26; ++i) q.letters.push_back(std::string(1, static_cast<char>('A' + i)));
   }
-  if (q.choices.size() < 2) return bad("a question needs at least 2 choices");
-  if (q.letters.empty()) {
-    for (size_t i = 0; i < q.choices.size(); ++i) q.letters.push_back(std::string(1, static_cast<char>('A' + i)));
-  }
-  if (q.letters.size() != q.choices.size()) return bad("\"letters\" and \"choices\" differ in length");
-  if (std::find(q.letters.begin(), q.letters.end(), q.answer) == q.letters.end()) {
-    return bad(absl::StrCat("answer \"", q.answer, "\" is not one of the letters"));
-  }
+  if (absl::Status v = ValidateMultipleChoice(q); !v.ok()) return v;
   return q;
 }
 
 }  // namespace
+
+absl::Status ValidateMultipleChoice(const MultipleChoiceQuestion& q) {
+  if (q.choices.size() < 2) return absl::InvalidArgumentError(absl::StrCat("a question needs at least 2 choices, got ", q.choices.size()));
+  if (q.letters.size() != q.choices.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(q.letters.size(), " letters for ", q.choices.size(),
+                                                   " choices (default letters go up to Z)"));
+  }
+  absl::flat_hash_set<std::string> seen;
+  for (const std::string& l : q.letters) {
+    if (l.empty()) return absl::InvalidArgumentError("a letter is empty");
+    if (!seen.insert(l).second) return absl::InvalidArgumentError(absl::StrCat("letter \"", l, "\" appears twice"));
+  }
+  if (!seen.contains(q.answer)) return absl::InvalidArgumentError(absl::StrCat("answer \"", q.answer, "\" is not one of the letters"));
+  return absl::OkStatus();
+}
 
 std::string RenderMultipleChoice(const MultipleChoiceQuestion& q) {
   std::string s = absl::StrCat("Multiple Choice question: ", q.question, "\n");
@@ -50,7 +78,7 @@ std::string RenderMultipleChoice(const MultipleChoiceQuestion& q) {
 
 Example MultipleChoiceExample(const MultipleChoiceQuestion& q) {
   Example ex;
-  ex.conversation.messages = {{Role::kUser, RenderMultipleChoice(q), {}}, {Role::kAssistant, q.answer, {}}};
+  ex.conversation.messages = {Message::User(RenderMultipleChoice(q)), Message::Assistant(q.answer)};
   ex.letters = q.letters;
   ex.answer = q.answer;
   return ex;
@@ -59,8 +87,8 @@ Example MultipleChoiceExample(const MultipleChoiceQuestion& q) {
 absl::StatusOr<std::unique_ptr<MultipleChoiceTask>> MultipleChoiceTask::Load(const std::string& path) {
   std::vector<MultipleChoiceQuestion> questions;
   absl::Status s = ForEachJsonlLine(path, [&](const std::string& line, const std::string& where) {
-    absl::StatusOr<MultipleChoiceQuestion> q = ParseQuestion(line, where);
-    if (!q.ok()) return q.status();
+    absl::StatusOr<MultipleChoiceQuestion> q = ParseQuestion(line);
+    if (!q.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", q.status().message()));
     questions.push_back(*std::move(q));
     return absl::OkStatus();
   });
@@ -70,30 +98,9 @@ absl::StatusOr<std::unique_ptr<MultipleChoiceTask>> MultipleChoiceTask::Load(con
 
 absl::StatusOr<Example> MultipleChoiceTask::GetExample(int64_t index) const {
   if (index < 0 || index >= num_examples()) {
-    return absl::OutOfRangeError(absl::StrCat(name(), ": example ", index, " of ", num_examples()));
+    return absl::OutOfRangeError(absl::StrCat(name(), ": example ", index, " is outside [0, ", num_examples(), ")"));
   }
   return MultipleChoiceExample(questions_[index]);
-}
-
-absl::StatusOr<Example> SyntheticMultipleChoiceTask::GetExample(int64_t index) const {
-  if (index < 0 || index >= n_) return absl::OutOfRangeError(absl::StrCat(name(), ": example ", index));
-  PythonRandom rng(seed_ * 1000003 + index);
-  const int a = static_cast<int>(rng.RandBelow(50)) + 1, b = static_cast<int>(rng.RandBelow(50)) + 1;
-  const int right = a + b;
-  std::vector<int> values = {right};
-  while (values.size() < 4) {  // distinct wrong answers near the right one
-    int v = right + static_cast<int>(rng.RandBelow(21)) - 10;
-    if (v > 0 && std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
-  }
-  rng.Shuffle(&values);
-  MultipleChoiceQuestion q;
-  q.question = absl::StrCat("What is ", a, " + ", b, "?");
-  for (int i = 0; i < 4; ++i) {
-    q.choices.push_back(absl::StrCat(values[i]));
-    q.letters.push_back(std::string(1, static_cast<char>('A' + i)));
-    if (values[i] == right) q.answer = q.letters.back();
-  }
-  return MultipleChoiceExample(q);
 }
 
 }  // namespace gpt_sft::data

@@ -7,6 +7,9 @@
 namespace gpt_sft::data {
 
 TaskMixture::TaskMixture(std::vector<std::shared_ptr<const Task>> tasks) : tasks_(std::move(tasks)) {
+  int64_t total = 0;
+  for (const auto& t : tasks_) total += t->size();
+  order_.reserve(total);
   for (int t = 0; t < static_cast<int>(tasks_.size()); ++t) {
     for (int64_t l = 0; l < tasks_[t]->size(); ++l) order_.emplace_back(t, l);
   }
@@ -14,7 +17,7 @@ TaskMixture::TaskMixture(std::vector<std::shared_ptr<const Task>> tasks) : tasks
 }
 
 absl::StatusOr<Example> TaskMixture::Get(int64_t i) const {
-  if (i < 0 || i >= size()) return absl::OutOfRangeError(absl::StrCat("mixture row ", i, " of ", size()));
+  if (i < 0 || i >= size()) return absl::OutOfRangeError(absl::StrCat("mixture row ", i, " is outside [0, ", size(), ")"));
   const auto [t, l] = order_[i];
   return tasks_[t]->Get(l);
 }
