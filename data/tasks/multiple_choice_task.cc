@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-// Reads a string field, or a list of strings; `what` names it in errors.
+// Reads j[key] as a string (or, below, a list of strings); errors name the key.
 absl::Status ReadString(const json& j, const char* key, std::string* out) {
   const auto it = j.find(key);
   if (it == j.end() || !it->is_string()) return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" must be a string"));
