@@ -161,7 +161,7 @@ TEST(ExtractHashAnswer, FollowsGsm8k) {
   EXPECT_EQ(ExtractHashAnswer("#### x then #### 7"), "7");          // skips a non-number
   EXPECT_EQ(ExtractHashAnswer("#### -x then #### -2"), "-2");
   EXPECT_EQ(ExtractHashAnswer("##### 5"), "5");                     // "#### " inside "##### "
-  EXPECT_EQ(ExtractHashAnswer("#### .,"), "."); 
+  EXPECT_EQ(ExtractHashAnswer("#### .,"), ".");
   EXPECT_EQ(ExtractHashAnswer("####5"), std::nullopt);              // the space is required
   EXPECT_EQ(ExtractHashAnswer("no answer"), std::nullopt);
 }
