@@ -6,17 +6,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "data/tasks/test_tasks.h"
 
 namespace gpt_sft::data {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string WriteTemp(const std::string& name, const std::string& contents) {
-  const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
-  std::ofstream(path, std::ios::binary) << contents;
-  return path;
-}
 
 TEST(RenderMultipleChoice, MatchesNanochatByteForByte) {
   // python3, nanochat's render_mc: "Multiple Choice question: " + q + "\n"

@@ -1,13 +1,25 @@
-// A task for tests: n numbered one-turn conversations whose answer is "<id>:<index>".
+// Test helpers for data/tasks: a numbered task, and a temp-file writer for bad-file cases.
 #ifndef GPT_SFT_DATA_TASKS_TEST_TASKS_H_
 #define GPT_SFT_DATA_TASKS_TEST_TASKS_H_
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "data/tasks/task.h"
+#include "gtest/gtest.h"
 
 namespace gpt_sft::data {
+
+/// Writes `contents` to `name` in the test's temp directory and returns its path.
+inline std::string WriteTemp(const std::string& name, const std::string& contents) {
+  const std::string path = (std::filesystem::path(::testing::TempDir()) / name).string();
+  std::ofstream(path, std::ios::binary) << contents;
+  return path;
+}
+
+/// n numbered one-turn conversations whose answer is "<id>:<index>".
 
 class NumberedTask : public Task {
  public:
