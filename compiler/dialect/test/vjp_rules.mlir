@@ -28,6 +28,14 @@ func.func @vjp(%wte: tensor<64x16xf32>, %ids: tensor<2x8xi32>, %w: tensor<32x16x
   // CHECK-NEXT: gpt.attention_grad %[[Q]], %[[K]], %[[R]], %[[O]], %[[O]], segments %[[P]] {causal = false, gpt.vjp_of = "gpt.attention#2"} : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8xi32>
   %o = gpt.attention %q, %k, %r, segments %pos {causal = false} : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8xi32>
 
+  // Without the optional operands the rules return one cotangent per present operand.
+  // CHECK: %[[R2:.*]] = gpt.rotary %[[K]] : tensor<2x8x2x8xf32>
+  // CHECK-NEXT: gpt.rotary_grad %[[R2]] {gpt.vjp_of = "gpt.rotary#0"} : tensor<2x8x2x8xf32>
+  %r2 = gpt.rotary %k : tensor<2x8x2x8xf32>
+  // CHECK: %[[O2:.*]] = gpt.attention %[[Q]], %[[K]], %[[R2]] :
+  // CHECK-NEXT: gpt.attention_grad %[[Q]], %[[K]], %[[R2]], %[[O2]], %[[O2]] {gpt.vjp_of = "gpt.attention#2"} :
+  %o2 = gpt.attention %q, %k, %r2 : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>
+
   // CHECK: %[[RS:.*]] = gpt.relu_square %[[A:.*]] :
   // CHECK-NEXT: gpt.relu_square_grad %[[A]], %[[RS]] {gpt.vjp_of = "gpt.relu_square#0"}
   %rs = gpt.relu_square %a : tensor<2x8x32xf32>
