@@ -24,14 +24,16 @@ std::unique_ptr<mlir::MLIRContext> MakeGptContext() {
 TestModule::TestModule(std::unique_ptr<mlir::MLIRContext> context, mlir::OwningOpRef<mlir::ModuleOp> module)
     : context_(std::move(context)), module_(std::move(module)) {}
 
-absl::StatusOr<std::unique_ptr<TestModule>> TestModule::Parse(std::string_view text) {
+absl::StatusOr<std::unique_ptr<TestModule>> TestModule::Parse(std::string_view text, ParseOptions options) {
   auto context = MakeGptContext();
+  context->allowUnregisteredDialects(options.allow_unregistered);
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(context.get(), [&](mlir::Diagnostic& d) {
     diagnostics += d.str() + "\n";
     return mlir::success();
   });
-  auto module = mlir::parseSourceString<mlir::ModuleOp>(llvm::StringRef(text.data(), text.size()), context.get());
+  mlir::ParserConfig config(context.get(), options.verify);
+  auto module = mlir::parseSourceString<mlir::ModuleOp>(llvm::StringRef(text.data(), text.size()), config);
   if (!module) return absl::InvalidArgumentError("cannot parse the test IR:\n" + diagnostics);
   return std::make_unique<TestModule>(std::move(context), std::move(module));
 }

@@ -19,8 +19,15 @@ std::unique_ptr<mlir::MLIRContext> MakeGptContext();
 
 class TestModule {
  public:
-  /// Parses and verifies `text`; the error carries MLIR's diagnostics.
-  static absl::StatusOr<std::unique_ptr<TestModule>> Parse(std::string_view text);
+  struct ParseOptions {
+    /// false: keep IR the verifier would reject (tests of the interpreter's own checks).
+    bool verify = true;
+    /// Accept ops of unknown dialects (tests of unknown-op errors).
+    bool allow_unregistered = false;
+  };
+  /// Parses (and verifies) `text`; the error carries MLIR's diagnostics.
+  static absl::StatusOr<std::unique_ptr<TestModule>> Parse(std::string_view text, ParseOptions options);
+  static absl::StatusOr<std::unique_ptr<TestModule>> Parse(std::string_view text) { return Parse(text, {}); }
   /// Wraps a module built in `context` (e.g. by a VJP rule).
   TestModule(std::unique_ptr<mlir::MLIRContext> context, mlir::OwningOpRef<mlir::ModuleOp> module);
 
