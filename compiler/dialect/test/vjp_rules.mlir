@@ -59,3 +59,16 @@ func.func @vjp(%wte: tensor<64x16xf32>, %ids: tensor<2x8xi32>, %w: tensor<32x16x
   %l = gpt.cross_entropy %logits, %targets {ignore_index = -100 : i64} : tensor<16x64xf32>, tensor<16xi32>
   return
 }
+
+// Without their optional operands, rotary and attention return one cotangent per operand
+// present (the pass fails on a count that differs from the op's operands).
+// CHECK-LABEL: func.func @vjp_without_optional_operands
+func.func @vjp_without_optional_operands(%q: tensor<2x8x4x8xf32>, %k: tensor<2x8x2x8xf32>) {
+  // CHECK: %[[R:.*]] = gpt.rotary %[[K:.*]] : tensor<2x8x2x8xf32>
+  // CHECK-NEXT: gpt.rotary_grad %[[R]] {gpt.vjp_of = "gpt.rotary#0"} : tensor<2x8x2x8xf32>
+  %r = gpt.rotary %k : tensor<2x8x2x8xf32>
+  // CHECK: %[[O:.*]] = gpt.attention %[[Q:.*]], %[[K]], %[[R]] :
+  // CHECK-NEXT: gpt.attention_grad %[[Q]], %[[K]], %[[R]], %[[O]], %[[O]] {gpt.vjp_of = "gpt.attention#2"} :
+  %o = gpt.attention %q, %k, %r : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>
+  return
+}
