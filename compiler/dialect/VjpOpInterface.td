@@ -18,9 +18,9 @@ def VjpOpInterface : OpInterface<"VjpOpInterface"> {
     The vector-Jacobian product of an op. `buildVjp(builder, resultGrads)` takes one
     cotangent per result of the op (same type as the result; never null) and creates, at
     the builder's insertion point and at the op's location, the ops computing the cotangent
-    of each operand. It returns one value per operand, in operand order; the value is null
-    for an operand that is not differentiable (token ids, targets, positions, segment ids)
-    or an optional operand that is absent. The rule may read the op's operands and results
+    of each operand. It returns one value per operand present (`getNumOperands()`), in
+    operand order; the value is null for an operand that is not differentiable (token ids,
+    targets, positions, segment ids). An absent optional operand has no entry. The rule may read the op's operands and results
     (e.g. softcap uses its output), so the insertion point must be after the op.
     On failure (a shape the rule cannot express, e.g. a reshape back to two dynamic dims)
     the rule emits an error on the op and returns an empty vector.

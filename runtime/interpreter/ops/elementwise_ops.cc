@@ -1,0 +1,93 @@
+// gpt.add, gpt.mul, gpt.relu_square, gpt.softcap and their grads: one shape in, that shape
+// out (no broadcasting), through runtime/kernels/cpu/pointwise.h.
+#include "compiler/dialect/gpt_ops.h"
+#include "runtime/interpreter/ops/ops.h"
+#include "runtime/kernels/cpu/pointwise.h"
+
+namespace gpt_sft::runtime::interp {
+namespace {
+
+namespace gpt = ::gpt_sft::compiler::gpt;
+namespace k = ::gpt_sft::runtime::kernels;
+
+/// y = kernel(a, b, y, n) for two operands of one shape.
+template <typename Kernel>
+absl::Status RunBinary(OpContext& ctx, mlir::Value lhs, mlir::Value rhs, const std::string& what,
+                       Kernel kernel) {
+  const Tensor& a = ctx.Get(lhs);
+  const Tensor& b = ctx.Get(rhs);
+  if (absl::Status s = RequireSameShape(ctx, what, a, b); !s.ok()) return s;
+  auto y = ctx.AllocateResult(ctx.op()->getResult(0), a.shape());
+  if (!y.ok()) return y.status();
+  return DispatchFloat(ctx, what, a, [&](auto zero) {
+    using T = decltype(zero);
+    kernel(a.data<T>(), b.data<T>(), y->template data<T>(), a.numel());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Add(OpContext& ctx) {
+  auto op = ctx.As<gpt::AddOp>();
+  return RunBinary(ctx, op.getLhs(), op.getRhs(), "lhs and rhs",
+                               [](auto* a, auto* b, auto* y, int64_t n) { k::Add(a, b, y, n); });
+}
+
+absl::Status Mul(OpContext& ctx) {
+  auto op = ctx.As<gpt::MulOp>();
+  return RunBinary(ctx, op.getLhs(), op.getRhs(), "lhs and rhs",
+                               [](auto* a, auto* b, auto* y, int64_t n) { k::Mul(a, b, y, n); });
+}
+
+absl::Status ReluSquareGrad(OpContext& ctx) {
+  auto op = ctx.As<gpt::ReluSquareGradOp>();
+  return RunBinary(
+      ctx, op.getX(), op.getDy(), "x and dy",
+      [](auto* x, auto* dy, auto* dx, int64_t n) { k::ReluSquareGrad(x, dy, dx, n); });
+}
+
+absl::Status SoftcapGrad(OpContext& ctx) {
+  auto op = ctx.As<gpt::SoftcapGradOp>();
+  const double cap = op.getCap().convertToDouble();
+  return RunBinary(ctx, op.getY(), op.getDy(), "y and dy",
+                                       [cap](auto* y, auto* dy, auto* dx, int64_t n) {
+                                         using T = std::remove_const_t<std::remove_pointer_t<decltype(y)>>;
+                                         k::SoftcapGrad(y, dy, dx, n, T(cap));
+                                       });
+}
+
+absl::Status ReluSquare(OpContext& ctx) {
+  const Tensor& x = ctx.Get(ctx.As<gpt::ReluSquareOp>().getX());
+  auto y = ctx.AllocateResult(ctx.op()->getResult(0), x.shape());
+  if (!y.ok()) return y.status();
+  return DispatchFloat(ctx, "x", x, [&](auto zero) {
+    using T = decltype(zero);
+    k::ReluSquare(x.data<T>(), y->template data<T>(), x.numel());
+    return absl::OkStatus();
+  });
+}
+
+absl::Status Softcap(OpContext& ctx) {
+  auto op = ctx.As<gpt::SoftcapOp>();
+  const Tensor& x = ctx.Get(op.getX());
+  const double cap = op.getCap().convertToDouble();
+  auto y = ctx.AllocateResult(op.getResult(), x.shape());
+  if (!y.ok()) return y.status();
+  return DispatchFloat(ctx, "x", x, [&](auto zero) {
+    using T = decltype(zero);
+    k::Softcap(x.data<T>(), y->template data<T>(), x.numel(), T(cap));
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace
+
+void RegisterElementwiseOps(OpRegistry& registry) {
+  registry.Register("gpt.add", Add);
+  registry.Register("gpt.mul", Mul);
+  registry.Register("gpt.relu_square", ReluSquare);
+  registry.Register("gpt.relu_square_grad", ReluSquareGrad);
+  registry.Register("gpt.softcap", Softcap);
+  registry.Register("gpt.softcap_grad", SoftcapGrad);
+}
+
+}  // namespace gpt_sft::runtime::interp
