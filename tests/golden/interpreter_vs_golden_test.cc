@@ -60,7 +60,8 @@ TEST_P(InterpreterVsGolden, LossGradientsAndThreeOptimizerSteps) {
   config.seq_len = inputs.shape[2];
   config.grad_accum_steps = header.at("grad_accum_steps").get<int>();
   config.packed = !IsPlainCausal(*g);
-  EXPECT_EQ(config.packed, GetParam() == "packed");
+  if (GetParam() == "padded") EXPECT_FALSE(config.packed);
+  if (GetParam() == "packed") EXPECT_TRUE(config.packed);
 
   runtime::ParamStore store = *runtime::ParamStore::Create(config.model);
   for (runtime::Param& p : store.params()) {  // the reference's torch.Generator draw
