@@ -135,6 +135,7 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
       Read(j, "gflops_per_second", r.gflops_per_second, script),
       Read(j, "peak_rss_bytes", r.peak_rss_bytes, script),
       Read(j, "torch_version", r.torch_version, script),
+      Read(j, "sgemm_library", r.sgemm_library, script),
       Read(j, "blas", r.blas, script),
       Read(j, "glibc_tunables", r.glibc_tunables, script),
   };

@@ -55,7 +55,8 @@ struct PeerResult {
   double gflops_per_second = 0;
   int64_t peak_rss_bytes = 0;  ///< ru_maxrss of the peer process
   std::string torch_version;
-  std::vector<std::string> blas;  ///< BLAS/LAPACK files mapped into the peer, real paths
+  std::string sgemm_library;      ///< real path of the file defining the sgemm_ torch calls
+  std::vector<std::string> blas;  ///< every BLAS/LAPACK file mapped into the peer, real paths
   std::string glibc_tunables;     ///< as the peer saw it
 };
 

@@ -13,6 +13,7 @@ the reference BLAS (a 40x slower peer would be a meaningless comparison).
 Run with /usr/bin/python3 (Debian's python3-torch), from anywhere.
 """
 import argparse
+import ctypes
 import json
 import os
 import resource
@@ -71,25 +72,55 @@ def import_torch(threads):
     return torch
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
+
+def mapped_files(fragment):
+    """Real paths of the files mapped into this process whose path contains `fragment`."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if line.split()[-1].startswith("/")}
+    return sorted({os.path.realpath(p) for p in paths if fragment in os.path.basename(p).lower()})
+
+
+def sgemm_provider():
+    """The real path of the file that defines the sgemm_ torch calls: dlsym in libtorch_cpu's
+    own lookup scope (itself, then its DT_NEEDED libraries in order: libblas.so.3 before
+    libopenblas.so.0 in Debian's build), then dladdr. None if that cannot be determined."""
+    torch_cpu = mapped_files("libtorch_cpu")
+    if not torch_cpu:
+        return None
+    try:
+        sgemm = ctypes.CDLL(torch_cpu[0]).sgemm_
+    except (OSError, AttributeError):
+        return None
+    info = _DlInfo()
+    if ctypes.CDLL(None).dladdr(ctypes.cast(sgemm, ctypes.c_void_p), ctypes.byref(info)) == 0:
+        return None
+    return os.path.realpath(info.dli_fname.decode())
+
+
 def loaded_blas(torch):
-    """The BLAS shared objects mapped into this process after a matmul (which makes torch load
-    it), as real paths. Exits EXIT_REFERENCE_BLAS if none of them is OpenBLAS."""
+    """(the file providing torch's sgemm_, every BLAS/LAPACK file mapped) after a matmul, which
+    makes torch load its BLAS. Exits EXIT_REFERENCE_BLAS unless sgemm_ is OpenBLAS's: Debian's
+    libtorch_cpu takes sgemm_ from libblas.so.3, which is whatever update-alternatives selects,
+    even when OpenBLAS is mapped too (its liblapack.so.3 pulls it in)."""
     a = torch.ones(64, 64)
     torch.matmul(a, a)
-    with open("/proc/self/maps") as maps:
-        paths = sorted({line.split()[-1] for line in maps
-                        if "blas" in line.split()[-1].lower() and line.split()[-1].startswith("/")})
-    real = sorted({os.path.realpath(p) for p in paths})
-    if not any("openblas" in p.lower() for p in real):
+    mapped = sorted(set(mapped_files("blas") + mapped_files("lapack")))
+    sgemm = sgemm_provider()
+    if sgemm is None or "openblas" not in sgemm.lower():
         sys.stderr.write(
-            "pytorch_peer.py: torch loaded no OpenBLAS (mapped BLAS files: "
-            f"{', '.join(real) or 'none'}); the reference BLAS is about 40x slower and would "
-            "make a meaningless peer. Install and select OpenBLAS:\n"
+            f"pytorch_peer.py: torch's sgemm_ comes from {sgemm or 'an unknown file'}, not OpenBLAS "
+            f"(mapped BLAS/LAPACK files: {', '.join(mapped) or 'none'}); the reference BLAS is about "
+            "40x slower and would make a meaningless peer. Install and select OpenBLAS:\n"
             "  apt-get install -y libopenblas0-pthread\n"
             "  update-alternatives --set libblas.so.3-x86_64-linux-gnu "
-            "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3\n")
+            "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3\n"
+            "and do not point LD_LIBRARY_PATH at another libblas.so.3.\n")
         sys.exit(EXIT_REFERENCE_BLAS)
-    return real
+    return sgemm, mapped
 
 
 def flops_per_token(cfg, num_params):
@@ -121,7 +152,7 @@ def main(argv):
     import reference_optim
 
     torch.set_num_threads(args.threads)
-    blas = loaded_blas(torch)
+    sgemm_library, blas = loaded_blas(torch)
     cfg = {"sequence_len": args.seq, "vocab_size": args.vocab, "n_layer": args.depth,
            "n_head": args.n_head, "n_kv_head": args.n_head, "n_embd": args.n_embd}
     params = reference_init.init_params(cfg, args.seed, zero_output_projections=False)
@@ -168,6 +199,7 @@ def main(argv):
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "losses": losses,
         "torch_version": torch.__version__,
+        "sgemm_library": sgemm_library,
         "blas": blas,
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", ""),

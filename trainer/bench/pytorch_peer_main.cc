@@ -74,7 +74,8 @@ int Run() {
   }
   std::printf("speed-up of no mmap/trim over glibc default: %.2fx\n",
               results[0].step_seconds_median / results[1].step_seconds_median);
-  std::printf("torch %s; BLAS: %s\n", results[0].torch_version.c_str(), absl::StrJoin(results[0].blas, ", ").c_str());
+  std::printf("torch %s; sgemm_ from %s (mapped: %s)\n", results[0].torch_version.c_str(),
+              results[0].sgemm_library.c_str(), absl::StrJoin(results[0].blas, ", ").c_str());
   return 0;
 }
 

@@ -22,6 +22,7 @@ constexpr char kGoodLine[] =
     R"( "step_seconds": [3.4, 3.5, 3.9], "tokens_per_step": 8192, "tokens_per_second": 2340.5,)"
     R"( "num_params": 7340032, "flops_per_token": 56623104, "gflops_per_second": 132.5,)"
     R"( "peak_rss_bytes": 5900000000, "losses": [9.1, 9.0, 9.0, 8.9, 8.9], "torch_version": "1.13.0a0",)"
+    R"( "sgemm_library": "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3",)"
     R"( "blas": ["/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so"],)"
     R"( "glibc_tunables": "glibc.malloc.mmap_max=0"})";
 
@@ -65,6 +66,7 @@ TEST(ParsePeerJsonTest, ReadsEveryFieldOfTheLastJsonLine) {
   EXPECT_DOUBLE_EQ(r->gflops_per_second, 132.5);
   EXPECT_EQ(r->peak_rss_bytes, 5900000000LL);
   EXPECT_EQ(r->torch_version, "1.13.0a0");
+  EXPECT_EQ(r->sgemm_library, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3");
   EXPECT_THAT(r->blas, ::testing::ElementsAre(HasSubstr("openblas")));
   EXPECT_EQ(r->glibc_tunables, "glibc.malloc.mmap_max=0");
 }
