@@ -3,6 +3,7 @@
 // rows beside our interpreter's.
 //
 //   ./bazelw run //trainer/bench:pytorch_peer_main -- --warmup=2 --steps=3
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ ABSL_FLAG(int, seq, 2048, "T: positions per row");
 ABSL_FLAG(int, threads, 2, "torch.set_num_threads and OPENBLAS_NUM_THREADS");
 ABSL_FLAG(int, warmup, 2, "untimed steps first");
 ABSL_FLAG(int, steps, 3, "timed steps");
+ABSL_FLAG(int, rounds, 1, "runs of each malloc configuration, alternating (the machine is shared and noisy)");
 ABSL_FLAG(std::string, python, "/usr/bin/python3", "the python with torch (Debian's python3-torch)");
 
 namespace gpt_sft::bench {
@@ -46,36 +48,54 @@ std::string Seconds(const std::vector<double>& s) {
   return absl::StrJoin(s, " ", [](std::string* out, double v) { absl::StrAppendFormat(out, "%.2f", v); });
 }
 
+double Min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void PrintRow(const std::string& label, const PeerResult& r) {
+  std::printf("%-22s %8.2f %8.2f %10.0f %9.1f %7.2f GB  %s\n", label.c_str(), r.step_seconds_median,
+              Min(r.step_seconds), r.tokens_per_second, r.gflops_per_second, r.peak_rss_bytes / 1e9,
+              Seconds(r.step_seconds).c_str());
+}
+
 int Run() {
   const PeerOptions base = OptionsFromFlags();
+  const int rounds = std::max(1, absl::GetFlag(FLAGS_rounds));
   std::printf("PyTorch eager peer: depth %d, n_embd %d, n_head %d, vocab %d, [%d,%d], float32, %d threads, "
-              "%d warm-up + %d timed steps\n",
+              "%d warm-up + %d timed steps, %d round(s)\n",
               base.depth, base.n_embd, base.n_head, base.vocab, base.batch, base.seq, base.threads, base.warmup,
-              base.steps);
-  std::vector<PeerResult> results;
-  for (const MallocConfig& malloc : PeerMallocConfigs()) {
-    PeerOptions o = base;
-    o.malloc = malloc;
-    std::fprintf(stderr, "running the peer with %s malloc...\n", malloc.name.c_str());
-    absl::StatusOr<PeerResult> r = RunPytorchPeer(o);
-    if (!r.ok()) {
-      std::fprintf(stderr, "pytorch_peer_main (%s): %s\n", malloc.name.c_str(), r.status().ToString().c_str());
-      return 1;
-    }
-    results.push_back(*r);
-  }
-  std::printf("%-14s %12s %10s %9s %9s  %s\n", "malloc", "step s (med)", "tokens/s", "GFLOP/s", "peak RSS",
-              "timed steps s");
+              base.steps, rounds);
   const std::vector<MallocConfig> configs = PeerMallocConfigs();
-  for (size_t i = 0; i < results.size(); ++i) {
-    const PeerResult& r = results[i];
-    std::printf("%-14s %12.2f %10.0f %9.1f %7.2f GB  %s\n", configs[i].name.c_str(), r.step_seconds_median,
-                r.tokens_per_second, r.gflops_per_second, r.peak_rss_bytes / 1e9, Seconds(r.step_seconds).c_str());
+  std::vector<std::vector<double>> timed(configs.size());  // every timed step of every round
+  std::printf("%-22s %8s %8s %10s %9s %10s  %s\n", "malloc (round)", "median s", "min s", "tokens/s", "GFLOP/s",
+              "peak RSS", "timed steps s");
+  PeerResult last;
+  for (int round = 0; round < rounds; ++round) {
+    for (size_t c = 0; c < configs.size(); ++c) {
+      PeerOptions o = base;
+      o.malloc = configs[c];
+      std::fprintf(stderr, "round %d: running the peer with %s malloc...\n", round + 1, configs[c].name.c_str());
+      absl::StatusOr<PeerResult> r = RunPytorchPeer(o);
+      if (!r.ok()) {
+        std::fprintf(stderr, "pytorch_peer_main (%s): %s\n", configs[c].name.c_str(), r.status().ToString().c_str());
+        return 1;
+      }
+      PrintRow(absl::StrFormat("%s (%d)", configs[c].name, round + 1), *r);
+      std::fflush(stdout);
+      timed[c].insert(timed[c].end(), r->step_seconds.begin(), r->step_seconds.end());
+      last = *r;
+    }
   }
-  std::printf("speed-up of no mmap/trim over glibc default: %.2fx\n",
-              results[0].step_seconds_median / results[1].step_seconds_median);
-  std::printf("torch %s; sgemm_ from %s (mapped: %s)\n", results[0].torch_version.c_str(),
-              results[0].sgemm_library.c_str(), absl::StrJoin(results[0].blas, ", ").c_str());
+  std::printf("all rounds: median step %.2f s (glibc default) vs %.2f s (no mmap/trim): %.2fx; min %.2f vs %.2f s: %.2fx\n",
+              Median(timed[0]), Median(timed[1]), Median(timed[0]) / Median(timed[1]), Min(timed[0]), Min(timed[1]),
+              Min(timed[0]) / Min(timed[1]));
+  std::printf("flops/token %lld (nanochat's formula), %lld params; torch %s; sgemm_ from %s (mapped: %s)\n",
+              static_cast<long long>(last.flops_per_token), static_cast<long long>(last.num_params),
+              last.torch_version.c_str(), last.sgemm_library.c_str(), absl::StrJoin(last.blas, ", ").c_str());
   return 0;
 }
 
