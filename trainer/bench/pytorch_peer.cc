@@ -129,6 +129,9 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
       Read(j, "steps", r.steps, script),
       Read(j, "step_seconds_median", r.step_seconds_median, script),
       Read(j, "step_seconds", r.step_seconds, script),
+      Read(j, "step_user_seconds", r.step_user_seconds, script),
+      Read(j, "step_system_seconds", r.step_system_seconds, script),
+      Read(j, "step_minor_faults", r.step_minor_faults, script),
       Read(j, "tokens_per_second", r.tokens_per_second, script),
       Read(j, "num_params", r.num_params, script),
       Read(j, "flops_per_token", r.flops_per_token, script),
@@ -148,9 +151,15 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
                          Read(config, "batch", r.batch, config_script), Read(config, "seq", r.seq, config_script)}) {
     if (!s.ok()) return s;
   }
-  if (r.step_seconds.empty() || static_cast<int>(r.step_seconds.size()) != r.steps) {
-    return absl::DataLossError(absl::StrCat(script, ": \"step_seconds\" holds ", r.step_seconds.size(),
-                                            " values but \"steps\" is ", r.steps));
+  const std::pair<const char*, size_t> per_step[] = {{"step_seconds", r.step_seconds.size()},
+                                                      {"step_user_seconds", r.step_user_seconds.size()},
+                                                      {"step_system_seconds", r.step_system_seconds.size()},
+                                                      {"step_minor_faults", r.step_minor_faults.size()}};
+  for (const auto& [key, size] : per_step) {
+    if (r.steps < 1 || static_cast<int>(size) != r.steps) {
+      return absl::DataLossError(
+          absl::StrCat(script, ": \"", key, "\" holds ", size, " values but \"steps\" is ", r.steps));
+    }
   }
   return r;
 }

@@ -48,7 +48,12 @@ struct PeerResult {
   int depth = 0, n_embd = 0, n_head = 0, vocab = 0, batch = 0, seq = 0;
   int threads = 0, warmup = 0, steps = 0;
   double step_seconds_median = 0;
-  std::vector<double> step_seconds;  ///< timed steps only, warm-up excluded
+  std::vector<double> step_seconds;  ///< wall seconds of the timed steps, warm-up excluded
+  /// Per timed step: the process's user and system CPU seconds and minor page faults. Less
+  /// noisy than wall time on a shared machine; system time is where fresh mmaps cost.
+  std::vector<double> step_user_seconds;
+  std::vector<double> step_system_seconds;
+  std::vector<int64_t> step_minor_faults;
   double tokens_per_second = 0;
   int64_t num_params = 0;
   int64_t flops_per_token = 0;  ///< nanochat's formula, as ModelConfig::FlopsPerToken

@@ -165,20 +165,28 @@ def main(argv):
     gen = torch.Generator().manual_seed(args.seed + 1)
     names = list(params.keys())
 
-    seconds, losses = [], []
+    # Wall seconds per timed step, and the process's user and system CPU seconds and minor page
+    # faults in it: on a shared machine wall time is noisy, while system time and faults show
+    # the cost of fresh mmaps directly.
+    seconds, user, system, faults, losses = [], [], [], [], []
     for it in range(total):
         inputs, targets, segment_ids, positions = random_batch(torch, gen, cfg, args.batch, args.seq)
+        before = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
         loss = reference_gpt.loss(params, cfg, inputs, targets, segment_ids, positions)
         grads = torch.autograd.grad(loss, [params[n] for n in names])
         optim.step(dict(zip(names, grads)), it)
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_SELF)
         del grads
         losses.append(loss.item())
         sys.stderr.write(f"pytorch_peer.py: step {it} {'warm-up' if it < args.warmup else 'timed'} "
                          f"{elapsed:.3f} s loss {losses[-1]:.4f}\n")
         if it >= args.warmup:
             seconds.append(elapsed)
+            user.append(after.ru_utime - before.ru_utime)
+            system.append(after.ru_stime - before.ru_stime)
+            faults.append(after.ru_minflt - before.ru_minflt)
 
     median = statistics.median(seconds)
     tokens = args.batch * args.seq
@@ -191,6 +199,9 @@ def main(argv):
         "steps": args.steps,
         "step_seconds_median": median,
         "step_seconds": seconds,
+        "step_user_seconds": user,
+        "step_system_seconds": system,
+        "step_minor_faults": faults,
         "tokens_per_step": tokens,
         "tokens_per_second": tokens / median,
         "num_params": num_params,

@@ -57,8 +57,10 @@ double Median(std::vector<double> v) {
 }
 
 void PrintRow(const std::string& label, const PeerResult& r) {
-  std::printf("%-22s %8.2f %8.2f %10.0f %9.1f %7.2f GB  %s\n", label.c_str(), r.step_seconds_median,
+  std::printf("%-22s %8.2f %8.2f %10.0f %9.1f %7.2f GB %8.2f %8.2f %9.2f  %s\n", label.c_str(), r.step_seconds_median,
               Min(r.step_seconds), r.tokens_per_second, r.gflops_per_second, r.peak_rss_bytes / 1e9,
+              Median(r.step_user_seconds), Median(r.step_system_seconds),
+              Median(std::vector<double>(r.step_minor_faults.begin(), r.step_minor_faults.end())) / 1e6,
               Seconds(r.step_seconds).c_str());
 }
 
@@ -71,8 +73,8 @@ int Run() {
               base.steps, rounds);
   const std::vector<MallocConfig> configs = PeerMallocConfigs();
   std::vector<std::vector<double>> timed(configs.size());  // every timed step of every round
-  std::printf("%-22s %8s %8s %10s %9s %10s  %s\n", "malloc (round)", "median s", "min s", "tokens/s", "GFLOP/s",
-              "peak RSS", "timed steps s");
+  std::printf("%-22s %8s %8s %10s %9s %10s %8s %8s %9s  %s\n", "malloc (round)", "median s", "min s", "tokens/s",
+              "GFLOP/s", "peak RSS", "user s", "sys s", "Mfaults", "timed steps s (wall)");
   PeerResult last;
   for (int round = 0; round < rounds; ++round) {
     for (size_t c = 0; c < configs.size(); ++c) {

@@ -19,7 +19,9 @@ using ::testing::HasSubstr;
 constexpr char kGoodLine[] =
     R"({"config": {"depth": 4, "n_embd": 256, "n_head": 2, "vocab": 8192, "batch": 4, "seq": 2048,)"
     R"( "dtype": "float32"}, "threads": 2, "warmup": 2, "steps": 3, "step_seconds_median": 3.5,)"
-    R"( "step_seconds": [3.4, 3.5, 3.9], "tokens_per_step": 8192, "tokens_per_second": 2340.5,)"
+    R"( "step_seconds": [3.4, 3.5, 3.9], "step_user_seconds": [6.1, 6.2, 6.3],)"
+    R"( "step_system_seconds": [0.5, 0.6, 0.7], "step_minor_faults": [100, 200, 300000000000],)"
+    R"( "tokens_per_step": 8192, "tokens_per_second": 2340.5,)"
     R"( "num_params": 7340032, "flops_per_token": 56623104, "gflops_per_second": 132.5,)"
     R"( "peak_rss_bytes": 5900000000, "losses": [9.1, 9.0, 9.0, 8.9, 8.9], "torch_version": "1.13.0a0",)"
     R"( "sgemm_library": "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3",)"
@@ -60,6 +62,9 @@ TEST(ParsePeerJsonTest, ReadsEveryFieldOfTheLastJsonLine) {
   EXPECT_EQ(r->steps, 3);
   EXPECT_DOUBLE_EQ(r->step_seconds_median, 3.5);
   EXPECT_THAT(r->step_seconds, ::testing::ElementsAre(3.4, 3.5, 3.9));
+  EXPECT_THAT(r->step_user_seconds, ::testing::ElementsAre(6.1, 6.2, 6.3));
+  EXPECT_THAT(r->step_system_seconds, ::testing::ElementsAre(0.5, 0.6, 0.7));
+  EXPECT_THAT(r->step_minor_faults, ::testing::ElementsAre(100, 200, 300000000000LL));
   EXPECT_DOUBLE_EQ(r->tokens_per_second, 2340.5);
   EXPECT_EQ(r->num_params, 7340032);
   EXPECT_EQ(r->flops_per_token, 56623104);
@@ -98,6 +103,14 @@ TEST(ParsePeerJsonTest, WrongTypeIsNamed) {
   absl::StatusOr<PeerResult> r = ParsePeerJson(line, "peer.py");
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("threads"));
+}
+
+TEST(ParsePeerJsonTest, EveryPerStepListMustHoldStepsValues) {
+  std::string line = kGoodLine;
+  line.replace(line.find("[0.5, 0.6, 0.7]"), std::string("[0.5, 0.6, 0.7]").size(), "[0.5, 0.6]");
+  absl::StatusOr<PeerResult> r = ParsePeerJson(line, "peer.py");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("step_system_seconds"));
 }
 
 TEST(ParsePeerJsonTest, StepCountMustMatchTheTimings) {
