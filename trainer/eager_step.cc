@@ -56,6 +56,9 @@ absl::StatusOr<std::unique_ptr<EagerStep>> EagerStep::Create(const compiler::Ste
 runtime::AllocatorStats EagerStep::allocator_stats() const { return compiled_->interpreter->allocator_stats(); }
 runtime::CachingAllocator& EagerStep::allocator() { return compiled_->interpreter->allocator(); }
 
+std::vector<runtime::OpProfileEntry> EagerStep::profile() const { return compiled_->interpreter->profile(); }
+void EagerStep::ResetProfile() { compiled_->interpreter->ResetProfile(); }
+
 std::vector<Tensor> EagerStep::ParamViews() const {
   std::vector<Tensor> views;
   for (const runtime::Param& p : params_->params()) views.push_back(Tensor::View(DType::kF32, p.shape, p.data()));

@@ -57,6 +57,9 @@ class EagerStep {
   const compiler::StepConfig& config() const { return config_; }
   runtime::AllocatorStats allocator_stats() const;
   runtime::CachingAllocator& allocator();
+  /// Per-op wall time of every run so far (InterpreterOptions::profile).
+  std::vector<runtime::OpProfileEntry> profile() const;
+  void ResetProfile();
 
  private:
   struct Compiled;  // the MLIR context, module and interpreter

@@ -25,7 +25,9 @@
 #ifndef GPT_SFT_RUNTIME_INTERPRETER_INTERPRETER_H_
 #define GPT_SFT_RUNTIME_INTERPRETER_INTERPRETER_H_
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -49,6 +51,15 @@ struct InterpreterOptions {
   std::shared_ptr<CachingAllocator> allocator;
   /// The collectives' ranks; null: a single rank (every collective is the identity).
   std::shared_ptr<Collectives> collectives;
+  /// Time every op and sum by op name (profile()); costs two clock reads per op.
+  bool profile = false;
+};
+
+/// Wall time per op name over the runs since the last ResetProfile(), most expensive first.
+struct OpProfileEntry {
+  std::string op;  // e.g. "gpt.attention_grad"
+  int64_t calls = 0;
+  double seconds = 0;
 };
 
 struct RunOptions {
@@ -76,6 +87,9 @@ class Interpreter {
 
   AllocatorStats allocator_stats() const;
   CachingAllocator& allocator();
+  /// Empty unless InterpreterOptions::profile.
+  std::vector<OpProfileEntry> profile() const;
+  void ResetProfile();
 
  private:
   struct Impl;
