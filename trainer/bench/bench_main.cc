@@ -82,6 +82,7 @@ struct OursResult {
   std::vector<double> step_seconds;
   double loss = 0;
   int64_t peak_rss = 0, peak_live = 0;
+  int64_t fresh_allocations = 0;  // during the timed steps: blocks the cache could not serve
   std::vector<runtime::OpProfileEntry> profile;
 };
 
@@ -99,6 +100,7 @@ absl::StatusOr<OursResult> RunOurs(const compiler::StepConfig& config, int threa
   for (int i = 0; i < warmup + steps; ++i) {
     if (i == warmup) {
       (*step)->allocator().ResetPeak();
+      result.fresh_allocations = -(*step)->allocator_stats().allocations_fresh;
       (*step)->ResetProfile();
     }
     const auto start = std::chrono::steady_clock::now();
@@ -111,6 +113,7 @@ absl::StatusOr<OursResult> RunOurs(const compiler::StepConfig& config, int threa
   }
   result.peak_rss = PeakRssBytes();
   result.peak_live = (*step)->allocator_stats().peak_bytes_live;
+  result.fresh_allocations += (*step)->allocator_stats().allocations_fresh;
   result.profile = (*step)->profile();
   return result;
 }
@@ -154,7 +157,8 @@ int Main() {
   std::cout << absl::StrFormat("%-34s %11s %16s %16s %11s\n", "full step (median)", "time", "tokens/s", "", "peak");
   PrintRow(std::string("ours: interpreter") + (config.packed ? " (packed)" : ""), ours_median, tokens,
            config.model.FlopsPerToken(), ours->peak_rss,
-           absl::StrFormat("RSS; tensors %.2f GB; loss %.4f", ours->peak_live / 1e9, ours->loss));
+           absl::StrFormat("RSS; tensors %.2f GB; %d fresh allocations; loss %.4f", ours->peak_live / 1e9,
+                           ours->fresh_allocations, ours->loss));
   if (!ours->profile.empty()) {
     std::cout << "\nour step by op (per step, timed steps):\n";
     double total = 0;
