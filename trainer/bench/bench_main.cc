@@ -1,8 +1,8 @@
-// //trainer/bench: the full training step (forward, loss, backward, optimizer update) on the
+// //trainer:bench (//trainer/bench): the full training step (forward, loss, backward, optimizer update) on the
 // CPU benchmark config, ours beside PyTorch eager in the same run.
 //
-//   ./bazelw run //trainer/bench                   # depth 4, width 256, 2 heads, vocab 8192, [4,2048]
-//   ./bazelw run //trainer/bench -- --peer=false   # ours only
+//   ./bazelw run //trainer:bench                   # depth 4, width 256, 2 heads, vocab 8192, [4,2048]
+//   ./bazelw run //trainer:bench -- --peer=none    # ours only
 //
 // Ours: the interpreted step (trainer/eager_step). The peer: trainer/bench/pytorch_peer.py
 // under stock glibc malloc and under glibc told not to mmap/trim (PyTorch's step depends on
@@ -38,7 +38,7 @@ ABSL_FLAG(int, warmup, 1, "untimed steps first");
 ABSL_FLAG(int, steps, 3, "timed steps");
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
-ABSL_FLAG(bool, peer, true, "also run the PyTorch eager peer, both malloc configurations");
+ABSL_FLAG(std::string, peer, "torch", "torch: also run the PyTorch eager peer, both malloc configurations; none: ours only");
 
 namespace gpt_sft::trainer {
 namespace {
@@ -126,6 +126,10 @@ void PrintRow(const std::string& name, double median, int64_t tokens, int64_t fl
 }
 
 int Main() {
+  if (const std::string peer = absl::GetFlag(FLAGS_peer); peer != "torch" && peer != "none") {
+    std::cerr << "bench: --peer must be torch or none, got '" << peer << "'\n";
+    return 1;
+  }
   absl::StatusOr<compiler::ModelConfig> model =
       compiler::ModelConfig::FromDepth(absl::GetFlag(FLAGS_depth), absl::GetFlag(FLAGS_vocab),
                                        absl::GetFlag(FLAGS_seq), absl::GetFlag(FLAGS_n_embd),
@@ -168,7 +172,8 @@ int Main() {
                                    100 * e.seconds / total);
     }
   }
-  if (!absl::GetFlag(FLAGS_peer)) return 0;
+  const std::string peer_flag = absl::GetFlag(FLAGS_peer);
+  if (peer_flag == "none") return 0;
 
   double best_peer = 0;
   for (const bench::MallocConfig& malloc : bench::PeerMallocConfigs()) {
