@@ -20,6 +20,14 @@ class ForwardEmitter {
       : b_(b), base_loc_(loc), loc_(loc), config_(config), in_(in) {}
 
   Value Loss() {
+    Value capped = Logits();
+    const int64_t V = config_.model.vocab_size;
+    Value flat_logits = b_.create<gpt::ReshapeOp>(loc_, capped, llvm::ArrayRef<int64_t>{-1, V});
+    Value flat_targets = b_.create<gpt::ReshapeOp>(loc_, in_.targets, llvm::ArrayRef<int64_t>{-1});
+    return b_.create<gpt::CrossEntropyOp>(loc_, flat_logits, flat_targets, mlir::IntegerAttr());
+  }
+
+  Value Logits() {
     const ModelConfig& m = config_.model;
     Named("transformer.wte");
     Value x = Norm(b_.create<gpt::EmbeddingOp>(loc_, Param(0), in_.inputs));
@@ -32,11 +40,9 @@ class ForwardEmitter {
     }
     Named("lm_head");
     Value logits = Linear(Norm(x), Param(1 + 6 * m.n_layer));
-    Named("loss");
     Value capped = b_.create<gpt::SoftcapOp>(loc_, logits, mlir::FloatAttr());
-    Value flat_logits = b_.create<gpt::ReshapeOp>(loc_, capped, llvm::ArrayRef<int64_t>{-1, m.vocab_size});
-    Value flat_targets = b_.create<gpt::ReshapeOp>(loc_, in_.targets, llvm::ArrayRef<int64_t>{-1});
-    return b_.create<gpt::CrossEntropyOp>(loc_, flat_logits, flat_targets, mlir::IntegerAttr());
+    Named("loss");
+    return capped;
   }
 
  private:
@@ -84,6 +90,10 @@ class ForwardEmitter {
 };
 
 }  // namespace
+
+Value EmitLogits(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config, const ForwardInputs& in) {
+  return ForwardEmitter(builder, loc, config, in).Logits();
+}
 
 Value EmitLoss(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config, const ForwardInputs& in) {
   return ForwardEmitter(builder, loc, config, in).Loss();

@@ -16,8 +16,13 @@ struct ForwardInputs {
   mlir::Value inputs, targets, segment_ids, positions;
 };
 
-/// Emits embedding -> norm -> blocks -> norm -> lm_head -> softcap -> cross entropy
-/// (NANOCHAT.md 1.4-1.6) and returns the rank-0 loss, the mean over counted targets.
+/// Emits embedding -> norm -> blocks -> norm -> lm_head -> softcap (NANOCHAT.md 1.4-1.6)
+/// and returns the softcapped logits [B, T, V]. `in.targets` is not read.
+mlir::Value EmitLogits(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config,
+                       const ForwardInputs& in);
+
+/// EmitLogits, then the cross entropy over every row (ignore -1): the rank-0 loss, the mean
+/// over counted targets.
 mlir::Value EmitLoss(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config,
                      const ForwardInputs& in);
 

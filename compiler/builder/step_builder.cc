@@ -1,4 +1,5 @@
 // BuildStepModule emits, in this order:
+//   @logits:         the forward up to the softcapped logits (evaluation, sampling);
 //   @loss:           forward + loss (model_forward.cc);
 //   @micro_step:     the same forward, then gpt.gradients of loss/grad_accum_steps with
 //                    respect to every parameter, added into the gradient arguments;
@@ -38,6 +39,7 @@ class StepEmitter {
     mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b_.getUnknownLoc());
     (*module)->setAttr("gpt.model_config", b_.getStringAttr(config_.model.ToJson()));
     b_.setInsertionPointToEnd(module->getBody());
+    EmitLogitsFunction();
     EmitLossFunction();
     EmitMicroStep();
     EmitOptimizerStep();
@@ -93,6 +95,24 @@ class StepEmitter {
       in.positions = func.getArgument(first + 3);
     }
     return in;
+  }
+
+  void EmitLogitsFunction() {
+    std::vector<Type> args = ParamTypes();
+    const size_t num_batch = BatchNames(config_.packed).size() - 1;  // no targets
+    for (size_t i = 0; i < num_batch; ++i) args.push_back(BatchType());
+    const int64_t T = config_.seq_len == kDynamicDim ? mlir::ShapedType::kDynamic : config_.seq_len;
+    Type logits = mlir::RankedTensorType::get({config_.batch_size, T, config_.model.vocab_size}, element_);
+    mlir::func::FuncOp func = BeginFunction(kLogitsFunction, args, {logits}, LogitsSignature(config_));
+    ForwardInputs in;
+    const size_t n = layout_.size();
+    for (size_t i = 0; i < n; ++i) in.params.push_back(func.getArgument(i));
+    in.inputs = func.getArgument(n);
+    if (config_.packed) {
+      in.segment_ids = func.getArgument(n + 1);
+      in.positions = func.getArgument(n + 2);
+    }
+    EndFunction(func.getLoc(), {EmitLogits(b_, func.getLoc(), config_, in)});
   }
 
   void EmitLossFunction() {

@@ -1,5 +1,5 @@
 // BuildStepModule: the training step of a StepConfig as a module of gpt IR, before autodiff:
-// `@loss` (forward and loss, the evaluation path), `@micro_step` (forward, loss, a
+// `@logits` (the forward to the softcapped logits), `@loss` (forward and loss, evaluation), `@micro_step` (forward, loss, a
 // gpt.gradients placeholder and the accumulation into the gradient buffers) and
 // `@optimizer_step` (nanochat's AdamW and Muon updates). Signatures: step_config.h; every
 // argument and result carries its name in a `gpt.name` attribute.

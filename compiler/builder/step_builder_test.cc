@@ -48,7 +48,9 @@ TEST(StepBuilder, EmitsThreeEntryPointsNamedAsTheirSignatures) {
     auto loss = (**module).lookupSymbol<mlir::func::FuncOp>(kLossFunction);
     auto micro = (**module).lookupSymbol<mlir::func::FuncOp>(kMicroStepFunction);
     auto opt = (**module).lookupSymbol<mlir::func::FuncOp>(kOptimizerStepFunction);
-    ASSERT_TRUE(loss && micro && opt);
+    auto logits = (**module).lookupSymbol<mlir::func::FuncOp>(kLogitsFunction);
+    ASSERT_TRUE(loss && micro && opt && logits);
+    EXPECT_EQ(ArgNames(logits), LogitsSignature(config).arguments);
     EXPECT_EQ(ArgNames(loss), LossSignature(config).arguments);
     EXPECT_EQ(ArgNames(micro), MicroStepSignature(config).arguments);
     EXPECT_EQ(ArgNames(opt), OptimizerStepSignature(config).arguments);

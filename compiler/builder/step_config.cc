@@ -78,6 +78,16 @@ void Append(std::vector<std::string>& to, const std::vector<std::string>& from) 
 
 }  // namespace
 
+EntrySignature LogitsSignature(const StepConfig& config) {
+  EntrySignature s;
+  Append(s.arguments, ParamNames(config));
+  for (const std::string& name : BatchNames(config.packed)) {
+    if (name != "targets") s.arguments.push_back(name);
+  }
+  s.results = {"logits"};
+  return s;
+}
+
 EntrySignature LossSignature(const StepConfig& config) {
   EntrySignature s;
   Append(s.arguments, ParamNames(config));

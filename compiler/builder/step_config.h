@@ -51,10 +51,12 @@ struct StepConfig {
 };
 
 /// The entry points the builder emits, by function name:
+///   logits(params..., inputs[, segment_ids, positions]) -> logits [B, T, V] (softcapped)
 ///   loss(params..., batch...) -> loss
 ///   micro_step(params..., grads..., batch...) -> (loss, grads...)      grads += d(loss/accum)
 ///   optimizer_step(params..., grads..., state..., lr_multiplier, step) -> (params..., state...)
 /// batch = inputs, targets [B, T] i32, then segment_ids, positions when packed.
+inline constexpr char kLogitsFunction[] = "logits";
 inline constexpr char kLossFunction[] = "loss";
 inline constexpr char kMicroStepFunction[] = "micro_step";
 inline constexpr char kOptimizerStepFunction[] = "optimizer_step";
@@ -74,6 +76,7 @@ struct EntrySignature {
   std::vector<std::string> results;
 };
 /// What each entry point takes and returns, in order, for `config`.
+EntrySignature LogitsSignature(const StepConfig& config);
 EntrySignature LossSignature(const StepConfig& config);
 EntrySignature MicroStepSignature(const StepConfig& config);
 EntrySignature OptimizerStepSignature(const StepConfig& config);

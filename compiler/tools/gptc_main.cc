@@ -2,7 +2,7 @@
 //
 // gptc builds the training step for a model config and prints it at a stage:
 //   gptc --depth=4 --n_embd=256 --n_head=2 --vocab=8192 --emit=autodiff
-// --function picks one entry point (loss, micro_step, optimizer_step); --output
+// --function picks one entry point (logits, loss, micro_step, optimizer_step); --output
 // writes the IR to a file instead of stdout.
 //
 //===----------------------------------------------------------------------===//
@@ -39,7 +39,7 @@ ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fi
 ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
 ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
 ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built) or autodiff");
-ABSL_FLAG(std::string, function, "", "print only this entry point (loss, micro_step, optimizer_step)");
+ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
 ABSL_FLAG(bool, locations, false, "print each op's location: the module it belongs to, e.g. transformer.h.3.attn");
@@ -120,7 +120,7 @@ int Main() {
   mlir::Operation* to_print = module->get();
   if (const std::string name = absl::GetFlag(FLAGS_function); !name.empty()) {
     to_print = (**module).lookupSymbol<mlir::func::FuncOp>(name);
-    if (!to_print) return Fail("--function: no entry point named '" + name + "' (loss, micro_step, optimizer_step)");
+    if (!to_print) return Fail("--function: no entry point named '" + name + "' (logits, loss, micro_step, optimizer_step)");
   }
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -52,3 +52,11 @@
 // DYNAMIC: tensor<2x?xi32> {gpt.name = "inputs"}
 // DYNAMIC: gpt.reshape %{{.*}} to [2, -1, 1, 128] : tensor<2x?x128xf32>
 // DYNAMIC: gpt.cross_entropy %{{.*}}, %{{.*}} : tensor<?x512xf32>, tensor<?xi32>
+
+// @logits is the same forward without the loss, targets not taken.
+// RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=1 --seq=-1 --function=logits | FileCheck %s --check-prefix=FN
+// FN-LABEL: func.func @logits(
+// FN-NOT: targets
+// FN: -> (tensor<1x?x512xf32> {gpt.name = "logits"})
+// FN: %[[CAP:.*]] = gpt.softcap
+// FN-NEXT: return %[[CAP]]
