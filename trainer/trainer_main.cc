@@ -3,10 +3,12 @@
 //   ./bazelw run //trainer                       # the embedded demo (sets itself up, minutes)
 //   ./bazelw run //trainer -- --model_tag=d20 --max_iterations=100 --packing=bestfit
 //
-// With no flags at all it runs the demo: a tokenizer and a small random base model are
-// created under the base dir when missing (trainer/demo_setup.h), then fine-tuned on the
-// offline task mixture. With flags it is nanochat's chat_sft (trainer/sft_run.h).
+// With no flags at all (or --demo) it runs the demo: a tokenizer and a small random base
+// model are created under the base dir when missing (trainer/demo_setup.h), then fine-tuned
+// on the offline task mixture; flags given beside --demo override the demo's settings. With
+// flags it is nanochat's chat_sft (trainer/sft_run.h).
 #include <iostream>
+#include <set>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -40,34 +42,37 @@ ABSL_FLAG(bool, compile, false, "run the compiled step (the compiler issue); fal
 ABSL_FLAG(std::string, packing, "pad", "pad (one conversation per row) or bestfit (packed rows)");
 ABSL_FLAG(int64_t, seed, 42, "seed of the data order's synthetic tasks");
 ABSL_FLAG(int, num_threads, 0, "CPU threads; 0: every core");
+ABSL_FLAG(bool, demo, false, "the embedded demo (also what no flags at all means); other flags given override its settings");
 
 namespace gpt_sft::trainer {
 namespace {
 
-TrainerOptions FromFlags() {
-  TrainerOptions o;
-  o.max_iterations = absl::GetFlag(FLAGS_max_iterations);
-  o.model_source = absl::GetFlag(FLAGS_model_source);
-  if (const std::string tag = absl::GetFlag(FLAGS_model_tag); !tag.empty()) o.model_tag = tag;
-  if (const int64_t step = absl::GetFlag(FLAGS_step); step != -1) o.step = step;
-  o.device_batch_size = absl::GetFlag(FLAGS_device_batch_size);
-  o.max_seq_len = absl::GetFlag(FLAGS_max_seq_len);
-  o.target_examples_per_step = absl::GetFlag(FLAGS_target_examples_per_step);
-  o.embedding_lr = absl::GetFlag(FLAGS_embedding_lr);
-  o.unembedding_lr = absl::GetFlag(FLAGS_unembedding_lr);
-  o.matrix_lr = absl::GetFlag(FLAGS_matrix_lr);
-  o.weight_decay = absl::GetFlag(FLAGS_weight_decay);
-  o.init_lr_frac = absl::GetFlag(FLAGS_init_lr_frac);
-  o.eval_every = absl::GetFlag(FLAGS_eval_every);
-  o.eval_steps = absl::GetFlag(FLAGS_eval_steps);
-  o.eval_metrics_every = absl::GetFlag(FLAGS_eval_metrics_every);
-  o.eval_metrics_max_problems = absl::GetFlag(FLAGS_eval_metrics_max_problems);
-  o.dtype = absl::GetFlag(FLAGS_dtype);
-  o.base_dir = data::UserPath(absl::GetFlag(FLAGS_base_dir));
-  o.compile = absl::GetFlag(FLAGS_compile);
-  o.packing = absl::GetFlag(FLAGS_packing);
-  o.seed = absl::GetFlag(FLAGS_seed);
-  o.num_threads = absl::GetFlag(FLAGS_num_threads);
+/// The flags over `o`: every flag when `only_given` is false, else only those given on the
+/// command line (the demo keeps its own defaults for the rest).
+TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::string>& given) {
+  auto use = [&](const char* name) { return !only_given || given.count(name) > 0; };
+  if (use("max_iterations")) o.max_iterations = absl::GetFlag(FLAGS_max_iterations);
+  if (use("model_source")) o.model_source = absl::GetFlag(FLAGS_model_source);
+  if (const std::string tag = absl::GetFlag(FLAGS_model_tag); use("model_tag") && !tag.empty()) o.model_tag = tag;
+  if (const int64_t step = absl::GetFlag(FLAGS_step); use("step") && step != -1) o.step = step;
+  if (use("device_batch_size")) o.device_batch_size = absl::GetFlag(FLAGS_device_batch_size);
+  if (use("max_seq_len")) o.max_seq_len = absl::GetFlag(FLAGS_max_seq_len);
+  if (use("target_examples_per_step")) o.target_examples_per_step = absl::GetFlag(FLAGS_target_examples_per_step);
+  if (use("embedding_lr")) o.embedding_lr = absl::GetFlag(FLAGS_embedding_lr);
+  if (use("unembedding_lr")) o.unembedding_lr = absl::GetFlag(FLAGS_unembedding_lr);
+  if (use("matrix_lr")) o.matrix_lr = absl::GetFlag(FLAGS_matrix_lr);
+  if (use("weight_decay")) o.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  if (use("init_lr_frac")) o.init_lr_frac = absl::GetFlag(FLAGS_init_lr_frac);
+  if (use("eval_every")) o.eval_every = absl::GetFlag(FLAGS_eval_every);
+  if (use("eval_steps")) o.eval_steps = absl::GetFlag(FLAGS_eval_steps);
+  if (use("eval_metrics_every")) o.eval_metrics_every = absl::GetFlag(FLAGS_eval_metrics_every);
+  if (use("eval_metrics_max_problems")) o.eval_metrics_max_problems = absl::GetFlag(FLAGS_eval_metrics_max_problems);
+  if (use("dtype")) o.dtype = absl::GetFlag(FLAGS_dtype);
+  if (use("base_dir")) o.base_dir = data::UserPath(absl::GetFlag(FLAGS_base_dir));
+  if (use("compile")) o.compile = absl::GetFlag(FLAGS_compile);
+  if (use("packing")) o.packing = absl::GetFlag(FLAGS_packing);
+  if (use("seed")) o.seed = absl::GetFlag(FLAGS_seed);
+  if (use("num_threads")) o.num_threads = absl::GetFlag(FLAGS_num_threads);
   return o;
 }
 
@@ -76,16 +81,31 @@ int Fail(const absl::Status& status, int code) {
   return code;
 }
 
-int Main(bool demo) {
-  TrainerOptions options = FromFlags();
+/// The names of the flags on the command line ("--name=value", "--name value", "--noname").
+std::set<std::string> GivenFlags(int argc, char** argv) {
+  std::set<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.rfind("--", 0) != 0) continue;
+    arg = arg.substr(2, arg.find('=') == std::string::npos ? std::string::npos : arg.find('=') - 2);
+    names.insert(arg);
+    if (arg.rfind("no", 0) == 0) names.insert(arg.substr(2));
+  }
+  return names;
+}
+
+int Main(bool demo, const std::set<std::string>& given) {
+  demo = demo || absl::GetFlag(FLAGS_demo);
+  TrainerOptions options = FromFlags(TrainerOptions(), /*only_given=*/false, given);
   if (demo) {
     absl::StatusOr<std::string> base_dir = runtime::NanochatBaseDir();
     if (!base_dir.ok()) return Fail(base_dir.status(), 2);
     std::cout << "[demo] no flags given: the embedded demo. It fine-tunes a small model on the offline task "
                  "mixture under "
               << *base_dir << ", creating what is missing first." << std::endl;
-    options = DemoOptions(*base_dir);
-    if (absl::Status s = EnsureDemoModel(*base_dir, std::cout); !s.ok()) return Fail(s, 1);
+    options = FromFlags(DemoOptions(*base_dir), /*only_given=*/true, given);
+    if (absl::Status s = EnsureDemoModel(options.base_dir, std::cout); !s.ok()) return Fail(s, 1);
   }
   if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2);
   if (options.compile) {
@@ -109,6 +129,7 @@ int Main(bool demo) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("trainer: chat SFT of a nanochat-style GPT (no flags: the embedded demo)");
   const bool demo = argc == 1;
+  const std::set<std::string> given = gpt_sft::trainer::GivenFlags(argc, argv);
   absl::ParseCommandLine(argc, argv);
-  return gpt_sft::trainer::Main(demo);
+  return gpt_sft::trainer::Main(demo, given);
 }
