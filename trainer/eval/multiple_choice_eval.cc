@@ -53,7 +53,8 @@ absl::StatusOr<bool> ScoreProblem(LogitsEvaluator& evaluator, const data::Exampl
 }  // namespace
 
 absl::StatusOr<MultipleChoiceResult> EvaluateMultipleChoice(LogitsEvaluator& evaluator, const data::Task& task,
-                                                            const data::Tokenizer& tokenizer, int64_t max_problems) {
+                                                            const data::Tokenizer& tokenizer, int64_t max_problems,
+                                                            const MultipleChoiceProgress& progress) {
   if (task.eval_type() != data::EvalType::kCategorical) {
     return absl::InvalidArgumentError(
         absl::StrCat("task ", task.name(), " is ", data::EvalTypeName(task.eval_type()), ", not categorical"));
@@ -69,6 +70,7 @@ absl::StatusOr<MultipleChoiceResult> EvaluateMultipleChoice(LogitsEvaluator& eva
                           absl::StrCat("task ", task.name(), " problem ", i, ": ", correct.status().message()));
     }
     result.correct += *correct ? 1 : 0;
+    if (progress) progress(i + 1, result.problems, result.correct);
   }
   if (result.problems > 0) result.accuracy = static_cast<double>(result.correct) / static_cast<double>(result.problems);
   return result;

@@ -9,6 +9,7 @@
 #define GPT_SFT_TRAINER_EVAL_MULTIPLE_CHOICE_EVAL_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,11 +36,15 @@ absl::StatusOr<std::vector<int32_t>> LetterTokenIds(const data::Tokenizer& token
 /// Every id must index `logits`, and letter_ids must not be empty.
 int PickLetter(absl::Span<const float> logits, const std::vector<int32_t>& letter_ids);
 
+/// Called after each problem with (problems scored so far, problems in all, correct so far).
+using MultipleChoiceProgress = std::function<void(int64_t done, int64_t total, int64_t correct)>;
+
 /// Scores the first min(task.size(), max_problems) problems of `task` (its logical slice;
 /// max_problems < 0: all of them). The task must be categorical and every example carry
 /// letters and an answer. Errors name the task and the problem index.
 absl::StatusOr<MultipleChoiceResult> EvaluateMultipleChoice(LogitsEvaluator& evaluator, const data::Task& task,
-                                                            const data::Tokenizer& tokenizer, int64_t max_problems);
+                                                            const data::Tokenizer& tokenizer, int64_t max_problems,
+                                                            const MultipleChoiceProgress& progress = nullptr);
 
 }  // namespace gpt_sft::trainer
 

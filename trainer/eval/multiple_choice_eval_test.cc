@@ -107,9 +107,19 @@ TEST(EvaluateMultipleChoice, ZeroLmHeadTiesPickTheFirstLetter) {
     data::Example ex = *task.Get(i);
     first_is_answer += ex.answer == ex.letters[0];
   }
-  absl::StatusOr<MultipleChoiceResult> r = EvaluateMultipleChoice(*eval, task, TestTokenizer(), 40);
+  int64_t calls = 0, last_correct = -1;
+  absl::StatusOr<MultipleChoiceResult> r =
+      EvaluateMultipleChoice(*eval, task, TestTokenizer(), 40, [&](int64_t done, int64_t total, int64_t correct) {
+        EXPECT_EQ(done, ++calls);
+        EXPECT_EQ(total, 40);
+        last_correct = correct;
+      });
   ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(calls, 40);
+  EXPECT_EQ(last_correct, r->correct);
   EXPECT_EQ(r->problems, 40);
+  EXPECT_GT(first_is_answer, 0);  // the case tells ties-pick-first apart from always-right/wrong
+  EXPECT_LT(first_is_answer, 40);
   EXPECT_EQ(r->correct, first_is_answer);
   EXPECT_DOUBLE_EQ(r->accuracy, first_is_answer / 40.0);
 }

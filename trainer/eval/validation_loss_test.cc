@@ -3,6 +3,8 @@
 #include <cmath>
 #include <random>
 
+#include "data/collate/in_memory_source.h"
+#include "data/collate/loader.h"
 #include "gtest/gtest.h"
 #include "runtime/params/param_store.h"
 #include "trainer/batch_tensors.h"
@@ -29,11 +31,28 @@ data::Batch RandomBatch(uint32_t seed, std::vector<int> supervised = {kT, kT / 2
   return b;
 }
 
-std::unique_ptr<EagerStep> StepFor(runtime::ParamStore* params) {
+// Rendered conversations of 5..14 random ids: a prompt (mask 0), then a reply (mask 1).
+std::vector<data::RenderedConversation> Conversations(int count) {
+  std::mt19937 rng(42);
+  std::vector<data::RenderedConversation> out;
+  for (int c = 0; c < count; ++c) {
+    data::RenderedConversation conv;
+    const int n = 5 + static_cast<int>(rng() % 10);
+    for (int i = 0; i < n; ++i) {
+      conv.ids.push_back(static_cast<int32_t>(rng() % kVocab));
+      conv.mask.push_back(i >= n / 2 ? 1 : 0);
+    }
+    out.push_back(conv);
+  }
+  return out;
+}
+
+std::unique_ptr<EagerStep> StepFor(runtime::ParamStore* params, bool packed = false) {
   compiler::StepConfig config;
   config.model = params->config();
   config.batch_size = kB;
   config.seq_len = kT;
+  config.packed = packed;
   absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, params);
   EXPECT_TRUE(step.ok()) << step.status();
   return step.ok() ? *std::move(step) : nullptr;
@@ -70,6 +89,39 @@ TEST(ValidationLoss, MeanOfPerBatchLossesNotOfTokens) {
   for (size_t i = 0; i < params.params().size(); ++i) {
     const runtime::Tensor& g = step->grad(i);
     for (int64_t k = 0; k < g.numel(); ++k) ASSERT_EQ(g.data<float>()[k], 0.0f) << i;
+  }
+}
+
+// The loader the trainer uses, both packings: the mean of EagerStep::Loss over the same
+// first batches (a second loader over the same source yields the same batches).
+TEST(ValidationLoss, OverABatchLoaderBothPackings) {
+  runtime::ParamStore params = *runtime::ParamStore::Create(TinyModel());
+  params.InitNanochat(7, /*zero_output_projections=*/false);
+  data::InMemoryConversationSource source(Conversations(20));
+  for (data::Packing packing : {data::Packing::kPad, data::Packing::kBestFit}) {
+    const bool packed = packing == data::Packing::kBestFit;
+    std::unique_ptr<EagerStep> step = StepFor(&params, packed);
+    ASSERT_NE(step, nullptr);
+    data::LoaderOptions options;
+    options.B = kB;
+    options.T = kT;
+    options.packing = packing;
+    options.pad_id = kVocab - 1;
+    std::unique_ptr<data::BatchLoader> loader = *data::BatchLoader::Create(&source, options);
+    std::unique_ptr<data::BatchLoader> replay = *data::BatchLoader::Create(&source, options);
+    absl::StatusOr<ValidationLossResult> r = ValidationLoss(*step, LoaderSource(loader.get()), 4);
+    ASSERT_TRUE(r.ok()) << r.status();
+    double sum = 0;
+    bool any_packed_row = false;
+    for (int i = 0; i < 4; ++i) {
+      data::Batch b = *replay->Next();
+      any_packed_row = any_packed_row || !IsPlainCausal(b);
+      sum += *step->Loss(ToStepBatch(b, packed));
+    }
+    EXPECT_EQ(any_packed_row, packed);
+    EXPECT_EQ(r->batches, 4);
+    EXPECT_NEAR(r->mean_loss, sum / 4, 1e-12);
+    EXPECT_TRUE(std::isfinite(r->mean_loss));
   }
 }
 
