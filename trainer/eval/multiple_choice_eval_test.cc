@@ -182,5 +182,20 @@ TEST(EvaluateMultipleChoice, SliceLettersAndErrors) {
   EXPECT_NE(r.status().message().find("task Multi problem 0"), absl::string_view::npos) << r.status();
 }
 
+// The offline JSONL format (ARC-style digit letters included): both reference answers are
+// a later letter than the first, so the tied zero-lm_head model gets neither.
+TEST(EvaluateMultipleChoice, JsonlTaskFromTheDataRoom) {
+  absl::StatusOr<std::unique_ptr<data::MultipleChoiceTask>> task =
+      data::MultipleChoiceTask::Load("data/testdata/questions.jsonl");
+  ASSERT_TRUE(task.ok()) << task.status();
+  runtime::ParamStore params = TinyModel(true);
+  auto eval = *LogitsEvaluator::Create(&params);
+  absl::StatusOr<MultipleChoiceResult> r = EvaluateMultipleChoice(*eval, **task, TestTokenizer(), -1);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->problems, 2);
+  EXPECT_EQ(r->correct, 0);
+  EXPECT_EQ(r->accuracy, 0.0);
+}
+
 }  // namespace
 }  // namespace gpt_sft::trainer
