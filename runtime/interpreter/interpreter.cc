@@ -47,16 +47,14 @@ std::string DescribeArgument(mlir::func::FuncOp func, unsigned index) {
 
 absl::Status CheckArgument(mlir::func::FuncOp func, unsigned index, const Tensor& arg) {
   mlir::Type type = func.getArgumentTypes()[index];
-  const std::string what = DescribeArgument(func, index);
-  auto dtype = interp::DTypeOfType(type, what);
-  if (!dtype.ok()) return dtype.status();
-  if (!arg.defined()) return absl::InvalidArgumentError(absl::StrCat(what, ": expected ", TypeToString(type), ", got a null tensor"));
+  std::optional<DType> dtype = interp::DTypeOfType(type);
+  if (!dtype) return interp::UninterpretedTypeError(type, DescribeArgument(func, index));
   auto ranked = llvm::cast<mlir::RankedTensorType>(type);
-  bool ok = arg.dtype() == *dtype && arg.rank() == ranked.getRank();
+  bool ok = arg.defined() && arg.dtype() == *dtype && arg.rank() == ranked.getRank();
   for (int64_t i = 0; ok && i < arg.rank(); ++i) ok = ranked.isDynamicDim(i) || ranked.getDimSize(i) == arg.dim(i);
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": expected ", TypeToString(type), ", got ", arg.ShapeString()));
+  return absl::InvalidArgumentError(absl::StrCat(DescribeArgument(func, index), ": expected ", TypeToString(type),
+                                                 ", got ", arg.defined() ? arg.ShapeString() : "a null tensor"));
 }
 
 /// A donated argument's storage: the same data, with a holder of its own (which keeps
