@@ -74,7 +74,10 @@ class Interpreter {
   absl::StatusOr<std::vector<Tensor>> Run(std::string_view function, std::vector<Tensor> args,
                                           const RunOptions& run_options = {});
 
+  /// A snapshot of the allocator's stats (live, peak, cached bytes; cache hits).
   AllocatorStats allocator_stats() const;
+  /// The allocator: ResetPeak() before a Run measures that run's peak; ReleaseCache()
+  /// returns the cached blocks to the OS (e.g. between training and a large evaluation).
   CachingAllocator& allocator();
 
  private:
