@@ -77,6 +77,38 @@ Interpreter::Interpreter(mlir::ModuleOp module, InterpreterOptions options) : im
 
 Interpreter::~Interpreter() = default;
 
+void Interpreter::Observe(std::string_view function, int step, mlir::Operation* op, const interp::OpContext& ctx) {
+  std::vector<Tensor> results;
+  for (mlir::Value result : op->getResults()) results.push_back(ctx.Get(result));
+  std::string location;
+  llvm::raw_string_ostream os(location);
+  op->getLoc().print(os);
+  const std::string op_name = op->getName().getStringRef().str();
+  impl_->options.observer(OpEvent{function, op_name, os.str(), step, results});
+}
+
+absl::StatusOr<std::vector<std::string>> Interpreter::ArgumentNames(std::string_view function) const {
+  auto func = impl_->module.lookupSymbol<mlir::func::FuncOp>(std::string(function));
+  if (!func) return absl::NotFoundError(absl::StrCat("no func.func @", std::string(function), " in the module"));
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto name = func.getArgAttrOfType<mlir::StringAttr>(i, "gpt.name");
+    names.push_back(name ? name.getValue().str() : "");
+  }
+  return names;
+}
+
+absl::StatusOr<std::vector<std::string>> Interpreter::ResultNames(std::string_view function) const {
+  auto func = impl_->module.lookupSymbol<mlir::func::FuncOp>(std::string(function));
+  if (!func) return absl::NotFoundError(absl::StrCat("no func.func @", std::string(function), " in the module"));
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto name = func.getResultAttrOfType<mlir::StringAttr>(i, "gpt.name");
+    names.push_back(name ? name.getValue().str() : "");
+  }
+  return names;
+}
+
 AllocatorStats Interpreter::allocator_stats() const { return impl_->options.allocator->stats(); }
 
 CachingAllocator& Interpreter::allocator() { return *impl_->options.allocator; }
@@ -139,6 +171,7 @@ absl::StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function, 
                                                 " unset"));
       }
     }
+    if (impl_->options.observer) Observe(function, i, step.op, ctx);
     for (int slot : step.release_after) frame.Release(slot);
   }
 
