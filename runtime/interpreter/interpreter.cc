@@ -122,7 +122,8 @@ absl::StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function, 
     if (!func) {
       std::string names;
       for (auto f : impl_->module.getOps<mlir::func::FuncOp>()) absl::StrAppend(&names, " @", f.getSymName().str());
-      return absl::NotFoundError(absl::StrCat("no func.func @", std::string(function), " in the module; it has:", names));
+      return absl::NotFoundError(
+          absl::StrCat("no func.func @", std::string(function), " in the module; it has:", names));
     }
     auto prepared = interp::Prepare(func, interp::BuiltinOps());
     if (!prepared.ok()) return prepared.status();

@@ -42,7 +42,8 @@ constexpr char kMlpIr[] = R"(
     %dn = gpt.matmul %dh, %fct : tensor<8192x1024xf32>, tensor<256x1024xf32>
     %dxn = gpt.rms_norm_grad %x, %dn : tensor<8192x256xf32>, tensor<8192x256xf32>
     %dx = gpt.add %dy, %dxn : tensor<8192x256xf32>, tensor<8192x256xf32>
-    return %y, %dx, %dfc, %dproj : tensor<8192x256xf32>, tensor<8192x256xf32>, tensor<1024x256xf32>, tensor<256x1024xf32>
+    return %y, %dx, %dfc, %dproj
+        : tensor<8192x256xf32>, tensor<8192x256xf32>, tensor<1024x256xf32>, tensor<256x1024xf32>
   })";
 
 Tensor Random(Shape shape, uint32_t seed) {

@@ -152,7 +152,8 @@ TEST(ElementwiseOps, Float64) {
       %y = gpt.mul %a, %b : tensor<4xf64>, tensor<4xf64>
       return %y : tensor<4xf64>
     })";
-  auto results = RunF(ir, {Tensor::FromVector<double>({4}, {1, 2, 3, 4}), Tensor::FromVector<double>({4}, {2, 2, 2, 0.5})});
+  auto results =
+      RunF(ir, {Tensor::FromVector<double>({4}, {1, 2, 3, 4}), Tensor::FromVector<double>({4}, {2, 2, 2, 0.5})});
   EXPECT_EQ(results[0].ToVector<double>(), (std::vector<double>{2, 4, 6, 2}));
 }
 
