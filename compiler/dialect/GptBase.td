@@ -45,6 +45,9 @@ def Gpt_FloatTensor : RankedTensorOf<[F32, F64, BF16]>;
 /// Token ids, targets, positions and segment ids: i32.
 def Gpt_IntTensor : RankedTensorOf<[I32]>;
 
+/// Either: what data-movement ops (reshape) accept, so targets can be flattened too.
+def Gpt_Tensor : RankedTensorOf<[F32, F64, BF16, I32]>;
+
 /// A rank-0 float tensor: a loss, a learning rate, a step counter.
 def Gpt_FloatScalar : 0DTensorOf<[F32, F64, BF16]>;
 

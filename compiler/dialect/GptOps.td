@@ -234,10 +234,11 @@ def Gpt_ReshapeOp : Gpt_ForwardOp<"reshape"> {
     %q = gpt.reshape %x to [4, 2048, 10, 128] : tensor<4x2048x1280xbf16>
     %f = gpt.reshape %l to [-1, 65536] : tensor<4x2048x65536xf32>
     // %f : tensor<8192x65536xf32>
+    %t = gpt.reshape %targets to [-1] : tensor<4x2048xi32>
     ```
   }];
-  let arguments = (ins Gpt_FloatTensor:$x, DenseI64ArrayAttr:$shape);
-  let results = (outs Gpt_FloatTensor:$result);
+  let arguments = (ins Gpt_Tensor:$x, DenseI64ArrayAttr:$shape);
+  let results = (outs Gpt_Tensor:$result);
   let assemblyFormat = "$x `to` $shape attr-dict `:` type($x)";
 }
 

@@ -92,9 +92,9 @@ llvm::SmallVector<Value> AttentionOp::buildVjp(mlir::OpBuilder &builder,
   auto grad = builder.create<AttentionGradOp>(getLoc(), getQ(), getK(), getV(), getResult(),
                                               result_grads[0], getSegmentIds(),
                                               getCausalAttr(), getScaleAttr());
-  // One cotangent per operand present: absent segment_ids have no entry.
-  if (!getSegmentIds()) return {grad.getDq(), grad.getDk(), grad.getDv()};
-  return {grad.getDq(), grad.getDk(), grad.getDv(), Value()};
+  llvm::SmallVector<Value> grads = {grad.getDq(), grad.getDk(), grad.getDv()};
+  grads.resize(getNumOperands());  // segment ids, when present, get none
+  return grads;
 }
 
 //===----------------------------------------------------------------------===//

@@ -27,6 +27,9 @@ void GptDialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "compiler/dialect/GptCollectiveOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "compiler/dialect/GptAutodiffOps.cpp.inc"
       >();
 }
 

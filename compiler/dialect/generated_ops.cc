@@ -3,7 +3,7 @@
 // This file holds only what mlir-tblgen generates from the Gpt*Ops.td files
 // (accessors, builders, parsers, printers, invariant checks). The hand-written
 // hooks live in the family files (elementwise_ops.cc, attention_ops.cc, ...).
-// One translation unit for all four keeps the MLIR headers parsed once.
+// One translation unit for all of them keeps the MLIR headers parsed once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,3 +17,5 @@
 #include "compiler/dialect/GptOptimizerOps.cpp.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptCollectiveOps.cpp.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptAutodiffOps.cpp.inc"

@@ -65,9 +65,9 @@ llvm::SmallVector<Value> RotaryOp::buildVjp(mlir::OpBuilder &builder,
                                             llvm::ArrayRef<Value> result_grads) {
   Value dx = builder.create<RotaryGradOp>(getLoc(), result_grads[0], getPositions(),
                                           getBaseAttr());
-  // One cotangent per operand present: an absent positions operand has no entry.
-  if (!getPositions()) return {dx};
-  return {dx, Value()};
+  llvm::SmallVector<Value> grads = {dx};
+  grads.resize(getNumOperands());  // positions, when present, get none
+  return grads;
 }
 
 //===----------------------------------------------------------------------===//

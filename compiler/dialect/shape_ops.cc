@@ -3,7 +3,7 @@
 // This file implements the data-movement family. reshape: a row-major reshape
 // to `shape`, one entry of which may be -1 (inferred from the element count
 // when the input is static, else dynamic). transpose: result dim i is input dim
-// perm[i]. VJP rules: reshape dy back to x's shape; transpose dy by the inverse
+// perm[i]. VJP rules: reshape dy back to x's shape (none for i32 x); transpose dy by the inverse
 // permutation.
 //
 //===----------------------------------------------------------------------===//
@@ -78,6 +78,7 @@ LogicalResult ReshapeOp::inferReturnTypes(mlir::MLIRContext *,
 llvm::SmallVector<Value> ReshapeOp::buildVjp(mlir::OpBuilder &builder,
                                              llvm::ArrayRef<Value> result_grads) {
   auto x = llvm::cast<RankedTensorType>(getX().getType());
+  if (!llvm::isa<mlir::FloatType>(x.getElementType())) return {Value()};  // ids, targets
   if (x.getNumDynamicDims() > 1) {
     emitOpError("VJP cannot reshape back to more than one dynamic dim: ") << x;
     return {};

@@ -2,7 +2,7 @@
 //
 // This file implements gptc-opt: it registers the dialects a gpt step uses
 // (gpt, func, arith, tensor; builtin is always there), MLIR's generic
-// transforms (canonicalize, cse, ...) and the gpt test passes, then hands over
+// transforms (canonicalize, cse, ...), the gpt passes and test passes, then hands over
 // to MlirOptMain, which brings --pass-pipeline, --mlir-print-ir-after-all,
 // --split-input-file and --verify-diagnostics.
 //
@@ -10,6 +10,7 @@
 
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/vjp_test_pass.h"
+#include "compiler/transforms/autodiff_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -20,6 +21,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   gpt_sft::compiler::gpt::RegisterVjpTestPass();
+  gpt_sft::compiler::RegisterAutodiffPass();
 
   mlir::DialectRegistry registry;
   registry.insert<gpt_sft::compiler::gpt::GptDialect, mlir::func::FuncDialect,

@@ -3,6 +3,7 @@
 #include "runtime/interpreter/interpreter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -25,6 +26,7 @@ struct Interpreter::Impl {
   mlir::ModuleOp module;
   InterpreterOptions options;
   std::map<std::string, std::unique_ptr<PreparedFunction>, std::less<>> prepared;
+  std::map<std::string, OpProfileEntry> profile;  // by op name
 };
 
 namespace {
@@ -162,7 +164,14 @@ absl::StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function, 
   for (int i = 0; i < static_cast<int>(fn.steps.size()); ++i) {
     const interp::Step& step = fn.steps[i];
     OpContext ctx(frame, i);
-    if (absl::Status s = step.fn(ctx); !s.ok()) {
+    const auto start = impl_->options.profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+    absl::Status status = step.fn(ctx);
+    if (impl_->options.profile) {
+      OpProfileEntry& entry = impl_->profile[step.op->getName().getStringRef().str()];
+      ++entry.calls;
+      entry.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    if (absl::Status s = std::move(status); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat("in @", std::string(function), ": ", s.message()));
     }
     for (mlir::Value result : step.op->getResults()) {
@@ -182,5 +191,22 @@ absl::StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function, 
   for (int slot : fn.result_slots) results.push_back(frame.slots[slot]);
   return results;
 }
+
+}  // namespace gpt_sft::runtime
+
+namespace gpt_sft::runtime {
+
+std::vector<OpProfileEntry> Interpreter::profile() const {
+  std::vector<OpProfileEntry> entries;
+  for (const auto& [name, entry] : impl_->profile) {
+    entries.push_back(entry);
+    entries.back().op = name;
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const OpProfileEntry& a, const OpProfileEntry& b) { return a.seconds > b.seconds; });
+  return entries;
+}
+
+void Interpreter::ResetProfile() { impl_->profile.clear(); }
 
 }  // namespace gpt_sft::runtime

@@ -25,6 +25,7 @@
 #ifndef GPT_SFT_RUNTIME_INTERPRETER_INTERPRETER_H_
 #define GPT_SFT_RUNTIME_INTERPRETER_INTERPRETER_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -69,6 +70,15 @@ struct InterpreterOptions {
   /// eval callback); null: none, at no cost. The results are the run's own tensors: an
   /// observer may copy them, not write into them.
   std::function<void(const OpEvent&)> observer;
+  /// Time every op and sum by op name (profile()); costs two clock reads per op.
+  bool profile = false;
+};
+
+/// Wall time per op name over the runs since the last ResetProfile(), most expensive first.
+struct OpProfileEntry {
+  std::string op;  // e.g. "gpt.attention_grad"
+  int64_t calls = 0;
+  double seconds = 0;
 };
 
 struct RunOptions {
@@ -94,16 +104,19 @@ class Interpreter {
   absl::StatusOr<std::vector<Tensor>> Run(std::string_view function, std::vector<Tensor> args,
                                           const RunOptions& run_options = {});
 
-  /// A snapshot of the allocator's stats (live, peak, cached bytes; cache hits).
   /// The `gpt.name` of each argument / result of `function` ("" where absent), so that an
   /// MLIR-free caller can bind ParamStore tensors by name.
   absl::StatusOr<std::vector<std::string>> ArgumentNames(std::string_view function) const;
   absl::StatusOr<std::vector<std::string>> ResultNames(std::string_view function) const;
 
+  /// A snapshot of the allocator's stats (live, peak, cached bytes; cache hits).
   AllocatorStats allocator_stats() const;
   /// The allocator: ResetPeak() before a Run measures that run's peak; ReleaseCache()
   /// returns the cached blocks to the OS (e.g. between training and a large evaluation).
   CachingAllocator& allocator();
+  /// Empty unless InterpreterOptions::profile.
+  std::vector<OpProfileEntry> profile() const;
+  void ResetProfile();
 
  private:
   void Observe(std::string_view function, int step, mlir::Operation* op, const interp::OpContext& ctx);

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "absl/strings/str_cat.h"
 
 namespace gpt_sft::runtime {
 namespace {
@@ -47,28 +46,16 @@ int64_t Param::numel() const {
 absl::StatusOr<ParamStore> ParamStore::Create(const compiler::ModelConfig& config) {
   if (absl::Status s = config.Validate(); !s.ok()) return s;
   ParamStore store(config);
-  const int64_t C = config.n_embd, V = config.vocab_size, kv = int64_t{config.n_kv_head} * config.head_dim();
-  auto add = [&](std::string name, std::vector<int64_t> shape, ParamGroup group) {
+  for (compiler::ParamSpec& spec : compiler::ParamLayout(config)) {
     Param p;
-    p.name = std::move(name);
-    p.shape = std::move(shape);
-    p.group = group;
+    p.name = std::move(spec.name);
+    p.shape = std::move(spec.shape);
+    p.group = spec.group;
     const size_t bytes = ((p.numel() * sizeof(float) + 63) / 64) * 64;
     p.data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
     std::memset(p.data_.get(), 0, bytes);
     store.params_.push_back(std::move(p));
-  };
-  add("transformer.wte.weight", {V, C}, ParamGroup::kEmbedding);
-  for (int i = 0; i < config.n_layer; ++i) {
-    const std::string h = absl::StrCat("transformer.h.", i, ".");
-    add(h + "attn.c_q.weight", {C, C}, ParamGroup::kMatrix);
-    add(h + "attn.c_k.weight", {kv, C}, ParamGroup::kMatrix);
-    add(h + "attn.c_v.weight", {kv, C}, ParamGroup::kMatrix);
-    add(h + "attn.c_proj.weight", {C, C}, ParamGroup::kMatrix);
-    add(h + "mlp.c_fc.weight", {4 * C, C}, ParamGroup::kMatrix);
-    add(h + "mlp.c_proj.weight", {C, 4 * C}, ParamGroup::kMatrix);
   }
-  add("lm_head.weight", {V, C}, ParamGroup::kUnembedding);
   return store;
 }
 

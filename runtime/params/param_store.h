@@ -12,11 +12,13 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/config/model_config.h"
+#include "compiler/config/param_layout.h"
 
 namespace gpt_sft::runtime {
 
-/// Which optimizer and learning rate a parameter gets (NANOCHAT.md 4.1).
-enum class ParamGroup { kEmbedding /*AdamW, embedding_lr*/, kUnembedding /*AdamW, unembedding_lr*/, kMatrix /*Muon*/ };
+/// Which optimizer and learning rate a parameter gets (NANOCHAT.md 4.1); the layout of
+/// names, shapes and groups is compiler/config's, shared with the step builder.
+using ParamGroup = compiler::ParamGroup;
 
 struct Param {
   std::string name;             // e.g. "transformer.h.3.attn.c_q.weight"

@@ -224,3 +224,11 @@ func.func @inferred_type_mismatch(%x: tensor<4x8xf32>) {
   %0 = "gpt.relu_square"(%x) : (tensor<4x8xf32>) -> tensor<4x9xf32>
   return
 }
+
+// -----
+
+func.func @gradients_seed_type(%loss: tensor<f32>, %seed: tensor<f64>, %w: tensor<4x4xf32>) {
+  // expected-error @+1 {{seed must have the loss's element type, got 'tensor<f64>' for a loss of 'tensor<f32>'}}
+  %g = gpt.gradients %loss, %seed wrt [%w] : tensor<f32>, tensor<f64>, [tensor<4x4xf32>]
+  return
+}

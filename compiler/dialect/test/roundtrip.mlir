@@ -43,6 +43,10 @@ func.func @forward(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<3
   %loss = gpt.cross_entropy %logits, %targets : tensor<16x64xf32>, tensor<16xi32>
   // CHECK: gpt.cross_entropy %{{.*}}, %{{.*}} {ignore_index = -100 : i64} : tensor<16x64xf32>, tensor<16xi32>
   %loss2 = gpt.cross_entropy %logits, %targets {ignore_index = -100 : i64} : tensor<16x64xf32>, tensor<16xi32>
+  // CHECK: gpt.reshape %{{.*}} to [-1] : tensor<16xi32>
+  %flat = gpt.reshape %targets to [-1] : tensor<16xi32>
+  // CHECK: gpt.gradients %{{.*}}, %{{.*}} wrt [%{{.*}}, %{{.*}}] : tensor<f32>, tensor<f32>, [tensor<64x16xbf16>, tensor<16x64xf32>]
+  %g:2 = gpt.gradients %loss, %loss2 wrt [%wte, %logits] : tensor<f32>, tensor<f32>, [tensor<64x16xbf16>, tensor<16x64xf32>]
   return %loss : tensor<f32>
 }
 

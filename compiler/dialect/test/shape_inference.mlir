@@ -28,6 +28,10 @@ func.func @shapes(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<32
   %dq, %dk, %dv = gpt.attention_grad %q, %k, %k, %o, %o : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>
   // CHECK: "gpt.cross_entropy"{{.*}} -> tensor<f32>
   %loss = gpt.cross_entropy %r, %tg : tensor<16x64xf32>, tensor<16xi32>
+  // CHECK: "gpt.reshape"{{.*}} -> tensor<16xi32>
+  %ti = gpt.reshape %ids to [-1] : tensor<2x8xi32>
+  // CHECK: "gpt.gradients"{{.*}} -> (tensor<32x16xbf16>, tensor<?x8x16xbf16>)
+  %gr:2 = gpt.gradients %loss, %loss wrt [%w, %dyn] : tensor<f32>, tensor<f32>, [tensor<32x16xbf16>, tensor<?x8x16xbf16>]
   // CHECK: "gpt.embedding_grad"{{.*}} -> tensor<64x16xbf16>
   %dwte = gpt.embedding_grad %ids, %x, vocab 64 : tensor<2x8xi32>, tensor<2x8x16xbf16>
   // CHECK: "gpt.matmul_weight_grad"{{.*}} -> tensor<32x16xbf16>

@@ -1,0 +1,31 @@
+// EmitLoss: nanochat's GPT forward and its loss as gpt ops, at a builder's insertion point.
+// Internal to compiler/builder: step_builder.cc calls it for `@loss` and `@micro_step`.
+#ifndef GPT_SFT_COMPILER_BUILDER_MODEL_FORWARD_H_
+#define GPT_SFT_COMPILER_BUILDER_MODEL_FORWARD_H_
+
+#include "compiler/builder/step_config.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace gpt_sft::compiler {
+
+/// The values the forward reads: one per ParamLayout entry (in its order), and the batch.
+/// segment_ids and positions are null unless the step is packed.
+struct ForwardInputs {
+  llvm::SmallVector<mlir::Value> params;
+  mlir::Value inputs, targets, segment_ids, positions;
+};
+
+/// Emits embedding -> norm -> blocks -> norm -> lm_head -> softcap (NANOCHAT.md 1.4-1.6)
+/// and returns the softcapped logits [B, T, V]. `in.targets` is not read.
+mlir::Value EmitLogits(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config,
+                       const ForwardInputs& in);
+
+/// EmitLogits, then the cross entropy over every row (ignore -1): the rank-0 loss, the mean
+/// over counted targets.
+mlir::Value EmitLoss(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config,
+                     const ForwardInputs& in);
+
+}  // namespace gpt_sft::compiler
+
+#endif  // GPT_SFT_COMPILER_BUILDER_MODEL_FORWARD_H_

@@ -1,0 +1,66 @@
+#include "compiler/builder/step_config.h"
+
+#include "gtest/gtest.h"
+
+namespace gpt_sft::compiler {
+namespace {
+
+StepConfig Small(bool packed) {
+  StepConfig c;
+  c.model = *ModelConfig::FromDepth(2, 512, 64, 128, 1);
+  c.batch_size = 2;
+  c.seq_len = 64;
+  c.packed = packed;
+  return c;
+}
+
+TEST(OptimizerConfig, D20InitialLearningRatesAreNanochats) {
+  const OptimizerConfig opt;
+  EXPECT_NEAR(opt.InitialLr(ParamGroup::kUnembedding, 1280), 6.1968e-05, 1e-9);
+  EXPECT_NEAR(opt.InitialLr(ParamGroup::kEmbedding, 1280), 3.09839e-03, 1e-8);
+  EXPECT_DOUBLE_EQ(opt.InitialLr(ParamGroup::kMatrix, 1280), 4.0e-04);
+}
+
+TEST(StepConfig, ValidateNamesTheField) {
+  StepConfig c = Small(false);
+  EXPECT_TRUE(c.Validate().ok());
+  c.batch_size = 0;
+  EXPECT_NE(c.Validate().message().find("batch_size"), std::string::npos);
+  c = Small(false);
+  c.grad_accum_steps = 0;
+  EXPECT_NE(c.Validate().message().find("grad_accum_steps"), std::string::npos);
+  c = Small(false);
+  c.seq_len = -5;
+  EXPECT_NE(c.Validate().message().find("seq_len"), std::string::npos);
+  c.seq_len = kDynamicDim;
+  EXPECT_TRUE(c.Validate().ok());
+}
+
+TEST(Signatures, MicroStepTakesParamsGradsThenTheBatch) {
+  const EntrySignature s = MicroStepSignature(Small(true));
+  const size_t n = 2 + 6 * 2;
+  ASSERT_EQ(s.arguments.size(), 2 * n + 4);
+  EXPECT_EQ(s.arguments[0], "transformer.wte.weight");
+  EXPECT_EQ(s.arguments[n], "grad/transformer.wte.weight");
+  EXPECT_EQ(s.arguments[2 * n], "inputs");
+  EXPECT_EQ(s.arguments[2 * n + 3], "positions");
+  ASSERT_EQ(s.results.size(), n + 1);
+  EXPECT_EQ(s.results[0], "loss");
+  EXPECT_EQ(s.results[n], "grad/lm_head.weight");
+  EXPECT_EQ(LossSignature(Small(false)).arguments.size(), n + 2);
+}
+
+TEST(Signatures, OptimizerStateIsTwoMomentsForAdamWAndOneBufferForMuon) {
+  const EntrySignature s = OptimizerStepSignature(Small(false));
+  const size_t n = 14, state = 2 * 2 + 12;  // wte, lm_head: 2 each; 12 matrices: 1 each
+  ASSERT_EQ(s.arguments.size(), 2 * n + state + 2);
+  EXPECT_EQ(s.arguments[2 * n], "adamw.exp_avg/transformer.wte.weight");
+  EXPECT_EQ(s.arguments[2 * n + 1], "adamw.exp_avg_sq/transformer.wte.weight");
+  EXPECT_EQ(s.arguments[2 * n + 2], "muon.momentum_buffer/transformer.h.0.attn.c_q.weight");
+  EXPECT_EQ(s.arguments[2 * n + state], "lr_multiplier");
+  EXPECT_EQ(s.arguments.back(), "step");
+  EXPECT_EQ(s.results.size(), n + state);
+}
+
+}  // namespace
+}  // namespace gpt_sft::compiler

@@ -1,0 +1,145 @@
+//===- gptc_main.cc - gptc, the step compiler's driver --------------------===//
+//
+// gptc builds the training step for a model config and prints it at a stage:
+//   gptc --depth=4 --n_embd=256 --n_head=2 --vocab=8192 --emit=autodiff
+// --function picks one entry point (logits, loss, micro_step, optimizer_step); --output
+// writes the IR to a file instead of stdout.
+//
+//===----------------------------------------------------------------------===//
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_join.h"
+#include "compiler/builder/step_builder.h"
+#include "compiler/transforms/pipeline.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Support/raw_ostream.h"
+
+ABSL_FLAG(int, depth, 4, "model depth (nanochat's --depth): n_embd = 64 x depth, heads of dim 128");
+ABSL_FLAG(int, n_embd, 0, "model width; 0: 64 x depth");
+ABSL_FLAG(int, n_head, 0, "query heads; 0: n_embd / 128 rounded up");
+ABSL_FLAG(int, n_kv_head, 0, "key/value heads; 0: n_head");
+ABSL_FLAG(int, vocab, 65536, "vocabulary size (the tokenizer's)");
+ABSL_FLAG(int, sequence_len, 2048, "the model's sequence_len (rotary cache = 10x)");
+ABSL_FLAG(int64_t, batch, 4, "rows per micro-batch (B)");
+ABSL_FLAG(int64_t, seq, 2048, "positions per row (T); -1: dynamic");
+ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fit packing)");
+ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
+ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
+ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built) or autodiff");
+ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
+ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
+ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
+ABSL_FLAG(bool, locations, false, "print each op's location: the module it belongs to, e.g. transformer.h.3.attn");
+
+namespace gpt_sft::compiler {
+namespace {
+
+int Fail(const std::string& message) {
+  std::cerr << "gptc: " << message << "\n";
+  return 1;
+}
+
+absl::StatusOr<StepConfig> ConfigFromFlags() {
+  auto optional = [](int v) { return v > 0 ? std::optional<int>(v) : std::nullopt; };
+  absl::StatusOr<ModelConfig> model =
+      ModelConfig::FromDepth(absl::GetFlag(FLAGS_depth), absl::GetFlag(FLAGS_vocab), absl::GetFlag(FLAGS_sequence_len),
+                             optional(absl::GetFlag(FLAGS_n_embd)), optional(absl::GetFlag(FLAGS_n_head)),
+                             optional(absl::GetFlag(FLAGS_n_kv_head)));
+  if (!model.ok()) return model.status();
+  StepConfig config;
+  config.model = *model;
+  config.batch_size = absl::GetFlag(FLAGS_batch);
+  config.seq_len = absl::GetFlag(FLAGS_seq);
+  config.packed = absl::GetFlag(FLAGS_packed);
+  config.grad_accum_steps = absl::GetFlag(FLAGS_grad_accum_steps);
+  const std::string dtype = absl::GetFlag(FLAGS_dtype);
+  if (dtype == "f32") {
+    config.dtype = ElementType::kF32;
+  } else if (dtype == "f64") {
+    config.dtype = ElementType::kF64;
+  } else {
+    return absl::InvalidArgumentError("--dtype must be f32 or f64, got '" + dtype + "'");
+  }
+  if (absl::Status s = config.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(std::string(s.message()) + " (check --batch, --seq, --grad_accum_steps)");
+  }
+  return config;
+}
+
+/// Under `bazel run` a relative path means the user's directory, not the runfiles tree.
+std::string UserPath(const std::string& path) {
+  const char* dir = std::getenv("BUILD_WORKING_DIRECTORY");
+  return (dir && !path.empty() && path[0] != '/') ? std::string(dir) + "/" + path : path;
+}
+
+/// Writes `text` to a temporary beside `path`, then renames it over `path`, so a failed
+/// write never leaves a truncated IR file where an old one was.
+absl::Status WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      std::remove(temp.c_str());
+      return absl::UnavailableError("--output: cannot write " + temp);
+    }
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    return absl::UnavailableError("--output: cannot rename " + temp + " to " + path);
+  }
+  return absl::OkStatus();
+}
+
+int Main() {
+  absl::StatusOr<StepConfig> config = ConfigFromFlags();
+  if (!config.ok()) return Fail(std::string(config.status().message()));
+  Stage stage;
+  if (absl::Status s = ParseStage(absl::GetFlag(FLAGS_emit), &stage); !s.ok()) {
+    return Fail("--emit: " + std::string(s.message()));
+  }
+  mlir::MLIRContext context;
+  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = BuildStepModule(context, *config);
+  if (!module.ok()) return Fail(std::string(module.status().message()));
+  if (absl::Status s = RunToStage(**module, stage, absl::GetFlag(FLAGS_print_ir_after_all)); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  mlir::Operation* to_print = module->get();
+  if (const std::string name = absl::GetFlag(FLAGS_function); !name.empty()) {
+    to_print = (**module).lookupSymbol<mlir::func::FuncOp>(name);
+    if (!to_print) return Fail("--function: no entry point named '" + name + "' (logits, loss, micro_step, optimizer_step)");
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  to_print->print(os, mlir::OpPrintingFlags().enableDebugInfo(absl::GetFlag(FLAGS_locations), /*prettyForm=*/true));
+  os << "\n";
+  os.flush();
+  if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
+    if (absl::Status s = WriteAtomically(UserPath(path), text); !s.ok()) return Fail(std::string(s.message()));
+  } else {
+    std::cout << text;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpt_sft::compiler
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("gptc: build the training step of a nanochat-style GPT and print its IR");
+  absl::ParseCommandLine(argc, argv);
+  return gpt_sft::compiler::Main();
+}

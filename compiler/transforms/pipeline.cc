@@ -1,0 +1,54 @@
+#include "compiler/transforms/pipeline.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "compiler/transforms/autodiff_pass.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace gpt_sft::compiler {
+
+std::vector<std::string> StageNames() { return {"gpt", "autodiff"}; }
+
+absl::Status ParseStage(const std::string& name, Stage* stage) {
+  if (name == "gpt") {
+    *stage = Stage::kGpt;
+  } else if (name == "autodiff") {
+    *stage = Stage::kAutodiff;
+  } else {
+    std::vector<std::string> names = StageNames();
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown stage '", name, "'; expected one of: ", absl::StrJoin(names, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all) {
+  if (stage == Stage::kGpt) return absl::OkStatus();
+  mlir::MLIRContext* context = module.getContext();
+  mlir::PassManager pm(context);
+  if (print_ir_after_all) {
+    context->disableMultithreading();
+    pm.enableIRPrinting(/*shouldPrintBeforePass=*/[](mlir::Pass*, mlir::Operation*) { return false; });
+  }
+  pm.addPass(CreateAutodiffPass());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
+    std::string location;
+    llvm::raw_string_ostream os(location);
+    d.getLocation().print(os);
+    absl::StrAppend(&diagnostics, os.str(), ": ", d.str(), "\n");
+    return mlir::success();
+  });
+  if (mlir::failed(pm.run(module))) {
+    return absl::InternalError(absl::StrCat("the compiler pipeline failed:\n", diagnostics));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace gpt_sft::compiler

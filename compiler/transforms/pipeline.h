@@ -1,0 +1,36 @@
+//===- pipeline.h - the compiler's stages, in order -----------------------===//
+//
+// Declares the stages a built step goes through (DESIGN.md "Compiler
+// pipeline"), so gptc, the trainer and the tests run the same passes. Each
+// stage is dumpable: gptc --emit=<stage> prints the module after it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPT_SFT_COMPILER_TRANSFORMS_PIPELINE_H_
+#define GPT_SFT_COMPILER_TRANSFORMS_PIPELINE_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace mlir {
+class ModuleOp;
+}  // namespace mlir
+
+namespace gpt_sft::compiler {
+
+/// gpt: as the builder emitted it. autodiff: gpt-autodiff, then canonicalize and CSE.
+enum class Stage { kGpt, kAutodiff };
+
+/// "gpt", "autodiff"; ParseStage's error lists the valid names.
+std::vector<std::string> StageNames();
+absl::Status ParseStage(const std::string& name, Stage* stage);
+
+/// Runs the passes up to and including `stage` on `module`; the error carries the
+/// diagnostics. `print_ir_after_all` prints the module after every pass to stderr.
+absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all = false);
+
+}  // namespace gpt_sft::compiler
+
+#endif  // GPT_SFT_COMPILER_TRANSFORMS_PIPELINE_H_

@@ -1,0 +1,214 @@
+// //trainer:bench (//trainer/bench): the full training step (forward, loss, backward, optimizer update) on the
+// CPU benchmark config, ours beside PyTorch eager in the same run.
+//
+//   ./bazelw run //trainer:bench                   # depth 4, width 256, 2 heads, vocab 8192, [4,2048]
+//   ./bazelw run //trainer:bench -- --peer=none    # ours only
+//
+// Ours: the interpreted step (trainer/eager_step). The peer: trainer/bench/pytorch_peer.py
+// under stock glibc malloc and under glibc told not to mmap/trim (PyTorch's step depends on
+// it); both are reported, and the ratio is taken against the faster. Warm-up steps are
+// excluded; the figure of merit is the median step. The machine is shared and noisy: trust
+// ratios measured in one run, not absolute times.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "runtime/kernels/cpu/tile_gemm.h"
+#include "trainer/bench/pytorch_peer.h"
+#include "trainer/eager_step.h"
+
+ABSL_FLAG(int, depth, 4, "model depth");
+ABSL_FLAG(int, n_embd, 256, "model width");
+ABSL_FLAG(int, n_head, 2, "query heads (kv heads = heads)");
+ABSL_FLAG(int, vocab, 8192, "vocabulary size");
+ABSL_FLAG(int, batch, 4, "rows per step (B)");
+ABSL_FLAG(int, seq, 2048, "positions per row (T)");
+ABSL_FLAG(int, threads, 2, "threads, ours and the peer's");
+ABSL_FLAG(int, warmup, 1, "untimed steps first");
+ABSL_FLAG(int, steps, 3, "timed steps");
+ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
+ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
+ABSL_FLAG(std::string, peer, "torch", "torch: also run the PyTorch eager peer, both malloc configurations; none: ours only");
+
+namespace gpt_sft::trainer {
+namespace {
+
+using runtime::Tensor;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return int64_t{usage.ru_maxrss} * 1024;
+}
+
+// Random tokens; targets are the next token with the last 10% of each row ignored (-1), so
+// the loss counts what a padded SFT row counts.
+StepBatch RandomBatch(int64_t B, int64_t T, int vocab, bool packed, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> token(0, vocab - 1);
+  std::vector<int32_t> inputs(B * T), targets(B * T), segments(B * T), positions(B * T);
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t t = 0; t < T; ++t) {
+      inputs[b * T + t] = token(rng);
+      targets[b * T + t] = t < T * 9 / 10 ? token(rng) : -1;
+      segments[b * T + t] = packed ? static_cast<int32_t>(t / 512) : 0;  // four conversations a row
+      positions[b * T + t] = packed ? static_cast<int32_t>(t % 512) : static_cast<int32_t>(t);
+    }
+  }
+  StepBatch batch{Tensor::FromVector<int32_t>({B, T}, inputs), Tensor::FromVector<int32_t>({B, T}, targets)};
+  if (packed) {
+    batch.segment_ids = Tensor::FromVector<int32_t>({B, T}, segments);
+    batch.positions = Tensor::FromVector<int32_t>({B, T}, positions);
+  }
+  return batch;
+}
+
+struct OursResult {
+  std::vector<double> step_seconds;
+  double loss = 0;
+  int64_t peak_rss = 0, peak_live = 0;
+  int64_t fresh_allocations = 0;  // during the timed steps: blocks the cache could not serve
+  std::vector<runtime::OpProfileEntry> profile;
+};
+
+absl::StatusOr<OursResult> RunOurs(const compiler::StepConfig& config, int threads, int warmup, int steps) {
+  absl::StatusOr<runtime::ParamStore> store = runtime::ParamStore::Create(config.model);
+  if (!store.ok()) return store.status();
+  store->InitNanochat(/*seed=*/1234);
+  runtime::InterpreterOptions options;
+  options.num_threads = threads;
+  options.profile = absl::GetFlag(FLAGS_profile);
+  absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, &*store, options);
+  if (!step.ok()) return step.status();
+  const StepBatch batch = RandomBatch(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
+  OursResult result;
+  for (int i = 0; i < warmup + steps; ++i) {
+    if (i == warmup) {
+      (*step)->allocator().ResetPeak();
+      result.fresh_allocations = -(*step)->allocator_stats().allocations_fresh;
+      (*step)->ResetProfile();
+    }
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<double> loss = (*step)->MicroStep(batch);
+    if (!loss.ok()) return loss.status();
+    if (absl::Status s = (*step)->OptimizerStep(1.0); !s.ok()) return s;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i >= warmup) result.step_seconds.push_back(seconds);
+    result.loss = *loss;
+  }
+  result.peak_rss = PeakRssBytes();
+  result.peak_live = (*step)->allocator_stats().peak_bytes_live;
+  result.fresh_allocations += (*step)->allocator_stats().allocations_fresh;
+  result.profile = (*step)->profile();
+  return result;
+}
+
+void PrintRow(const std::string& name, double median, int64_t tokens, int64_t flops_per_token, int64_t peak_bytes,
+              const std::string& note) {
+  std::cout << absl::StrFormat("%-34s %9.3f s %10.0f tok/s %8.1f GFLOP/s %8.2f GB  %s\n", name, median,
+                               tokens / median, double(flops_per_token) * tokens / median / 1e9, peak_bytes / 1e9,
+                               note);
+}
+
+int Main() {
+  if (const std::string peer = absl::GetFlag(FLAGS_peer); peer != "torch" && peer != "none") {
+    std::cerr << "bench: --peer must be torch or none, got '" << peer << "'\n";
+    return 1;
+  }
+  absl::StatusOr<compiler::ModelConfig> model =
+      compiler::ModelConfig::FromDepth(absl::GetFlag(FLAGS_depth), absl::GetFlag(FLAGS_vocab),
+                                       absl::GetFlag(FLAGS_seq), absl::GetFlag(FLAGS_n_embd),
+                                       absl::GetFlag(FLAGS_n_head));
+  if (!model.ok()) {
+    std::cerr << "bench: " << model.status().message() << "\n";
+    return 1;
+  }
+  compiler::StepConfig config;
+  config.model = *model;
+  config.batch_size = absl::GetFlag(FLAGS_batch);
+  config.seq_len = absl::GetFlag(FLAGS_seq);
+  config.packed = absl::GetFlag(FLAGS_packed);
+  const int threads = absl::GetFlag(FLAGS_threads), warmup = absl::GetFlag(FLAGS_warmup);
+  const int steps = absl::GetFlag(FLAGS_steps);
+  const int64_t tokens = config.batch_size * config.seq_len;
+  std::cout << "config: " << config.model.ToJson() << " batch [" << config.batch_size << "," << config.seq_len
+            << "] float32, " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
+            << "params " << config.model.NumParams() << ", flops/token " << config.model.FlopsPerToken()
+            << " (nanochat's formula); tile GEMM " << (runtime::kernels::TileGemmUsesAvx2() ? "AVX2+FMA" : "portable")
+            << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
+            << "\n\n";
+  absl::StatusOr<OursResult> ours = RunOurs(config, threads, warmup, steps);
+  if (!ours.ok()) {
+    std::cerr << "bench: our step failed: " << ours.status().message() << "\n";
+    return 1;
+  }
+  const double ours_median = Median(ours->step_seconds);
+  std::cout << absl::StrFormat("%-34s %11s %16s %16s %11s\n", "full step (median)", "time", "tokens/s", "", "peak");
+  PrintRow(std::string("ours: interpreter") + (config.packed ? " (packed)" : ""), ours_median, tokens,
+           config.model.FlopsPerToken(), ours->peak_rss,
+           absl::StrFormat("RSS; tensors %.2f GB; %d fresh allocations; loss %.4f", ours->peak_live / 1e9,
+                           ours->fresh_allocations, ours->loss));
+  if (!ours->profile.empty()) {
+    std::cout << "\nour step by op (per step, timed steps):\n";
+    double total = 0;
+    for (const runtime::OpProfileEntry& e : ours->profile) total += e.seconds;
+    for (const runtime::OpProfileEntry& e : ours->profile) {
+      std::cout << absl::StrFormat("  %-26s %5d calls %8.1f ms %5.1f%%\n", e.op, e.calls / steps, 1e3 * e.seconds / steps,
+                                   100 * e.seconds / total);
+    }
+  }
+  const std::string peer_flag = absl::GetFlag(FLAGS_peer);
+  if (peer_flag == "none") return 0;
+
+  double best_peer = 0;
+  for (const bench::MallocConfig& malloc : bench::PeerMallocConfigs()) {
+    bench::PeerOptions options;
+    options.depth = config.model.n_layer;
+    options.n_embd = config.model.n_embd;
+    options.n_head = config.model.n_head;
+    options.vocab = config.model.vocab_size;
+    options.batch = static_cast<int>(config.batch_size);
+    options.seq = static_cast<int>(config.seq_len);
+    options.threads = threads;
+    options.warmup = warmup;
+    options.steps = steps;
+    options.malloc = malloc;
+    absl::StatusOr<bench::PeerResult> peer = bench::RunPytorchPeer(options);
+    if (!peer.ok()) {
+      std::cout << "pytorch eager, " << malloc.name << ": not run: " << peer.status().message() << "\n";
+      continue;
+    }
+    PrintRow("pytorch " + peer->torch_version + " eager, " + malloc.name, peer->step_seconds_median, tokens,
+             config.model.FlopsPerToken(), peer->peak_rss_bytes, "RSS; sgemm from " + peer->sgemm_library);
+    if (best_peer == 0 || peer->step_seconds_median < best_peer) best_peer = peer->step_seconds_median;
+  }
+  if (best_peer > 0) {
+    std::cout << absl::StrFormat("\nours / pytorch's faster: %.2fx the time (%.2fx its speed)\n", ours_median / best_peer,
+                                 best_peer / ours_median);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace gpt_sft::trainer
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("bench: the full training step, ours beside PyTorch eager");
+  absl::ParseCommandLine(argc, argv);
+  return gpt_sft::trainer::Main();
+}

@@ -1,0 +1,201 @@
+#include "trainer/bench/pytorch_peer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "trainer/bench/subprocess.h"
+
+namespace gpt_sft::bench {
+namespace {
+
+constexpr char kScriptRunfilesPath[] = "gpt_sft/trainer/bench/pytorch_peer.py";
+constexpr size_t kStderrTailChars = 2000;
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string SelfExe() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// The last line of `text` that starts with '{', or "".
+std::string LastJsonLine(const std::string& text) {
+  size_t end = text.size();
+  while (end > 0) {
+    const size_t start = text.rfind('\n', end - 1);
+    const size_t begin = start == std::string::npos ? 0 : start + 1;
+    std::string line = text.substr(begin, end - begin);
+    if (!line.empty() && line[0] == '{') return line;
+    if (start == std::string::npos) break;
+    end = start;
+  }
+  return "";
+}
+
+template <typename T>
+absl::Status Read(const nlohmann::json& j, const char* key, T& out, const std::string& script) {
+  if (!j.contains(key)) return absl::DataLossError(absl::StrCat(script, ": JSON line has no field \"", key, "\""));
+  try {
+    out = j.at(key).get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat(script, ": JSON field \"", key, "\": ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& script) {
+  auto flag = [](const char* name, int v) { return absl::StrCat("--", name, "=", v); };
+  return {o.python,
+          script,
+          flag("depth", o.depth),
+          flag("n_embd", o.n_embd),
+          flag("n_head", o.n_head),
+          flag("vocab", o.vocab),
+          flag("batch", o.batch),
+          flag("seq", o.seq),
+          flag("threads", o.threads),
+          flag("warmup", o.warmup),
+          flag("steps", o.steps)};
+}
+
+// This process's environment with the malloc configuration applied: GLIBC_TUNABLES set to the
+// configuration's, or removed so that "glibc default" is stock even if our caller tuned glibc.
+std::map<std::string, std::string> PeerEnvironment(const MallocConfig& malloc) {
+  std::map<std::string, std::string> env = CurrentEnvironment();
+  env.erase("GLIBC_TUNABLES");
+  if (!malloc.glibc_tunables.empty()) env["GLIBC_TUNABLES"] = malloc.glibc_tunables;
+  return env;
+}
+
+absl::Status ExitError(const ProcessResult& r, const std::string& python, const std::string& script) {
+  const std::string tail = Tail(r.stderr_text, kStderrTailChars);
+  if (r.term_signal != 0) {
+    return absl::InternalError(
+        absl::StrCat(python, " ", script, " was killed by signal ", r.term_signal, "; stderr tail:\n", tail));
+  }
+  if (r.exit_code == kPeerExitNoTorch) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        script, ": torch is not importable by ", python,
+        " (apt-get install -y python3-torch python3-numpy); stderr tail:\n", tail));
+  }
+  if (r.exit_code == kPeerExitReferenceBlas) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        script, ": torch runs on the reference BLAS, not OpenBLAS; refusing to measure. stderr tail:\n", tail));
+  }
+  return absl::InternalError(
+      absl::StrCat(python, " ", script, " exited with status ", r.exit_code, "; stderr tail:\n", tail));
+}
+
+}  // namespace
+
+MallocConfig GlibcDefaultMalloc() { return {"glibc default", ""}; }
+
+MallocConfig NoMmapNoTrimMalloc() {
+  return {"no mmap/trim", "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=34359738368"};
+}
+
+std::vector<MallocConfig> PeerMallocConfigs() { return {GlibcDefaultMalloc(), NoMmapNoTrimMalloc()}; }
+
+absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const std::string& script) {
+  const std::string line = LastJsonLine(stdout_text);
+  if (line.empty()) {
+    return absl::DataLossError(
+        absl::StrCat(script, ": printed no JSON line; stdout tail:\n", Tail(stdout_text, kStderrTailChars)));
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat(script, ": bad JSON line (", e.what(), "): ", Tail(line, 500)));
+  }
+  if (!j.is_object()) return absl::DataLossError(absl::StrCat(script, ": JSON line is not an object"));
+  PeerResult r;
+  nlohmann::json config;
+  std::vector<absl::Status> statuses = {
+      Read(j, "config", config, script),
+      Read(j, "threads", r.threads, script),
+      Read(j, "warmup", r.warmup, script),
+      Read(j, "steps", r.steps, script),
+      Read(j, "step_seconds_median", r.step_seconds_median, script),
+      Read(j, "step_seconds", r.step_seconds, script),
+      Read(j, "step_user_seconds", r.step_user_seconds, script),
+      Read(j, "step_system_seconds", r.step_system_seconds, script),
+      Read(j, "step_minor_faults", r.step_minor_faults, script),
+      Read(j, "tokens_per_second", r.tokens_per_second, script),
+      Read(j, "num_params", r.num_params, script),
+      Read(j, "flops_per_token", r.flops_per_token, script),
+      Read(j, "gflops_per_second", r.gflops_per_second, script),
+      Read(j, "peak_rss_bytes", r.peak_rss_bytes, script),
+      Read(j, "torch_version", r.torch_version, script),
+      Read(j, "sgemm_library", r.sgemm_library, script),
+      Read(j, "blas", r.blas, script),
+      Read(j, "glibc_tunables", r.glibc_tunables, script),
+  };
+  for (const absl::Status& s : statuses) {
+    if (!s.ok()) return s;
+  }
+  const std::string config_script = absl::StrCat(script, " config");
+  for (absl::Status s : {Read(config, "depth", r.depth, config_script), Read(config, "n_embd", r.n_embd, config_script),
+                         Read(config, "n_head", r.n_head, config_script), Read(config, "vocab", r.vocab, config_script),
+                         Read(config, "batch", r.batch, config_script), Read(config, "seq", r.seq, config_script)}) {
+    if (!s.ok()) return s;
+  }
+  const std::pair<const char*, size_t> per_step[] = {{"step_seconds", r.step_seconds.size()},
+                                                      {"step_user_seconds", r.step_user_seconds.size()},
+                                                      {"step_system_seconds", r.step_system_seconds.size()},
+                                                      {"step_minor_faults", r.step_minor_faults.size()}};
+  for (const auto& [key, size] : per_step) {
+    if (r.steps < 1 || static_cast<int>(size) != r.steps) {
+      return absl::DataLossError(
+          absl::StrCat(script, ": \"", key, "\" holds ", size, " values but \"steps\" is ", r.steps));
+    }
+  }
+  return r;
+}
+
+absl::StatusOr<std::string> FindPeerScript() {
+  std::vector<std::string> tried;
+  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    const char* dir = std::getenv(var);
+    if (dir != nullptr && *dir != '\0') tried.push_back(absl::StrCat(dir, "/", kScriptRunfilesPath));
+  }
+  const std::string exe = SelfExe();
+  if (!exe.empty()) tried.push_back(absl::StrCat(exe, ".runfiles/", kScriptRunfilesPath));
+  tried.push_back("trainer/bench/pytorch_peer.py");  // `bazel run` starts in the runfiles' gpt_sft/
+  for (const std::string& path : tried) {
+    if (IsRegularFile(path)) return path;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("pytorch_peer.py not found in the runfiles; tried: ", absl::StrJoin(tried, ", ")));
+}
+
+absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
+  std::string script = options.script;
+  if (script.empty()) {
+    absl::StatusOr<std::string> found = FindPeerScript();
+    if (!found.ok()) return found.status();
+    script = *found;
+  }
+  if (!IsRegularFile(script)) return absl::NotFoundError(absl::StrCat("PyTorch peer script ", script, " does not exist"));
+  if (access(options.python.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("no executable ", options.python, " to run ", script,
+                                            " (Debian: apt-get install -y python3 python3-torch)"));
+  }
+  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgv(options, script), PeerEnvironment(options.malloc));
+  if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(script, ": ", run.status().message()));
+  if (run->exit_code != 0) return ExitError(*run, options.python, script);
+  return ParsePeerJson(run->stdout_text, script);
+}
+
+}  // namespace gpt_sft::bench
