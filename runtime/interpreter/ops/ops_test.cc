@@ -386,6 +386,18 @@ TEST(ShapeOps, ReshapeInfersMinusOneAndSharesTheBuffer) {
   EXPECT_EQ(results[0].raw_data(), x.raw_data());
 }
 
+TEST(ShapeOps, ReshapeOfIdsFlattensTargets) {
+  const std::string ir = R"(
+    func.func @f(%t: tensor<2x?xi32>) -> tensor<?xi32> {
+      %y = gpt.reshape %t to [-1] : tensor<2x?xi32>
+      return %y : tensor<?xi32>
+    })";
+  auto results = RunF(ir, {Tensor::FromVector<int32_t>({2, 3}, {1, 2, 3, 4, 5, -1})});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].ShapeString(), "[6] i32");
+  EXPECT_EQ(results[0].ToVector<int32_t>(), (std::vector<int32_t>{1, 2, 3, 4, 5, -1}));
+}
+
 TEST(ShapeOps, ReshapeOfTheWrongCountIsAnError) {
   const std::string ir = R"(
     func.func @f(%x: tensor<?x6xf32>) -> tensor<4x5xf32> {
