@@ -54,9 +54,11 @@ for packing in pad bestfit; do
 done
 
 # 3. Bad flags and files: exit 2 (flags) or 1 (files), the culprit named, nothing written.
-bad() {  # expected-text, then the trainer's arguments
+bad() {  # expected-text, then the trainer's arguments (a tiny run first, so a case that is
+  # wrongly accepted fails fast instead of training at the defaults; later flags win)
   local want="$1"; shift
-  if "$trainer" "$@" > "$tmp/bad.log" 2>&1; then fail "accepted: $*"; fi
+  if "$trainer" --max_iterations=2 --max_seq_len=256 --target_examples_per_step=4 --eval_steps=1 "$@" \
+      > "$tmp/bad.log" 2>&1; then fail "accepted: $*"; fi
   grep -qF -- "$want" "$tmp/bad.log" || fail "error for '$*' does not say '$want': $(cat "$tmp/bad.log")"
 }
 bad "--packing=zigzag is not one of: pad" --base_dir="$base" --packing=zigzag
@@ -68,11 +70,11 @@ bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_s
 bad "--compile=true: the compiled step executor is not part of this build" --base_dir="$base" --compile
 bad "no usable tokenizer" --base_dir="$tmp/empty"
 bad "mid_checkpoints" --base_dir="$base" --model_source=mid
-bad "--model_tag" --base_dir="$base" --model_tag=
+bad "d7" --base_dir="$base" --model_tag=d7
 mkdir -p "$tmp/corrupt/tokenizer" "$tmp/corrupt/base_checkpoints/d2"
 cp "$base/tokenizer/tokenizer.txt" "$tmp/corrupt/tokenizer/"
 cp "$base/base_checkpoints/d2/meta_000000.json" "$tmp/corrupt/base_checkpoints/d2/"
 head -c 100000 "$base/base_checkpoints/d2/model_000000.safetensors" > "$tmp/corrupt/base_checkpoints/d2/model_000000.safetensors"
-bad "model_000000.safetensors" --base_dir="$tmp/corrupt" --max_iterations=2
+bad "model_000000.safetensors" --base_dir="$tmp/corrupt"
 [[ ! -e "$tmp/corrupt/chatsft_checkpoints" ]] || fail "a failed load still created the run directory"
 echo "PASS"
