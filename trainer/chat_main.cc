@@ -9,8 +9,9 @@
 // $NANOCHAT_BASE_DIR, else ~/.cache/nanochat). Each prompt, --prompt or else every
 // non-empty stdin line, is rendered as a one-turn user conversation in nanochat's chat
 // format, followed by <|assistant_start|>; the reply is sampled with the KV-cache decoder
-// (trainer/generation) until <|assistant_end|> or --max_tokens, and printed on one line of
-// stdout (its own newlines kept). Speed goes to stderr. Every error names the flag or file
+// (trainer/generation, with nanochat's calculator tool unless --calculator=false) until
+// <|assistant_end|> or --max_tokens, and printed on one line of stdout (its own newlines
+// kept; special tokens as their text). Speed goes to stderr. Every error names the flag or file
 // at fault and exits 2.
 #include <cstdlib>
 #include <iostream>
@@ -26,6 +27,7 @@
 #include "data/conversation/render.h"
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/checkpoint/checkpoint.h"
+#include "trainer/generation/calculator.h"
 #include "trainer/generation/generator.h"
 
 ABSL_FLAG(std::string, checkpoint_dir, "",
@@ -40,6 +42,8 @@ ABSL_FLAG(int, top_k, 50, "sample among the k most likely tokens; 0: all");
 ABSL_FLAG(uint64_t, seed, 42, "sampling seed (per prompt: same seed, same reply)");
 ABSL_FLAG(int, max_tokens, 256, "tokens per reply at most");
 ABSL_FLAG(int, num_threads, 0, "kernel threads; 0: all cores");
+ABSL_FLAG(bool, calculator, true,
+          "run nanochat's calculator tool: after <|python_end|>, force <|output_start|> value <|output_end|>");
 
 namespace gpt_sft::trainer {
 namespace {
@@ -135,6 +139,7 @@ int Run() {
   auto tok = LoadTokenizer(model->params.config().vocab_size);
   if (!tok.ok()) return fail(tok.status());
   options.stop_tokens = {tok->SpecialId(data::SpecialToken::kAssistantEnd), tok->SpecialId(data::SpecialToken::kBos)};
+  if (absl::GetFlag(FLAGS_calculator)) options.tool = CalculatorTool(*tok);
   auto gen = Generator::Create(model->params, {absl::GetFlag(FLAGS_num_threads)});
   if (!gen.ok()) return fail(gen.status());
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "data/conversation/render.h"
+#include "trainer/generation/calculator.h"
 
 namespace gpt_sft::trainer {
 
@@ -21,6 +22,7 @@ absl::StatusOr<GenerativeEvalResult> RunGenerativeEval(const data::Task& task, c
   generate.max_tokens = options.max_tokens;
   generate.stop_tokens = {tokenizer.SpecialId(data::SpecialToken::kAssistantEnd),
                           tokenizer.SpecialId(data::SpecialToken::kBos)};
+  if (options.use_calculator) generate.tool = CalculatorTool(tokenizer);
   const auto start = std::chrono::steady_clock::now();
   const int64_t n = std::min(task.size(), options.max_problems);
   for (int64_t i = 0; i < n; ++i) {

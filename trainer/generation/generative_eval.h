@@ -7,9 +7,9 @@
 //   * SimpleSpelling: exact match with the reference "<word>:<l>,<e>,...";
 //   * SpellingBee: the number after "####" in the completion equals the reference's (GSM8K
 //     extraction, data/tasks/spelling_tasks.h).
-// One sample per problem (nanochat's num_samples = 1). Not done: nanochat's calculator tool
-// (the Engine forcing <|output_start|> result <|output_end|> after <|python_end|>); the
-// model writes any tool output itself, which can only lower SpellingBee's score.
+// One sample per problem (nanochat's num_samples = 1). As nanochat's Engine, generation runs
+// the calculator tool (calculator.h): after <|python_end|> the block's value is forced in
+// as <|output_start|> value <|output_end|> (SpellingBee's '<word>'.count('<letter>')).
 #ifndef GPT_SFT_TRAINER_GENERATION_GENERATIVE_EVAL_H_
 #define GPT_SFT_TRAINER_GENERATION_GENERATIVE_EVAL_H_
 
@@ -27,6 +27,7 @@ struct GenerativeEvalOptions {
   int64_t max_problems = 100;  // the first N of the task's logical rows (all if fewer); >= 1
   int max_tokens = 256;        // per reply (nanochat: 512)
   SamplingOptions sampling;    // temperature 0: greedy
+  bool use_calculator = true;  // false: the model writes tool outputs itself
 };
 
 struct GenerativeEvalResult {

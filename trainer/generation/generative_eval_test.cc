@@ -66,6 +66,7 @@ TEST(GenerativeEval, ScoresTheDecodedReplyOfTheFirstNProblems) {
   GenerativeEvalOptions options;
   options.max_problems = 4;
   options.max_tokens = 6;
+  options.use_calculator = false;  // EchoTask regenerates without the tool
   auto result = RunGenerativeEval(task, tok, **gen, options);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->task, "Echo");

@@ -131,14 +131,34 @@ absl::StatusOr<std::vector<int32_t>> Generator::Generate(absl::Span<const int32_
   start = std::chrono::steady_clock::now();
   Sampler sampler(options.sampling);
   const int64_t V = impl_->model.vocab_size;
-  std::vector<int32_t> generated;
+  std::vector<int32_t> generated, code;  // code: the tokens of an open python block
+  bool in_python = false;
   while (static_cast<int>(generated.size()) < options.max_tokens) {
     const float* last = logits->data<float>() + (logits->dim(1) - 1) * V;
     const int32_t token = sampler.Next(absl::MakeConstSpan(last, V));
     if (absl::c_linear_search(options.stop_tokens, token)) break;
-    generated.push_back(token);
+    std::vector<int32_t> next = {token};
+    if (options.tool) {
+      const ToolUse& tool = *options.tool;
+      if (token == tool.python_start) {
+        in_python = true;
+        code.clear();
+      } else if (token == tool.python_end && in_python) {
+        in_python = false;
+        if (std::optional<std::vector<int32_t>> output = tool.run(code)) {
+          next.push_back(tool.output_start);
+          next.insert(next.end(), output->begin(), output->end());
+          next.push_back(tool.output_end);
+        }
+      } else if (in_python) {
+        code.push_back(token);
+      }
+    }
+    const size_t room = options.max_tokens - generated.size();
+    if (next.size() > room) next.resize(room);
+    generated.insert(generated.end(), next.begin(), next.end());
     if (static_cast<int>(generated.size()) == options.max_tokens) break;  // no logits needed
-    logits = Extend({token});
+    logits = Extend(next);  // a forced tool output goes in as one chunk
     if (!logits.ok()) return logits.status();
     ++stats.decoded_tokens;
   }

@@ -13,7 +13,9 @@
 #define GPT_SFT_TRAINER_GENERATION_GENERATOR_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,6 +31,15 @@ struct GeneratorOptions {
   int num_threads = 0;
 };
 
+/// nanochat's tool state machine (Engine, NANOCHAT.md 9): when a sampled <|python_end|>
+/// closes a block opened by <|python_start|>, `run` gets the tokens between the two; a
+/// result is forced into the sequence as <|output_start|> result <|output_end|> (the forced
+/// tokens are returned and count toward max_tokens, as nanochat's do).
+struct ToolUse {
+  int32_t python_start = -1, python_end = -1, output_start = -1, output_end = -1;
+  std::function<std::optional<std::vector<int32_t>>(const std::vector<int32_t>& code)> run;
+};
+
 struct GenerateOptions {
   SamplingOptions sampling;
   /// Tokens sampled at most (nanochat's max_tokens); >= 0.
@@ -36,13 +47,15 @@ struct GenerateOptions {
   /// Generation ends at the first sampled token in this list, which is not returned
   /// (nanochat: <|assistant_end|> and <|bos|>).
   std::vector<int32_t> stop_tokens;
+  /// Unset: no tool; the model writes anything itself.
+  std::optional<ToolUse> tool;
 };
 
 /// Where the time of the last Generate went: the prompt (@prefill) and the sampled tokens
 /// (@decode, one call per token after the first; sampling included).
 struct GenerateStats {
   int64_t prompt_tokens = 0;
-  int64_t decoded_tokens = 0;  // @decode calls
+  int64_t decoded_tokens = 0;  // @decode calls (a tool's forced output rides with its call)
   double prefill_seconds = 0;
   double decode_seconds = 0;
 };
@@ -67,7 +80,8 @@ class Generator {
   int64_t length() const;
 
   /// Prefill(prompt), then sample (options.sampling, a Sampler seeded once per call) until
-  /// a stop token or max_tokens tokens. Returns the sampled tokens, the stop token excluded.
+  /// a stop token or max_tokens tokens. Returns the sampled (and tool-forced) tokens, the
+  /// stop token excluded.
   /// The sequence may not pass 10 x sequence_len positions (nanochat's rotary cache).
   absl::StatusOr<std::vector<int32_t>> Generate(absl::Span<const int32_t> prompt, const GenerateOptions& options);
   const GenerateStats& last_stats() const;

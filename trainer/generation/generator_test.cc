@@ -184,6 +184,52 @@ TEST(Generator, StopsAtAStopTokenAndAtMaxTokens) {
   EXPECT_TRUE(none->empty());
 }
 
+TEST(Generator, AToolForcesItsOutputAfterAPythonBlock) {
+  const runtime::ParamStore store = RandomStore();
+  auto gen = Generator::Create(store);
+  ASSERT_TRUE(gen.ok()) << gen.status();
+  const std::vector<int32_t> prompt = {9, 8, 7};
+  GenerateOptions options;
+  options.max_tokens = 16;
+  auto greedy = (*gen)->Generate(prompt, options);
+  ASSERT_TRUE(greedy.ok());
+  // Pretend greedy[i] opens a python block and greedy[i + 2] closes it.
+  size_t i = 0;
+  while (i + 2 < greedy->size() &&
+         ((*greedy)[i] == (*greedy)[i + 2] || (*greedy)[i + 1] == (*greedy)[i] || (*greedy)[i + 1] == (*greedy)[i + 2]))
+    ++i;
+  ASSERT_LT(i + 2, greedy->size()) << "the random model's greedy reply has no usable three tokens";
+  std::vector<int32_t> seen_code;
+  ToolUse tool;
+  tool.python_start = (*greedy)[i];
+  tool.python_end = (*greedy)[i + 2];
+  tool.output_start = 90;
+  tool.output_end = 91;
+  tool.run = [&](const std::vector<int32_t>& code) -> std::optional<std::vector<int32_t>> {
+    seen_code = code;
+    return std::vector<int32_t>{70, 71};
+  };
+  options.tool = tool;
+  auto with_tool = (*gen)->Generate(prompt, options);
+  ASSERT_TRUE(with_tool.ok()) << with_tool.status();
+  ASSERT_GE(with_tool->size(), i + 7);
+  EXPECT_EQ(std::vector<int32_t>(with_tool->begin(), with_tool->begin() + i + 3),
+            std::vector<int32_t>(greedy->begin(), greedy->begin() + i + 3));
+  EXPECT_EQ(seen_code, std::vector<int32_t>{(*greedy)[i + 1]});
+  EXPECT_EQ(std::vector<int32_t>(with_tool->begin() + i + 3, with_tool->begin() + i + 7),
+            (std::vector<int32_t>{90, 70, 71, 91}));
+  // What follows is the greedy continuation (the tool still on) of the sequence with the
+  // forced tokens in it.
+  std::vector<int32_t> sequence = prompt;
+  sequence.insert(sequence.end(), with_tool->begin(), with_tool->begin() + i + 7);
+  GenerateOptions plain = options;
+  plain.max_tokens = static_cast<int>(with_tool->size() - (i + 7));
+  auto continuation = (*gen)->Generate(sequence, plain);
+  ASSERT_TRUE(continuation.ok());
+  EXPECT_EQ(*continuation, std::vector<int32_t>(with_tool->begin() + i + 7, with_tool->end()));
+  EXPECT_EQ(with_tool->size(), 16u);  // forced tokens count toward max_tokens
+}
+
 TEST(Generator, ErrorsNameTheProblem) {
   const runtime::ParamStore store = RandomStore();
   auto gen = Generator::Create(store);
