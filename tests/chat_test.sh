@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# End to end over //trainer:chat: a tokenizer from //data:tok_train and a random checkpoint
-# from //tests:random_checkpoint; chat --prompt prints one reply line and exits 0, the same
-# seed gives the same reply, stdin gives one reply per non-empty line; bad flags and missing
-# files exit non-zero and name the flag or file.
+# End to end over //trainer:chat and //trainer/generation:spelling_eval: a tokenizer from
+# //data:tok_train and a random checkpoint from //tests:random_checkpoint; chat --prompt
+# prints one reply line and exits 0, the same seed gives the same reply, stdin gives one
+# reply per non-empty line; spelling_eval prints one accuracy line per task; bad flags and
+# missing files exit non-zero and name the flag or file.
 set -uo pipefail
-tok_train="$1"; random_checkpoint="$2"; chat="$3"
+tok_train="$1"; random_checkpoint="$2"; chat="$3"; spelling_eval="$4"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
@@ -48,4 +49,16 @@ expect_error "$tmp/nope" --checkpoint_dir="$tmp/nope" --tokenizer="$tmp/tok.txt"
 expect_error "--step=99" "${args[@]}" --step=99 --prompt=hi
 expect_error "$tmp/missing.txt" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/missing.txt" --prompt=hi
 expect_error "bogus" "${args[@]}" --bogus=1
+# The generative eval on the spelling tasks: one line per task, 2 problems each.
+"$spelling_eval" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --words=external/wordlist/words \
+  --max_problems=2 --max_tokens=8 --num_threads=2 > "$tmp/eval.out" 2> "$tmp/eval.err" \
+  || fail "spelling_eval failed: $(cat "$tmp/eval.err")"
+grep -q '^SimpleSpelling: [0-2]/2 = ' "$tmp/eval.out" || fail "no SimpleSpelling line: $(cat "$tmp/eval.out")"
+grep -q '^SpellingBee: [0-2]/2 = ' "$tmp/eval.out" || fail "no SpellingBee line: $(cat "$tmp/eval.out")"
+if "$spelling_eval" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --words=external/wordlist/words \
+     --tasks=Nope > /dev/null 2> "$tmp/bad.err"; then fail "spelling_eval accepted --tasks=Nope"; fi
+grep -q -- "--tasks: unknown task 'Nope'" "$tmp/bad.err" || fail "bad --tasks not named: $(cat "$tmp/bad.err")"
+if "$spelling_eval" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --words="$tmp/nowords" \
+     > /dev/null 2> "$tmp/bad.err"; then fail "spelling_eval accepted a missing --words file"; fi
+grep -q -- "--words: .*nowords" "$tmp/bad.err" || fail "missing --words not named: $(cat "$tmp/bad.err")"
 echo "PASS"

@@ -13,9 +13,7 @@
 // <|assistant_end|> or --max_tokens, and printed on one line of stdout (its own newlines
 // kept; special tokens as their text). Speed goes to stderr. Every error names the flag or file
 // at fault and exits 2.
-#include <cstdlib>
 #include <iostream>
-#include <optional>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -26,8 +24,8 @@
 #include "absl/strings/str_format.h"
 #include "data/conversation/render.h"
 #include "data/tokenizer/tokenizer.h"
-#include "runtime/checkpoint/checkpoint.h"
 #include "trainer/generation/calculator.h"
+#include "trainer/generation/chat_model.h"
 #include "trainer/generation/generator.h"
 
 ABSL_FLAG(std::string, checkpoint_dir, "",
@@ -48,59 +46,13 @@ ABSL_FLAG(bool, calculator, true,
 namespace gpt_sft::trainer {
 namespace {
 
-/// Paths are relative to where the user ran `bazel run`, not to the runfiles directory.
-std::string UserPath(const std::string& path) {
-  const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || wd == nullptr || *wd == '\0') return path;
-  return std::string(wd) + "/" + path;
-}
-
-absl::StatusOr<std::string> BaseDir() {
-  const std::string flag = absl::GetFlag(FLAGS_base_dir);
-  if (!flag.empty()) return UserPath(flag);
-  return runtime::NanochatBaseDir();
-}
-
-absl::StatusOr<runtime::LoadedCheckpoint> LoadModel() {
-  std::optional<int64_t> step;
-  if (absl::GetFlag(FLAGS_step) >= 0) step = absl::GetFlag(FLAGS_step);
-  const std::string dir = UserPath(absl::GetFlag(FLAGS_checkpoint_dir));
-  if (dir.empty()) {
-    auto base = BaseDir();
-    if (!base.ok()) return base.status();
-    auto where = runtime::ResolveCheckpoint(*base, runtime::CheckpointSource::kSft, std::nullopt, step);
-    if (!where.ok()) {
-      return absl::Status(where.status().code(), absl::StrCat("--checkpoint_dir not given and ", where.status().message()));
-    }
-    return runtime::LoadCheckpoint(*where);
-  }
-  if (!step) {
-    auto last = runtime::FindLastStep(dir);
-    if (!last.ok()) return absl::Status(last.status().code(), absl::StrCat("--checkpoint_dir: ", last.status().message()));
-    step = *last;
-  }
-  auto loaded = runtime::LoadCheckpoint(dir, *step);
-  if (!loaded.ok()) {
-    return absl::Status(loaded.status().code(),
-                        absl::StrCat("--checkpoint_dir=", dir, " --step=", *step, ": ", loaded.status().message()));
-  }
-  return loaded;
-}
-
-absl::StatusOr<data::Tokenizer> LoadTokenizer(int model_vocab) {
-  std::string path = UserPath(absl::GetFlag(FLAGS_tokenizer));
-  if (path.empty()) {
-    auto base = BaseDir();
-    if (!base.ok()) return base.status();
-    path = *base + "/tokenizer/tokenizer.txt";
-  }
-  auto tok = data::Tokenizer::Load(path);
-  if (!tok.ok()) return absl::Status(tok.status().code(), absl::StrCat("--tokenizer: ", tok.status().message()));
-  if (tok->vocab_size() != model_vocab) {
-    return absl::InvalidArgumentError(absl::StrCat("--tokenizer ", path, " has ", tok->vocab_size(),
-                                                   " tokens but the checkpoint's model has vocab_size ", model_vocab));
-  }
-  return tok;
+ChatModelPaths Paths() {
+  ChatModelPaths paths;
+  paths.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  if (absl::GetFlag(FLAGS_step) >= 0) paths.step = absl::GetFlag(FLAGS_step);
+  paths.base_dir = absl::GetFlag(FLAGS_base_dir);
+  paths.tokenizer = absl::GetFlag(FLAGS_tokenizer);
+  return paths;
 }
 
 absl::Status Reply(const std::string& prompt, const data::Tokenizer& tok, Generator& gen,
@@ -134,9 +86,9 @@ int Run() {
   if (absl::GetFlag(FLAGS_num_threads) < 0) {
     return fail(absl::InvalidArgumentError("--num_threads must be >= 0"));
   }
-  auto model = LoadModel();
+  auto model = LoadChatCheckpoint(Paths());
   if (!model.ok()) return fail(model.status());
-  auto tok = LoadTokenizer(model->params.config().vocab_size);
+  auto tok = LoadChatTokenizer(Paths(), model->params.config().vocab_size);
   if (!tok.ok()) return fail(tok.status());
   options.stop_tokens = {tok->SpecialId(data::SpecialToken::kAssistantEnd), tok->SpecialId(data::SpecialToken::kBos)};
   if (absl::GetFlag(FLAGS_calculator)) options.tool = CalculatorTool(*tok);
