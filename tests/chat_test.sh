@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end over //trainer:chat and //trainer/generation:spelling_eval: a tokenizer from
-# //data:tok_train and a random checkpoint from //tests:random_checkpoint; chat --prompt
+# //data:tok_train and a random checkpoint from //trainer/eval:random_checkpoint; chat --prompt
 # prints one reply line and exits 0, the same seed gives the same reply, stdin gives one
 # reply per non-empty line; spelling_eval prints one accuracy line per task; bad flags and
 # missing files exit non-zero and name the flag or file.
@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
   || fail "tok_train failed: $(cat "$tmp/tok.log")"
 vocab=$(sed -n 's/^vocab_size: \([0-9]*\).*/\1/p' "$tmp/tok.log")
 [[ -n "$vocab" ]] || fail "no vocab_size in tok_train's output: $(cat "$tmp/tok.log")"
-"$random_checkpoint" --output_dir="$tmp/ckpt" --vocab_size="$vocab" --step=7 > "$tmp/ckpt.log" 2>&1 \
+"$random_checkpoint" --output_dir="$tmp/ckpt" --vocab_size="$vocab" --step=7 --zero_output_projections=false > "$tmp/ckpt.log" 2>&1 \
   || fail "random_checkpoint failed: $(cat "$tmp/ckpt.log")"
 
 args=(--checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --max_tokens=12 --num_threads=2)

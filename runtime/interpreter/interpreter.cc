@@ -49,16 +49,14 @@ std::string DescribeArgument(mlir::func::FuncOp func, unsigned index) {
 
 absl::Status CheckArgument(mlir::func::FuncOp func, unsigned index, const Tensor& arg) {
   mlir::Type type = func.getArgumentTypes()[index];
-  const std::string what = DescribeArgument(func, index);
-  auto dtype = interp::DTypeOfType(type, what);
-  if (!dtype.ok()) return dtype.status();
-  if (!arg.defined()) return absl::InvalidArgumentError(absl::StrCat(what, ": expected ", TypeToString(type), ", got a null tensor"));
+  std::optional<DType> dtype = interp::DTypeOfType(type);
+  if (!dtype) return interp::UninterpretedTypeError(type, DescribeArgument(func, index));
   auto ranked = llvm::cast<mlir::RankedTensorType>(type);
-  bool ok = arg.dtype() == *dtype && arg.rank() == ranked.getRank();
+  bool ok = arg.defined() && arg.dtype() == *dtype && arg.rank() == ranked.getRank();
   for (int64_t i = 0; ok && i < arg.rank(); ++i) ok = ranked.isDynamicDim(i) || ranked.getDimSize(i) == arg.dim(i);
   if (ok) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(what, ": expected ", TypeToString(type), ", got ", arg.ShapeString()));
+  return absl::InvalidArgumentError(absl::StrCat(DescribeArgument(func, index), ": expected ", TypeToString(type),
+                                                 ", got ", arg.defined() ? arg.ShapeString() : "a null tensor"));
 }
 
 /// A donated argument's storage: the same data, with a holder of its own (which keeps
@@ -81,6 +79,38 @@ Interpreter::Interpreter(mlir::ModuleOp module, InterpreterOptions options) : im
 
 Interpreter::~Interpreter() = default;
 
+void Interpreter::Observe(std::string_view function, int step, mlir::Operation* op, const interp::OpContext& ctx) {
+  std::vector<Tensor> results;
+  for (mlir::Value result : op->getResults()) results.push_back(ctx.Get(result));
+  std::string location;
+  llvm::raw_string_ostream os(location);
+  op->getLoc().print(os);
+  const std::string op_name = op->getName().getStringRef().str();
+  impl_->options.observer(OpEvent{function, op_name, os.str(), step, results});
+}
+
+absl::StatusOr<std::vector<std::string>> Interpreter::ArgumentNames(std::string_view function) const {
+  auto func = impl_->module.lookupSymbol<mlir::func::FuncOp>(std::string(function));
+  if (!func) return absl::NotFoundError(absl::StrCat("no func.func @", std::string(function), " in the module"));
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto name = func.getArgAttrOfType<mlir::StringAttr>(i, "gpt.name");
+    names.push_back(name ? name.getValue().str() : "");
+  }
+  return names;
+}
+
+absl::StatusOr<std::vector<std::string>> Interpreter::ResultNames(std::string_view function) const {
+  auto func = impl_->module.lookupSymbol<mlir::func::FuncOp>(std::string(function));
+  if (!func) return absl::NotFoundError(absl::StrCat("no func.func @", std::string(function), " in the module"));
+  std::vector<std::string> names;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto name = func.getResultAttrOfType<mlir::StringAttr>(i, "gpt.name");
+    names.push_back(name ? name.getValue().str() : "");
+  }
+  return names;
+}
+
 AllocatorStats Interpreter::allocator_stats() const { return impl_->options.allocator->stats(); }
 
 CachingAllocator& Interpreter::allocator() { return *impl_->options.allocator; }
@@ -94,7 +124,8 @@ absl::StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function, 
     if (!func) {
       std::string names;
       for (auto f : impl_->module.getOps<mlir::func::FuncOp>()) absl::StrAppend(&names, " @", f.getSymName().str());
-      return absl::NotFoundError(absl::StrCat("no func.func @", std::string(function), " in the module; it has:", names));
+      return absl::NotFoundError(
+          absl::StrCat("no func.func @", std::string(function), " in the module; it has:", names));
     }
     auto prepared = interp::Prepare(func, interp::BuiltinOps());
     if (!prepared.ok()) return prepared.status();
@@ -150,6 +181,7 @@ absl::StatusOr<std::vector<Tensor>> Interpreter::Run(std::string_view function, 
                                                 " unset"));
       }
     }
+    if (impl_->options.observer) Observe(function, i, step.op, ctx);
     for (int slot : step.release_after) frame.Release(slot);
   }
 

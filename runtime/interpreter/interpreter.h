@@ -26,6 +26,7 @@
 #define GPT_SFT_RUNTIME_INTERPRETER_INTERPRETER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,9 +39,23 @@
 
 namespace mlir {
 class ModuleOp;
+class Operation;
 }  // namespace mlir
 
+namespace gpt_sft::runtime::interp {
+class OpContext;
+}  // namespace gpt_sft::runtime::interp
+
 namespace gpt_sft::runtime {
+
+/// What an observer sees after each op of a run (MLIR-free).
+struct OpEvent {
+  std::string_view function;         // "micro_step"
+  std::string_view op_name;          // "gpt.matmul"
+  const std::string& location;       // the op's location, as MLIR prints it
+  int step;                          // the op's index in the function body
+  const std::vector<Tensor>& results;
+};
 
 struct InterpreterOptions {
   /// > 0: sets the kernels' thread count (kernels::SetNumThreads, process-wide) when the
@@ -51,6 +66,10 @@ struct InterpreterOptions {
   std::shared_ptr<CachingAllocator> allocator;
   /// The collectives' ranks; null: a single rank (every collective is the identity).
   std::shared_ptr<Collectives> collectives;
+  /// Called after every op with its results (to dump or check intermediates, as ggml's
+  /// eval callback); null: none, at no cost. The results are the run's own tensors: an
+  /// observer may copy them, not write into them.
+  std::function<void(const OpEvent&)> observer;
   /// Time every op and sum by op name (profile()); costs two clock reads per op.
   bool profile = false;
 };
@@ -85,13 +104,23 @@ class Interpreter {
   absl::StatusOr<std::vector<Tensor>> Run(std::string_view function, std::vector<Tensor> args,
                                           const RunOptions& run_options = {});
 
+  /// The `gpt.name` of each argument / result of `function` ("" where absent), so that an
+  /// MLIR-free caller can bind ParamStore tensors by name.
+  absl::StatusOr<std::vector<std::string>> ArgumentNames(std::string_view function) const;
+  absl::StatusOr<std::vector<std::string>> ResultNames(std::string_view function) const;
+
+  /// A snapshot of the allocator's stats (live, peak, cached bytes; cache hits).
   AllocatorStats allocator_stats() const;
+  /// The allocator: ResetPeak() before a Run measures that run's peak; ReleaseCache()
+  /// returns the cached blocks to the OS (e.g. between training and a large evaluation).
   CachingAllocator& allocator();
   /// Empty unless InterpreterOptions::profile.
   std::vector<OpProfileEntry> profile() const;
   void ResetProfile();
 
  private:
+  void Observe(std::string_view function, int step, mlir::Operation* op, const interp::OpContext& ctx);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

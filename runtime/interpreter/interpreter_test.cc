@@ -228,5 +228,37 @@ TEST(Interpreter, OptionsSetThreadsAndShareAnAllocator) {
   kernels::SetNumThreads(before);
 }
 
+TEST(Interpreter, ObserverSeesEveryOpAndItsResults) {
+  auto module = ParseOrDie(kChain);
+  std::vector<std::string> seen;
+  InterpreterOptions options;
+  options.observer = [&](const OpEvent& event) {
+    seen.push_back(std::string(event.op_name) + "#" + std::to_string(event.step));
+    EXPECT_EQ(event.function, "f");
+    ASSERT_EQ(event.results.size(), 1u);
+    EXPECT_EQ(event.results[0].shape(), (Shape{1 << 20}));
+    EXPECT_NE(event.location.find("loc("), std::string::npos);
+  };
+  ASSERT_TRUE(module->NewInterpreter(options)->Run("f", {Filled({1 << 20}, 1)}).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"gpt.relu_square#0", "gpt.relu_square#1", "gpt.add#2",
+                                            "gpt.relu_square#3"}));
+}
+
+TEST(Interpreter, ArgumentAndResultNames) {
+  auto module = ParseOrDie(R"(
+    func.func @f(%w: tensor<2xf32> {gpt.name = "lm_head.weight"}, %x: tensor<2xf32>)
+        -> (tensor<2xf32> {gpt.name = "loss"}) {
+      return %w : tensor<2xf32>
+    })");
+  auto interpreter = module->NewInterpreter();
+  auto args = interpreter->ArgumentNames("f");
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(*args, (std::vector<std::string>{"lm_head.weight", ""}));
+  auto results = interpreter->ResultNames("f");
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ(*results, (std::vector<std::string>{"loss"}));
+  EXPECT_EQ(interpreter->ArgumentNames("g").status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime

@@ -17,15 +17,19 @@ std::string TypeToString(mlir::Type type) {
 
 }  // namespace
 
-absl::StatusOr<DType> DTypeOfType(mlir::Type type, const std::string& what) {
+std::optional<DType> DTypeOfType(mlir::Type type) {
   auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);
-  if (!ranked) return absl::InvalidArgumentError(absl::StrCat(what, ": not a ranked tensor: ", TypeToString(type)));
+  if (!ranked) return std::nullopt;
   mlir::Type element = ranked.getElementType();
   if (element.isF32()) return DType::kF32;
   if (element.isF64()) return DType::kF64;
   if (element.isSignlessInteger(32)) return DType::kI32;
-  return absl::UnimplementedError(absl::StrCat(what, ": element type of ", TypeToString(type),
-                                               " is not interpreted (f32, f64 and i32 are)"));
+  return std::nullopt;
+}
+
+absl::Status UninterpretedTypeError(mlir::Type type, const std::string& what) {
+  return absl::UnimplementedError(absl::StrCat(what, ": type ", TypeToString(type),
+                                               " is not interpreted (ranked tensors of f32, f64 and i32 are)"));
 }
 
 const Tensor& OpContext::Get(mlir::Value value) const {
@@ -37,8 +41,9 @@ const Tensor& OpContext::Get(mlir::Value value) const {
 absl::Status OpContext::CheckResult(mlir::Value result, DType dtype, const Shape& shape) const {
   auto type = llvm::cast<mlir::RankedTensorType>(result.getType());
   const int index = static_cast<int>(llvm::cast<mlir::OpResult>(result).getResultNumber());
-  auto expected = DTypeOfType(type, absl::StrCat(DescribeOp(op_), " result ", index));
-  if (!expected.ok()) return expected.status();
+  // The messages are built only on failure: DescribeOp prints the location.
+  std::optional<DType> expected = DTypeOfType(type);
+  if (!expected) return UninterpretedTypeError(type, absl::StrCat(DescribeOp(op_), " result ", index));
   bool ok = *expected == dtype && type.getRank() == static_cast<int64_t>(shape.size());
   for (size_t i = 0; ok && i < shape.size(); ++i) {
     ok = type.isDynamicDim(i) || type.getDimSize(i) == shape[i];
@@ -49,8 +54,8 @@ absl::Status OpContext::CheckResult(mlir::Value result, DType dtype, const Shape
 }
 
 absl::StatusOr<Tensor> OpContext::AllocateResult(mlir::Value result, const Shape& shape) {
-  auto dtype = DTypeOfType(result.getType(), DescribeOp(op_));
-  if (!dtype.ok()) return dtype.status();
+  std::optional<DType> dtype = DTypeOfType(result.getType());
+  if (!dtype) return UninterpretedTypeError(result.getType(), DescribeOp(op_));
   if (absl::Status s = CheckResult(result, *dtype, shape); !s.ok()) return s;
   Tensor t = Tensor::Empty(*dtype, shape, frame_.allocator);
   if (!t.defined()) {

@@ -8,6 +8,7 @@
 #ifndef GPT_SFT_RUNTIME_INTERPRETER_OP_CONTEXT_H_
 #define GPT_SFT_RUNTIME_INTERPRETER_OP_CONTEXT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,10 @@ struct Frame {
   }
 };
 
-/// The element type of a ranked tensor type (f32, f64, i32), or an error naming `what`.
-absl::StatusOr<DType> DTypeOfType(mlir::Type type, const std::string& what);
+/// The element type of a ranked tensor type of f32, f64 or i32; nullopt otherwise.
+std::optional<DType> DTypeOfType(mlir::Type type);
+/// The error for a type DTypeOfType rejects, naming `what`.
+absl::Status UninterpretedTypeError(mlir::Type type, const std::string& what);
 
 class OpContext {
  public:

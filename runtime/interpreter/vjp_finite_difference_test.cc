@@ -174,6 +174,13 @@ const std::vector<VjpCase>& Cases() {
               : tensor<2x4x1x2xf64>, tensor<2x4x1x2xf64>, tensor<2x4x1x2xf64>
           return %o : tensor<2x4x1x2xf64>
         })"},
+      {"AttentionNonCausal", "gpt.attention", R"(
+        func.func @f(%q: tensor<1x4x2x2xf64>, %k: tensor<1x4x1x2xf64>, %v: tensor<1x4x1x2xf64>,
+                     %seg: tensor<1x4xi32>) -> tensor<1x4x2x2xf64> {
+          %o = gpt.attention %q, %k, %v, segments %seg {causal = false, scale = 0.8 : f64}
+              : tensor<1x4x2x2xf64>, tensor<1x4x1x2xf64>, tensor<1x4x1x2xf64>, tensor<1x4xi32>
+          return %o : tensor<1x4x2x2xf64>
+        })", {{3, {0, 0, 0, 1}}}},
       {"ReluSquare", "gpt.relu_square", R"(
         func.func @f(%x: tensor<4x5xf64>) -> tensor<4x5xf64> {
           %y = gpt.relu_square %x : tensor<4x5xf64>

@@ -1,11 +1,12 @@
 #include "trainer/generation/chat_model.h"
 
-#include <cstdlib>
-
 #include "absl/strings/str_cat.h"
+#include "data/tools/user_path.h"
 
 namespace gpt_sft::trainer {
 namespace {
+
+using ::gpt_sft::data::UserPath;
 
 absl::Status Prefixed(const absl::Status& s, const std::string& prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
@@ -17,12 +18,6 @@ absl::StatusOr<std::string> BaseDir(const ChatModelPaths& paths) {
 }
 
 }  // namespace
-
-std::string UserPath(const std::string& path) {
-  const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
-  if (path.empty() || path[0] == '/' || wd == nullptr || *wd == '\0') return path;
-  return std::string(wd) + "/" + path;
-}
 
 absl::StatusOr<runtime::LoadedCheckpoint> LoadChatCheckpoint(const ChatModelPaths& paths) {
   const std::string dir = UserPath(paths.checkpoint_dir);

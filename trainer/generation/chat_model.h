@@ -4,6 +4,7 @@
 //   --checkpoint_dir (empty: the largest-depth tag under <base_dir>/chatsft_checkpoints),
 //   --step (unset: the last step there), --base_dir (empty: $NANOCHAT_BASE_DIR, else
 //   ~/.cache/nanochat), --tokenizer (empty: <base_dir>/tokenizer/tokenizer.txt).
+// Relative paths are taken from where the user ran `bazel run` (data/tools/user_path.h).
 #ifndef GPT_SFT_TRAINER_GENERATION_CHAT_MODEL_H_
 #define GPT_SFT_TRAINER_GENERATION_CHAT_MODEL_H_
 
@@ -23,10 +24,6 @@ struct ChatModelPaths {
   std::string base_dir;
   std::string tokenizer;
 };
-
-/// Paths given on the command line are relative to where the user ran `bazel run`
-/// ($BUILD_WORKING_DIRECTORY), not to the runfiles directory Bazel starts the binary in.
-std::string UserPath(const std::string& path);
 
 absl::StatusOr<runtime::LoadedCheckpoint> LoadChatCheckpoint(const ChatModelPaths& paths);
 

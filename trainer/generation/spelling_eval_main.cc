@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "data/tasks/spelling_tasks.h"
+#include "data/tools/user_path.h"
 #include "trainer/generation/chat_model.h"
 #include "trainer/generation/generative_eval.h"
 
@@ -54,7 +55,7 @@ int Run() {
           absl::StrCat("--tasks: unknown task '", name, "' (known: SimpleSpelling, SpellingBee)")));
     }
   }
-  auto words = data::LoadWordList(UserPath(absl::GetFlag(FLAGS_words)));
+  auto words = data::LoadWordList(data::UserPath(absl::GetFlag(FLAGS_words)));
   if (!words.ok()) return fail(absl::Status(words.status().code(), absl::StrCat("--words: ", words.status().message())));
 
   ChatModelPaths paths;

@@ -7,10 +7,12 @@
 // the forward to get it (e.g. when `out` is a function argument).
 //
 // The kernel's scale is 1/sqrt(D); another `scale` is applied by scaling q by
-// c = scale sqrt(D) first (and dq by c after). causal = false has no kernel: an error.
+// c = scale sqrt(D) first (and dq by c after). causal = false has no flash kernel: it runs
+// the dense definition (dense_attention.h): not tiled, no blocks skipped.
 #include <cmath>
 
 #include "compiler/dialect/gpt_ops.h"
+#include "runtime/interpreter/ops/dense_attention.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/attention.h"
 
@@ -26,20 +28,23 @@ struct AttentionOperands {
   const Tensor* v;
   const int32_t* segment_ids;  // may be null
   k::AttentionShape shape;
+  bool causal;
+  double scale;     // the scores' scale
   double q_factor;  // c = scale sqrt(D); 1 for the default scale
 };
 
 absl::StatusOr<AttentionOperands> CheckOperands(const OpContext& ctx, const Tensor& q, const Tensor& k,
                                                 const Tensor& v, const Tensor& segments, bool causal,
                                                 std::optional<llvm::APFloat> scale) {
-  if (!causal) return ctx.Unimplemented("causal = false has no CPU kernel (only causal attention is interpreted)");
   if (q.rank() != 4 || k.rank() != 4 || k.shape() != v.shape() || q.dtype() != k.dtype() ||
       q.dtype() != v.dtype() || q.dim(0) != k.dim(0) || q.dim(1) != k.dim(1) || q.dim(3) != k.dim(3) ||
       k.dim(2) == 0 || q.dim(2) % k.dim(2) != 0) {
     return ctx.Error("expected q [B, T, H, D] and k, v [B, T, Hkv, D] with H % Hkv == 0, got q " + q.ShapeString() +
                      ", k " + k.ShapeString() + ", v " + v.ShapeString());
   }
-  AttentionOperands ops{&q, &k, &v, nullptr, {q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)}, 1.0};
+  const double default_scale = 1.0 / std::sqrt(double(q.dim(3)));
+  AttentionOperands ops{&q, &k, &v, nullptr, {q.dim(0), q.dim(1), q.dim(2), k.dim(2), q.dim(3)},
+                        causal, default_scale, 1.0};
   if (segments.defined()) {
     if (segments.dtype() != DType::kI32 || segments.shape() != Shape{q.dim(0), q.dim(1)}) {
       return ctx.Error("segment_ids must be [B, T] i32 of q " + q.ShapeString() + ", got " +
@@ -47,7 +52,10 @@ absl::StatusOr<AttentionOperands> CheckOperands(const OpContext& ctx, const Tens
     }
     ops.segment_ids = segments.data<int32_t>();
   }
-  if (scale) ops.q_factor = scale->convertToDouble() * std::sqrt(double(q.dim(3)));
+  if (scale) {
+    ops.scale = scale->convertToDouble();
+    ops.q_factor = ops.scale * std::sqrt(double(q.dim(3)));
+  }
   return ops;
 }
 
@@ -71,6 +79,16 @@ absl::StatusOr<Tensor> ScaledQ(const OpContext& ctx, const Tensor& q, double fac
 absl::StatusOr<Tensor> RunForward(const OpContext& ctx, const AttentionOperands& a, const Tensor& out) {
   auto lse = ctx.Scratch(a.q->dtype(), {a.shape.B, a.shape.H, a.shape.T});
   if (!lse.ok()) return lse;
+  if (!a.causal) {
+    absl::Status s = DispatchFloat(ctx, "q", *a.q, [&](auto zero) {
+      using T = decltype(zero);
+      DenseAttention(a.q->data<T>(), a.k->data<T>(), a.v->data<T>(), a.segment_ids, a.shape, false, a.scale,
+                     out.data<T>(), lse->template data<T>());
+      return absl::OkStatus();
+    });
+    if (!s.ok()) return s;
+    return lse;
+  }
   auto q = ScaledQ(ctx, *a.q, a.q_factor);
   if (!q.ok()) return q.status();
   absl::Status s = DispatchFloat(ctx, "q", *a.q, [&](auto zero) {
@@ -121,14 +139,23 @@ absl::Status AttentionGrad(OpContext& ctx) {
   if (absl::Status s = RequireSameShape(ctx, "q and dout", *a->q, dout); !s.ok()) return s;
   auto lse = LseForGrad(ctx, op, *a);
   if (!lse.ok()) return lse.status();
-  auto q = ScaledQ(ctx, *a->q, a->q_factor);
-  if (!q.ok()) return q.status();
   auto dq = ctx.AllocateResult(op.getDq(), a->q->shape());
   if (!dq.ok()) return dq.status();
   auto dk = ctx.AllocateResult(op.getDk(), a->k->shape());
   if (!dk.ok()) return dk.status();
   auto dv = ctx.AllocateResult(op.getDv(), a->v->shape());
   if (!dv.ok()) return dv.status();
+  if (!a->causal) {
+    return DispatchFloat(ctx, "q", *a->q, [&](auto zero) {
+      using T = decltype(zero);
+      DenseAttentionGrad(a->q->data<T>(), a->k->data<T>(), a->v->data<T>(), a->segment_ids, a->shape, false,
+                         a->scale, out.data<T>(), lse->template data<T>(), dout.data<T>(), dq->template data<T>(),
+                         dk->template data<T>(), dv->template data<T>());
+      return absl::OkStatus();
+    });
+  }
+  auto q = ScaledQ(ctx, *a->q, a->q_factor);
+  if (!q.ok()) return q.status();
   return DispatchFloat(ctx, "q", *a->q, [&](auto zero) {
     using T = decltype(zero);
     k::AttentionGrad(q->template data<T>(), a->k->data<T>(), a->v->data<T>(), a->segment_ids, a->shape,

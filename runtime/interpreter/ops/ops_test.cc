@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/interpreter/interpreter.h"
+#include "runtime/interpreter/ops/dense_attention.h"
 #include "runtime/interpreter/test_module.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
@@ -151,7 +152,8 @@ TEST(ElementwiseOps, Float64) {
       %y = gpt.mul %a, %b : tensor<4xf64>, tensor<4xf64>
       return %y : tensor<4xf64>
     })";
-  auto results = RunF(ir, {Tensor::FromVector<double>({4}, {1, 2, 3, 4}), Tensor::FromVector<double>({4}, {2, 2, 2, 0.5})});
+  auto results =
+      RunF(ir, {Tensor::FromVector<double>({4}, {1, 2, 3, 4}), Tensor::FromVector<double>({4}, {2, 2, 2, 0.5})});
   EXPECT_EQ(results[0].ToVector<double>(), (std::vector<double>{2, 4, 6, 2}));
 }
 
@@ -280,16 +282,31 @@ TEST(AttentionOps, ExplicitScaleEqualsScaledQueries) {
   ExpectEq(RunF(ir, {q, kk, v})[0], out);
 }
 
-TEST(AttentionOps, NonCausalIsUnimplemented) {
+TEST(AttentionOps, NonCausalRunsTheDenseDefinition) {
   const std::string ir = R"(
-    func.func @f(%q: tensor<1x6x2x4xf32>) -> tensor<1x6x2x4xf32> {
-      %o = gpt.attention %q, %q, %q {causal = false}
-          : tensor<1x6x2x4xf32>, tensor<1x6x2x4xf32>, tensor<1x6x2x4xf32>
-      return %o : tensor<1x6x2x4xf32>
+    func.func @f(%q: tensor<1x6x2x4xf32>, %k: tensor<1x6x1x4xf32>, %do: tensor<1x6x2x4xf32>)
+        -> (tensor<1x6x2x4xf32>, tensor<1x6x2x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x1x4xf32>) {
+      %o = gpt.attention %q, %k, %k {causal = false}
+          : tensor<1x6x2x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x1x4xf32>
+      %dq, %dk, %dv = gpt.attention_grad %q, %k, %k, %o, %do {causal = false}
+          : tensor<1x6x2x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x2x4xf32>, tensor<1x6x2x4xf32>
+      return %o, %dq, %dk, %dv : tensor<1x6x2x4xf32>, tensor<1x6x2x4xf32>, tensor<1x6x1x4xf32>, tensor<1x6x1x4xf32>
     })";
-  absl::Status s = RunStatus(ir, {RandomTensor({1, 6, 2, 4}, 1)});
-  EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(s.message().find("gpt.attention"), std::string::npos) << s;
+  Tensor q = RandomTensor({1, 6, 2, 4}, 1), kk = RandomTensor({1, 6, 1, 4}, 2), dout = RandomTensor({1, 6, 2, 4}, 3);
+  const k::AttentionShape s{1, 6, 2, 1, 4};
+  std::vector<float> out(48), lse(12), dq(48), dk(24), dv(24);
+  interp::DenseAttention(q.data<float>(), kk.data<float>(), kk.data<float>(), nullptr, s, false, 0.5, out.data(),
+                         lse.data());
+  interp::DenseAttentionGrad(q.data<float>(), kk.data<float>(), kk.data<float>(), nullptr, s, false, 0.5,
+                             out.data(), lse.data(), dout.data<float>(), dq.data(), dk.data(), dv.data());
+  auto results = RunF(ir, {q, kk, dout});
+  ASSERT_EQ(results.size(), 4u);
+  ExpectEq(results[0], out);
+  ExpectEq(results[1], dq);
+  ExpectEq(results[2], dk);
+  ExpectEq(results[3], dv);
+  // Non-causal: the first query sees the last key, so its output is not v[0].
+  EXPECT_NE(results[0].data<float>()[0], kk.data<float>()[0]);
 }
 
 // --- embedding -----------------------------------------------------------------------------
@@ -367,6 +384,18 @@ TEST(ShapeOps, ReshapeInfersMinusOneAndSharesTheBuffer) {
   auto results = RunF(ir, {x});
   EXPECT_EQ(results[0].shape(), (Shape{8, 3}));
   EXPECT_EQ(results[0].raw_data(), x.raw_data());
+}
+
+TEST(ShapeOps, ReshapeOfIdsFlattensTargets) {
+  const std::string ir = R"(
+    func.func @f(%t: tensor<2x?xi32>) -> tensor<?xi32> {
+      %y = gpt.reshape %t to [-1] : tensor<2x?xi32>
+      return %y : tensor<?xi32>
+    })";
+  auto results = RunF(ir, {Tensor::FromVector<int32_t>({2, 3}, {1, 2, 3, 4, 5, -1})});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].ShapeString(), "[6] i32");
+  EXPECT_EQ(results[0].ToVector<int32_t>(), (std::vector<int32_t>{1, 2, 3, 4, 5, -1}));
 }
 
 TEST(ShapeOps, ReshapeOfTheWrongCountIsAnError) {

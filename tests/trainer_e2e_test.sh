@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# End to end over //trainer on a tiny config: the embedded demo (reduced step count) sets
+# itself up under a fresh base dir, trains, logs nanochat's lines and the validation
+# instrumentation, writes metrics.jsonl and a checkpoint; a second run fine-tunes the base
+# checkpoint with explicit flags (--model_source=base); every bad flag or file is an error
+# that names it, before any work.
+set -uo pipefail
+trainer="$1"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+base="$tmp/base"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() { grep -qE -- "$1" "$2" || fail "no line matching '$1' in $2: $(tail -20 "$2")"; }
+
+# 1. The demo, 6 iterations (5 optimizer steps), evaluations every 3.
+NANOCHAT_BASE_DIR="$base" "$trainer" --demo --max_iterations=6 --eval_every=3 --eval_steps=2 \
+  --num_threads=2 > "$tmp/demo.log" 2>&1 || fail "demo failed: $(tail -20 "$tmp/demo.log")"
+log="$tmp/demo.log"
+expect '^\[demo\] training a 4096-token BPE tokenizer' "$log"
+expect '^\[demo\] writing a randomly initialised base model \(depth 2' "$log"
+expect '^\[VALIDATION\] ✗ Model is NOT compiled \(running in eager mode\)$' "$log"
+expect '^=> Setting grad accum steps: 4$' "$log"
+for s in 0 1 2; do expect "^\[VALIDATION\] Step $s batch shape: inputs \[4, 512\], targets \[4, 512\]" "$log"; done
+grep -q '^\[VALIDATION\] Step 3 batch shape' "$log" && fail "batch shape logged past step 2"
+expect '^Step 00000 \| Validation loss: [0-9]+\.[0-9]{6}$' "$log"
+expect '^Step 00003 \| Validation loss: ' "$log"
+expect '^Step 00005 \| Validation loss: ' "$log"
+expect '^Step 00000/00006 \| Training loss: [0-9]+\.[0-9]{6}\| lrm: 1\.000000\| num_tokens: [0-9,]+$' "$log"
+expect '^Step 00004/00006 \| Training loss: ' "$log"
+grep -q '^Step 00005/00006 | Training loss' "$log" && fail "the last iteration was trained (nanochat evaluates only)"
+expect '^\[VALIDATION\] Summary: eager \(interpreter\) \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \| peak memory [0-9.]+ GB RSS$' "$log"
+first=$(grep -oE '^Step 00000/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
+last=$(grep -oE '^Step 00004/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "training loss did not fall: $first -> $last"
+
+run="$base/chatsft_checkpoints/d2"
+[[ -f "$run/model_000005.safetensors" && -f "$run/meta_000005.json" ]] || fail "no checkpoint in $run: $(ls "$run")"
+grep -q '"step": 5' "$run/meta_000005.json" || fail "meta has no step 5"
+grep -q '"val_loss": [0-9]' "$run/meta_000005.json" || fail "meta has no val_loss"
+[[ $(wc -l < "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl should have 5 records: $(cat "$run/metrics.jsonl")"
+for key in step loss lr_multiplier supervised_tokens padding_fraction step_seconds tokens_per_second \
+           supervised_tokens_per_second peak_rss_bytes; do
+  [[ $(grep -c "\"$key\":" "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl lacks $key in a record"
+done
+ls "$run" | grep -q tmp && fail "a temp file was left in $run"
+
+# 2. Fine-tune the base checkpoint with explicit flags (no demo): padded and packed rows.
+for packing in pad bestfit; do
+  "$trainer" --base_dir="$base" --model_source=base --max_iterations=2 --max_seq_len=256 \
+    --target_examples_per_step=8 --eval_steps=1 --packing=$packing --num_threads=2 \
+    > "$tmp/resume_$packing.log" 2>&1 || fail "resume ($packing) failed: $(tail -20 "$tmp/resume_$packing.log")"
+  expect '^Loading the base model from .*/base_checkpoints/d2/model_000000\.safetensors$' "$tmp/resume_$packing.log"
+  expect '^Step 00000/00002 \| Training loss: ' "$tmp/resume_$packing.log"
+  grep -q '^\[demo\]' "$tmp/resume_$packing.log" && fail "explicit flags ran the demo"
+done
+
+# 3. Bad flags and files: exit 2 (flags) or 1 (files), the culprit named, nothing written.
+bad() {  # expected-text, then the trainer's arguments
+  local want="$1"; shift
+  if "$trainer" "$@" > "$tmp/bad.log" 2>&1; then fail "accepted: $*"; fi
+  grep -qF -- "$want" "$tmp/bad.log" || fail "error for '$*' does not say '$want': $(cat "$tmp/bad.log")"
+}
+bad "--packing=zigzag is not one of: pad" --base_dir="$base" --packing=zigzag
+bad "--target_examples_per_step=30 is not a multiple of --device_batch_size=4" --base_dir="$base" --target_examples_per_step=30
+bad "--model_source=sft is not one of: base, mid" --base_dir="$base" --model_source=sft
+bad "--dtype=bfloat16 is not supported" --base_dir="$base" --dtype=bfloat16
+bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
+bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0
+bad "--compile=true: the compiled step executor is not part of this build" --base_dir="$base" --compile
+bad "no usable tokenizer" --base_dir="$tmp/empty"
+bad "mid_checkpoints" --base_dir="$base" --model_source=mid
+bad "--model_tag" --base_dir="$base" --model_tag=
+mkdir -p "$tmp/corrupt/tokenizer" "$tmp/corrupt/base_checkpoints/d2"
+cp "$base/tokenizer/tokenizer.txt" "$tmp/corrupt/tokenizer/"
+cp "$base/base_checkpoints/d2/meta_000000.json" "$tmp/corrupt/base_checkpoints/d2/"
+head -c 100000 "$base/base_checkpoints/d2/model_000000.safetensors" > "$tmp/corrupt/base_checkpoints/d2/model_000000.safetensors"
+bad "model_000000.safetensors" --base_dir="$tmp/corrupt" --max_iterations=2
+[[ ! -e "$tmp/corrupt/chatsft_checkpoints" ]] || fail "a failed load still created the run directory"
+echo "PASS"

@@ -1,0 +1,34 @@
+// The embedded demo of `./bazelw run //trainer` with no flags: what it needs under the base
+// dir, created when missing: a tokenizer trained on text this machine has (Debian's English
+// licence texts and word list, carried as runfiles) and a randomly initialised small base
+// checkpoint. Each stage says what it does on `log`.
+#ifndef GPT_SFT_TRAINER_DEMO_SETUP_H_
+#define GPT_SFT_TRAINER_DEMO_SETUP_H_
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "trainer/trainer_options.h"
+
+namespace gpt_sft::trainer {
+
+/// The demo's model: depth 2 (n_embd 128, one head), vocabulary from its tokenizer.
+inline constexpr int kDemoDepth = 2;
+inline constexpr int kDemoVocabSize = 4096;
+
+/// `<base_dir>/tokenizer/tokenizer.txt`, the file the trainer and //trainer:chat read.
+std::string TokenizerPath(const std::string& base_dir);
+
+/// The demo's flags: nanochat's loop at a size that finishes in minutes on two cores
+/// ([4, 512] rows, 16 examples a step, 40 steps, evaluations every 20), with the base learning rates
+/// (init_lr_frac 1: a random model is not pretrained, so SFT's 0.02 would barely move it).
+TrainerOptions DemoOptions(const std::string& base_dir);
+
+/// Trains and saves the tokenizer if TokenizerPath is missing; writes a random base
+/// checkpoint (step 0, tag d2) if <base_dir>/base_checkpoints has none.
+absl::Status EnsureDemoModel(const std::string& base_dir, std::ostream& log);
+
+}  // namespace gpt_sft::trainer
+
+#endif  // GPT_SFT_TRAINER_DEMO_SETUP_H_

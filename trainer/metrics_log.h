@@ -1,0 +1,43 @@
+// MetricsLog: the run's metrics.jsonl, one JSON record per optimizer step, written as the run
+// goes (each line flushed whole, so a killed run keeps every finished step's record).
+#ifndef GPT_SFT_TRAINER_METRICS_LOG_H_
+#define GPT_SFT_TRAINER_METRICS_LOG_H_
+
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace gpt_sft::trainer {
+
+struct StepRecord {
+  int64_t step = 0;
+  double loss = 0;          // the last micro-batch's, as nanochat logs it
+  double lr_multiplier = 0;
+  int64_t tokens = 0;       // positions processed (B*T per micro-step)
+  int64_t supervised_tokens = 0;
+  double padding_fraction = 0;  // of the step's positions, not supervised
+  double step_seconds = 0;
+  double tokens_per_second = 0;
+  double supervised_tokens_per_second = 0;
+  int64_t peak_rss_bytes = 0;
+};
+
+class MetricsLog {
+ public:
+  /// Creates or truncates `path` (its directory must exist). Errors name the file.
+  static absl::StatusOr<std::unique_ptr<MetricsLog>> Open(const std::string& path);
+  absl::Status Append(const StepRecord& record);
+  const std::string& path() const { return path_; }
+
+ private:
+  MetricsLog(std::string path, std::ofstream out) : path_(std::move(path)), out_(std::move(out)) {}
+  std::string path_;
+  std::ofstream out_;
+};
+
+}  // namespace gpt_sft::trainer
+
+#endif  // GPT_SFT_TRAINER_METRICS_LOG_H_

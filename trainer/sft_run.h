@@ -1,0 +1,30 @@
+// RunSft: nanochat's chat SFT loop (NANOCHAT.md 6.4-6.7) on the interpreted path: load the
+// base model and tokenizer, build the training and validation mixtures, then for each step
+// evaluate when due, accumulate gradients over the micro-batches, step the optimizers with
+// the linear lr decay, log nanochat's lines and our validation instrumentation, append a
+// metrics record, and save the checkpoint at the end. Rank 0 logs and saves.
+#ifndef GPT_SFT_TRAINER_SFT_RUN_H_
+#define GPT_SFT_TRAINER_SFT_RUN_H_
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "trainer/trainer_options.h"
+
+namespace gpt_sft::trainer {
+
+struct SftResult {
+  int64_t steps_trained = 0;
+  double first_loss = 0, final_loss = 0;
+  double val_loss = 0;
+  std::string checkpoint_dir;  // where the final checkpoint went
+  int64_t checkpoint_step = 0;
+};
+
+/// `options` must have passed ValidateOptions. Progress and nanochat's log lines go to `log`.
+absl::StatusOr<SftResult> RunSft(const TrainerOptions& options, std::ostream& log);
+
+}  // namespace gpt_sft::trainer
+
+#endif  // GPT_SFT_TRAINER_SFT_RUN_H_

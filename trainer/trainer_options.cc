@@ -1,0 +1,69 @@
+#include "trainer/trainer_options.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace gpt_sft::trainer {
+namespace {
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+absl::Status Positive(const char* flag, int64_t value) {
+  if (value > 0) return absl::OkStatus();
+  return Invalid(absl::StrCat("--", flag, "=", value, " must be positive"));
+}
+
+absl::Status NonNegative(const char* flag, double value) {
+  if (value >= 0) return absl::OkStatus();
+  return Invalid(absl::StrCat("--", flag, "=", value, " must be >= 0"));
+}
+
+}  // namespace
+
+absl::Status ValidateOptions(const TrainerOptions& o) {
+  if (o.max_iterations < -1) {
+    return Invalid(absl::StrCat("--max_iterations=", o.max_iterations, " must be -1 (one epoch) or >= 0"));
+  }
+  if (o.model_source != "base" && o.model_source != "mid") {
+    return Invalid("--model_source=" + o.model_source + " is not one of: base, mid");
+  }
+  if (o.model_tag && o.model_tag->empty()) return Invalid("--model_tag is empty; omit it for the largest depth");
+  if (o.step && *o.step < 0) return Invalid(absl::StrCat("--step=", *o.step, " must be >= 0; omit it for the latest"));
+  for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"device_batch_size", o.device_batch_size},
+                                    {"max_seq_len", o.max_seq_len},
+                                    {"target_examples_per_step", o.target_examples_per_step},
+                                    {"eval_every", o.eval_every},
+                                    {"eval_steps", o.eval_steps},
+                                    {"eval_metrics_every", o.eval_metrics_every},
+                                    {"eval_metrics_max_problems", o.eval_metrics_max_problems},
+                                    {"world_size", o.world_size}}) {
+    if (absl::Status s = Positive(flag, value); !s.ok()) return s;
+  }
+  for (const auto& [flag, value] : {std::pair<const char*, double>{"unembedding_lr", o.unembedding_lr},
+                                    {"embedding_lr", o.embedding_lr},
+                                    {"matrix_lr", o.matrix_lr},
+                                    {"weight_decay", o.weight_decay},
+                                    {"init_lr_frac", o.init_lr_frac},
+                                    {"num_threads", double(o.num_threads)}}) {
+    if (absl::Status s = NonNegative(flag, value); !s.ok()) return s;
+  }
+  const int64_t examples_per_micro_step = int64_t{o.device_batch_size} * o.world_size;
+  if (o.target_examples_per_step % examples_per_micro_step != 0) {
+    return Invalid(absl::StrCat("--target_examples_per_step=", o.target_examples_per_step,
+                                " is not a multiple of --device_batch_size=", o.device_batch_size, " x ", o.world_size,
+                                " rank(s) = ", examples_per_micro_step,
+                                "; gradient accumulation needs a whole number of micro-steps"));
+  }
+  if (o.dtype != "float32") {
+    return Invalid("--dtype=" + o.dtype + " is not supported on this build's CPU path; allowed: float32");
+  }
+  if (o.packing != "pad" && o.packing != "bestfit") {
+    return Invalid("--packing=" + o.packing + " is not one of: pad (one conversation per row), bestfit (packed rows)");
+  }
+  if (o.rank < 0 || o.rank >= o.world_size) {
+    return Invalid(absl::StrCat("--rank=", o.rank, " must be in [0, world_size=", o.world_size, ")"));
+  }
+  if (o.max_seq_len > 65536) return Invalid(absl::StrCat("--max_seq_len=", o.max_seq_len, " exceeds 65536"));
+  return absl::OkStatus();
+}
+
+}  // namespace gpt_sft::trainer

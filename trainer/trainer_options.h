@@ -1,0 +1,50 @@
+// TrainerOptions: the trainer's flags with nanochat's chat_sft meaning and defaults
+// (NANOCHAT.md 6.1), spelled as the validation plan spells them, and their checks. Every
+// check runs before any work, and each error names the flag at fault and what is allowed.
+#ifndef GPT_SFT_TRAINER_TRAINER_OPTIONS_H_
+#define GPT_SFT_TRAINER_TRAINER_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace gpt_sft::trainer {
+
+struct TrainerOptions {
+  int max_iterations = -1;            // -1: one epoch of the training mixture
+  std::string model_source = "base";  // base | mid: where the model to fine-tune is read
+  std::optional<std::string> model_tag;  // e.g. "d20"; default: the largest depth
+  std::optional<int64_t> step;           // default: the latest
+  int device_batch_size = 4;
+  int max_seq_len = 2048;
+  int target_examples_per_step = 32;
+  double unembedding_lr = 0.004, embedding_lr = 0.2, matrix_lr = 0.02;
+  double weight_decay = 0.0;
+  double init_lr_frac = 0.02;
+  int eval_every = 100;
+  int eval_steps = 100;
+  int eval_metrics_every = 200;
+  int eval_metrics_max_problems = 1024;
+  std::string dtype = "float32";
+  std::string base_dir;  // empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat
+  bool compile = false;
+  std::string packing = "pad";  // pad | bestfit
+  int64_t seed = 42;
+  int num_threads = 0;  // 0: every core
+  int world_size = 1;   // ranks (data-parallel); one in this build
+  int rank = 0;
+
+  /// grad_accum_steps = target_examples_per_step / (device_batch_size * world_size).
+  int GradAccumSteps() const { return target_examples_per_step / (device_batch_size * world_size); }
+};
+
+/// Every flag's range and the combinations: a device batch that does not divide the target
+/// examples per step, an unknown --model_source / --packing / --dtype, ... The message names
+/// the flag(s) and what is allowed.
+absl::Status ValidateOptions(const TrainerOptions& options);
+
+}  // namespace gpt_sft::trainer
+
+#endif  // GPT_SFT_TRAINER_TRAINER_OPTIONS_H_
