@@ -4,7 +4,9 @@
 //              x += mlp.c_proj(relu(c_fc(norm(x)))^2)
 //   loss = cross_entropy(softcap(lm_head(norm(x)), 15), targets), ignore -1.
 // Heads are views of the [B, T, C] projections as [B, T, H, D] (reshape), so attention,
-// rotary and the QK norm see one head per D-row.
+// rotary and the QK norm see one head per D-row. With a KV cache (decoding), each layer's
+// k, v are appended to the cache along T and q attends over the whole cache, bottom-right
+// causal (NANOCHAT.md 1.7).
 #include "compiler/builder/model_forward.h"
 
 #include "compiler/dialect/gpt_ops.h"
@@ -16,8 +18,9 @@ using ::mlir::Value;
 
 class ForwardEmitter {
  public:
-  ForwardEmitter(mlir::OpBuilder& b, mlir::Location loc, const StepConfig& config, const ForwardInputs& in)
-      : b_(b), base_loc_(loc), loc_(loc), config_(config), in_(in) {}
+  ForwardEmitter(mlir::OpBuilder& b, mlir::Location loc, const StepConfig& config, const ForwardInputs& in,
+                 ForwardCache* cache = nullptr)
+      : b_(b), base_loc_(loc), loc_(loc), config_(config), in_(in), cache_(cache) {}
 
   Value Loss() {
     Value capped = Logits();
@@ -71,7 +74,18 @@ class ForwardEmitter {
     Value q = Norm(Rotary(SplitHeads(Linear(h, BlockParam(layer, 0)), m.n_head)));
     Value k = Norm(Rotary(SplitHeads(Linear(h, BlockParam(layer, 1)), m.n_kv_head)));
     Value v = SplitHeads(Linear(h, BlockParam(layer, 2)), m.n_kv_head);
-    Value y = b_.create<gpt::AttentionOp>(loc_, q, k, v, in_.segment_ids, /*causal=*/true, mlir::FloatAttr());
+    Value y;
+    if (in_.k_cache.empty()) {
+      y = b_.create<gpt::AttentionOp>(loc_, q, k, v, in_.segment_ids, /*causal=*/true, mlir::FloatAttr());
+    } else {
+      k = b_.create<gpt::ConcatOp>(loc_, in_.k_cache[layer], k, /*axis=*/1);
+      v = b_.create<gpt::ConcatOp>(loc_, in_.v_cache[layer], v, /*axis=*/1);
+      y = b_.create<gpt::CachedAttentionOp>(loc_, q, k, v, mlir::FloatAttr());
+    }
+    if (cache_ != nullptr) {
+      cache_->keys.push_back(k);
+      cache_->values.push_back(v);
+    }
     const int64_t T = config_.seq_len == kDynamicDim ? -1 : config_.seq_len;
     Value merged = b_.create<gpt::ReshapeOp>(loc_, y, llvm::ArrayRef<int64_t>{config_.batch_size, T, m.n_embd});
     return Linear(merged, BlockParam(layer, 3));
@@ -87,12 +101,18 @@ class ForwardEmitter {
   mlir::Location loc_;
   const StepConfig& config_;
   const ForwardInputs& in_;
+  ForwardCache* cache_;  // null: the keys and values are not returned
 };
 
 }  // namespace
 
 Value EmitLogits(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config, const ForwardInputs& in) {
   return ForwardEmitter(builder, loc, config, in).Logits();
+}
+
+Value EmitLogitsWithCache(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config,
+                          const ForwardInputs& in, ForwardCache* cache) {
+  return ForwardEmitter(builder, loc, config, in, cache).Logits();
 }
 
 Value EmitLoss(mlir::OpBuilder& builder, mlir::Location loc, const StepConfig& config, const ForwardInputs& in) {

@@ -30,6 +30,9 @@ void GptDialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "compiler/dialect/GptAutodiffOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "compiler/dialect/GptDecodeOps.cpp.inc"
       >();
 }
 

@@ -19,3 +19,5 @@
 #include "compiler/dialect/GptCollectiveOps.cpp.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptAutodiffOps.cpp.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptDecodeOps.cpp.inc"

@@ -31,5 +31,7 @@
 #include "compiler/dialect/GptCollectiveOps.h.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptAutodiffOps.h.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptDecodeOps.h.inc"
 
 #endif  // GPT_SFT_COMPILER_DIALECT_GPT_OPS_H_

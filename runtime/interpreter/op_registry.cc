@@ -11,6 +11,7 @@ const OpRegistry& BuiltinOps() {
     RegisterAttentionOps(*r);
     RegisterCollectiveOps(*r);
     RegisterConstantOps(*r);
+    RegisterDecodeOps(*r);
     RegisterElementwiseOps(*r);
     RegisterEmbeddingOps(*r);
     RegisterLossOps(*r);

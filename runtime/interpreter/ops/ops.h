@@ -17,6 +17,7 @@ namespace gpt_sft::runtime::interp {
 void RegisterAttentionOps(OpRegistry& registry);
 void RegisterCollectiveOps(OpRegistry& registry);
 void RegisterConstantOps(OpRegistry& registry);
+void RegisterDecodeOps(OpRegistry& registry);
 void RegisterElementwiseOps(OpRegistry& registry);
 void RegisterEmbeddingOps(OpRegistry& registry);
 void RegisterLossOps(OpRegistry& registry);

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# End to end over //trainer:chat and //trainer/generation:spelling_eval: a tokenizer from
+# //data:tok_train and a random checkpoint from //trainer/eval:random_checkpoint; chat --prompt
+# prints one reply line and exits 0, the same seed gives the same reply, stdin gives one
+# reply per non-empty line; spelling_eval prints one accuracy line per task; bad flags and
+# missing files exit non-zero and name the flag or file.
+set -uo pipefail
+tok_train="$1"; random_checkpoint="$2"; chat="$3"; spelling_eval="$4"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$tok_train" --input=external/english_text/GPL-3 --vocab_size=512 --output="$tmp/tok.txt" > "$tmp/tok.log" 2>&1 \
+  || fail "tok_train failed: $(cat "$tmp/tok.log")"
+vocab=$(sed -n 's/^vocab_size: \([0-9]*\).*/\1/p' "$tmp/tok.log")
+[[ -n "$vocab" ]] || fail "no vocab_size in tok_train's output: $(cat "$tmp/tok.log")"
+"$random_checkpoint" --output_dir="$tmp/ckpt" --vocab_size="$vocab" --step=7 --zero_output_projections=false > "$tmp/ckpt.log" 2>&1 \
+  || fail "random_checkpoint failed: $(cat "$tmp/ckpt.log")"
+
+args=(--checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --max_tokens=12 --num_threads=2)
+
+# One prompt: exit 0, exactly one reply line, the speed on stderr.
+"$chat" "${args[@]}" --prompt="Hello, who are you?" > "$tmp/out1" 2> "$tmp/err1" || fail "chat failed: $(cat "$tmp/err1")"
+[[ $(wc -l < "$tmp/out1") -eq 1 ]] || fail "expected one reply line, got: $(cat "$tmp/out1")"
+grep -q 'reply tokens' "$tmp/err1" || fail "no speed line on stderr: $(cat "$tmp/err1")"
+# A random model's greedy reply is not empty (it would have to pick a stop token first).
+"$chat" "${args[@]}" --prompt="Hello, who are you?" --temperature=0 > "$tmp/greedy" 2> "$tmp/err" \
+  || fail "greedy chat failed: $(cat "$tmp/err")"
+[[ -n "$(cat "$tmp/greedy")" ]] || fail "empty greedy reply"
+
+# Same seed, same reply; explicit --step.
+"$chat" "${args[@]}" --step=7 --prompt="Hello, who are you?" > "$tmp/out2" 2> "$tmp/err2" || fail "chat --step=7 failed: $(cat "$tmp/err2")"
+cmp -s "$tmp/out1" "$tmp/out2" || fail "same seed, different replies: $(cat "$tmp/out1") vs $(cat "$tmp/out2")"
+
+# stdin: one reply per non-empty line.
+printf 'first prompt\n\nsecond prompt\n' | "$chat" "${args[@]}" --temperature=0 > "$tmp/out3" 2> "$tmp/err3" \
+  || fail "chat on stdin failed: $(cat "$tmp/err3")"
+[[ $(grep -c 'reply tokens' "$tmp/err3") -eq 2 ]] || fail "expected two replies for two stdin lines: $(cat "$tmp/err3")"
+
+# Bad flags and files: non-zero exit, the flag or file named.
+expect_error() {  # expect_error <text the error must contain> <chat flags...>
+  local want="$1"; shift
+  if "$chat" "$@" > /dev/null 2> "$tmp/bad.err"; then fail "chat $* succeeded"; fi
+  grep -qF -- "$want" "$tmp/bad.err" || fail "chat $*: error does not name '$want': $(cat "$tmp/bad.err")"
+}
+expect_error "--temperature" "${args[@]}" --prompt=hi --temperature=-1
+expect_error "--top_k" "${args[@]}" --prompt=hi --top_k=-3
+expect_error "--max_tokens" "${args[@]}" --prompt=hi --max_tokens=0
+expect_error "$tmp/nope" --checkpoint_dir="$tmp/nope" --tokenizer="$tmp/tok.txt" --prompt=hi
+expect_error "--step=99" "${args[@]}" --step=99 --prompt=hi
+expect_error "$tmp/missing.txt" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/missing.txt" --prompt=hi
+expect_error "bogus" "${args[@]}" --bogus=1
+# The generative eval on the spelling tasks: one line per task, 2 problems each.
+"$spelling_eval" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --words=external/wordlist/words \
+  --max_problems=2 --max_tokens=8 --num_threads=2 > "$tmp/eval.out" 2> "$tmp/eval.err" \
+  || fail "spelling_eval failed: $(cat "$tmp/eval.err")"
+grep -q '^SimpleSpelling: [0-2]/2 = ' "$tmp/eval.out" || fail "no SimpleSpelling line: $(cat "$tmp/eval.out")"
+grep -q '^SpellingBee: [0-2]/2 = ' "$tmp/eval.out" || fail "no SpellingBee line: $(cat "$tmp/eval.out")"
+if "$spelling_eval" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --words=external/wordlist/words \
+     --tasks=Nope > /dev/null 2> "$tmp/bad.err"; then fail "spelling_eval accepted --tasks=Nope"; fi
+grep -q -- "--tasks: unknown task 'Nope'" "$tmp/bad.err" || fail "bad --tasks not named: $(cat "$tmp/bad.err")"
+if "$spelling_eval" --checkpoint_dir="$tmp/ckpt" --tokenizer="$tmp/tok.txt" --words="$tmp/nowords" \
+     > /dev/null 2> "$tmp/bad.err"; then fail "spelling_eval accepted a missing --words file"; fi
+grep -q -- "--words: .*nowords" "$tmp/bad.err" || fail "missing --words not named: $(cat "$tmp/bad.err")"
+echo "PASS"
