@@ -5,7 +5,7 @@
 # checkpoint with explicit flags (--model_source=base); every bad flag or file is an error
 # that names it, before any work.
 set -uo pipefail
-trainer="$1"
+trainer="$1"; chat="$2"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 base="$tmp/base"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -24,6 +24,7 @@ grep -q '^\[VALIDATION\] Step 3 batch shape' "$log" && fail "batch shape logged 
 expect '^Step 00000 \| Validation loss: [0-9]+\.[0-9]{6}$' "$log"
 expect '^Step 00003 \| Validation loss: ' "$log"
 expect '^Step 00005 \| Validation loss: ' "$log"
+expect '^Step 00005 \| synthetic_mc_acc: [0-9]\.[0-9]{6}, simple_spelling_acc: [0-9]\.[0-9]{6}, spelling_bee_acc: [0-9]\.[0-9]{6}$' "$log"
 expect '^Step 00000/00006 \| Training loss: [0-9]+\.[0-9]{6}\| lrm: 1\.000000\| num_tokens: [0-9,]+$' "$log"
 expect '^Step 00004/00006 \| Training loss: ' "$log"
 grep -q '^Step 00005/00006 | Training loss' "$log" && fail "the last iteration was trained (nanochat evaluates only)"
@@ -36,12 +37,16 @@ run="$base/chatsft_checkpoints/d2"
 [[ -f "$run/model_000005.safetensors" && -f "$run/meta_000005.json" ]] || fail "no checkpoint in $run: $(ls "$run")"
 grep -q '"step": 5' "$run/meta_000005.json" || fail "meta has no step 5"
 grep -q '"val_loss": [0-9]' "$run/meta_000005.json" || fail "meta has no val_loss"
+grep -q '"synthetic_mc_acc": [0-9]' "$run/meta_000005.json" || fail "meta has no synthetic_mc_acc"
 [[ $(wc -l < "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl should have 5 records: $(cat "$run/metrics.jsonl")"
 for key in step loss lr_multiplier supervised_tokens padding_fraction step_seconds tokens_per_second \
            supervised_tokens_per_second peak_rss_bytes; do
   [[ $(grep -c "\"$key\":" "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl lacks $key in a record"
 done
 ls "$run" | grep -q tmp && fail "a temp file was left in $run"
+# The fine-tuned checkpoint loads (checked load: names, shapes, checksum) and answers.
+"$chat" --checkpoint_dir="$run" --base_dir="$base" --prompt="Spell the word cat" --max_tokens=8 --num_threads=2 \
+  > "$tmp/chat.log" 2>&1 || fail "the SFT checkpoint does not load in //trainer:chat: $(tail -5 "$tmp/chat.log")"
 
 # 2. Fine-tune the base checkpoint with explicit flags (no demo): padded and packed rows.
 for packing in pad bestfit; do

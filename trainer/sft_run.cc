@@ -16,6 +16,8 @@
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/batch_tensors.h"
 #include "trainer/demo_setup.h"
+#include "trainer/eval/validation_loss.h"
+#include "trainer/sft_evaluation.h"
 #include "trainer/eager_step.h"
 #include "trainer/metrics_log.h"
 #include "trainer/runfiles.h"
@@ -44,6 +46,7 @@ struct Setup {
   runtime::ResolvedCheckpoint source;
   std::unique_ptr<runtime::ParamStore> params;
   std::shared_ptr<const data::TaskMixture> train, val;
+  std::string words_path;
 };
 
 absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
@@ -84,14 +87,15 @@ absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
   }
   absl::StatusOr<std::string> words = FindRunfile("external/wordlist/words");
   if (!words.ok()) return words.status();
+  s.words_path = *words;
   data::SftMixtureOptions train;
   train.words_path = *words;
+  train.seed = o.seed;
   absl::StatusOr<std::shared_ptr<const data::TaskMixture>> mix = data::BuildSftMixture(train);
   if (!mix.ok()) return mix.status();
   s.train = *mix;
   data::SftMixtureOptions val = train;
-  val.test_split = true;
-  val.seed = train.seed + 1;
+  val.test_split = true;  // the spelling tasks' test seeds, synthetic problems from seed + 1
   mix = data::BuildSftMixture(val);
   if (!mix.ok()) return mix.status();
   s.val = *mix;
@@ -125,20 +129,14 @@ data::LoaderOptions LoaderOptionsFor(const TrainerOptions& o, const data::Tokeni
 }
 
 /// nanochat rebuilds the validation loader at every evaluation, so it always sees the same
-/// first batches: the mean of their losses.
-absl::StatusOr<double> ValidationLoss(EagerStep& step, const data::ConversationSource& val,
-                                      const data::LoaderOptions& options, int eval_steps) {
+/// first batches.
+absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::ConversationSource& val,
+                                          const data::LoaderOptions& options, int eval_steps) {
   absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&val, options);
   if (!loader.ok()) return loader.status();
-  double sum = 0;
-  for (int i = 0; i < eval_steps; ++i) {
-    absl::StatusOr<data::Batch> batch = (*loader)->Next();
-    if (!batch.ok()) return batch.status();
-    absl::StatusOr<double> loss = step.Loss(ToStepBatch(*batch, step.config().packed));
-    if (!loss.ok()) return loss.status();
-    sum += *loss;
-  }
-  return sum / eval_steps;
+  absl::StatusOr<ValidationLossResult> result = ValidationLoss(step, LoaderSource(loader->get()), eval_steps);
+  if (!result.ok()) return result.status();
+  return result->mean_loss;
 }
 
 }  // namespace
@@ -199,16 +197,28 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
     metrics = std::move(*opened);
   }
 
+  absl::StatusOr<std::unique_ptr<SftEvaluation>> evaluation =
+      SftEvaluation::Create(setup->params.get(), setup->tokenizer.get(), setup->words_path, o.eval_metrics_max_problems,
+                            o.seed, o.num_threads);
+  if (!evaluation.ok()) return evaluation.status();
+  std::vector<std::pair<std::string, double>> metrics_now;
+
   SftResult result;
   ThroughputMeter meter;
   double val_loss = std::nan("");
   for (int64_t it = 0; it < num_iterations; ++it) {
     const bool last_step = it == num_iterations - 1;
     if (last_step || it % o.eval_every == 0) {
-      absl::StatusOr<double> v = ValidationLoss(**step, val_source, loader_options, o.eval_steps);
+      absl::StatusOr<double> v = MeanValidationLoss(**step, val_source, loader_options, o.eval_steps);
       if (!v.ok()) return v.status();
       val_loss = *v;
       if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
+    }
+    if (last_step || (it > 0 && it % o.eval_metrics_every == 0)) {
+      absl::StatusOr<std::vector<std::pair<std::string, double>>> m = (*evaluation)->Run();
+      if (!m.ok()) return m.status();
+      metrics_now = *m;
+      if (leader) log << FormatMetricsLine(it, metrics_now) << std::endl;
     }
     if (last_step) break;  // nanochat evaluates at the last iteration but does not train on it
 
@@ -266,6 +276,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
     runtime::CheckpointRecord record;
     record.step = num_iterations - 1;
     if (std::isfinite(val_loss)) record.val_loss = val_loss;
+    record.metrics = metrics_now;
     absl::StatusOr<runtime::ResolvedCheckpoint> saved = runtime::SaveCheckpoint(out_dir, *setup->params, record);
     if (!saved.ok()) return saved.status();
     result.checkpoint_dir = out_dir;

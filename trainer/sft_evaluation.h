@@ -1,0 +1,49 @@
+// SftEvaluation: the metrics chat SFT reports every `eval_metrics_every` steps, on the same
+// weights the loop trains (ParamStore views, no copy): categorical multiple-choice accuracy
+// on the offline multiple-choice task (the letters' logits only, nanochat's way) and
+// exact-match accuracy of greedy generations on the held-out spelling tasks.
+#ifndef GPT_SFT_TRAINER_SFT_EVALUATION_H_
+#define GPT_SFT_TRAINER_SFT_EVALUATION_H_
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "data/tokenizer/tokenizer.h"
+#include "runtime/params/param_store.h"
+
+namespace gpt_sft::trainer {
+
+class LogitsEvaluator;
+class Generator;
+
+class SftEvaluation {
+ public:
+  /// `params` and `tokenizer` must outlive the evaluation. `words_path` is the spelling
+  /// tasks' word list; `seed` picks the held-out multiple-choice problems.
+  static absl::StatusOr<std::unique_ptr<SftEvaluation>> Create(const runtime::ParamStore* params,
+                                                              const data::Tokenizer* tokenizer,
+                                                              const std::string& words_path, int64_t max_problems,
+                                                              int64_t seed, int num_threads);
+  ~SftEvaluation();
+
+  /// {"synthetic_mc_acc", x}, {"simple_spelling_acc", y}, {"spelling_bee_acc", z}, in order.
+  absl::StatusOr<std::vector<std::pair<std::string, double>>> Run();
+
+ private:
+  SftEvaluation() = default;
+  const data::Tokenizer* tokenizer_ = nullptr;
+  std::string words_path_;
+  int64_t max_problems_ = 0, seed_ = 0;
+  std::unique_ptr<LogitsEvaluator> logits_;
+  std::unique_ptr<Generator> generator_;
+};
+
+/// nanochat's metrics line: "Step 00200 | synthetic_mc_acc: 0.250000, simple_spelling_acc: ...".
+std::string FormatMetricsLine(int64_t step, const std::vector<std::pair<std::string, double>>& metrics);
+
+}  // namespace gpt_sft::trainer
+
+#endif  // GPT_SFT_TRAINER_SFT_EVALUATION_H_
