@@ -47,6 +47,10 @@ class EagerStep {
   /// place on the ParamStore; then the gradients are zero and the step count is one more.
   absl::Status OptimizerStep(double lr_multiplier);
 
+  /// Drops the accumulated gradients (zeros), e.g. after micro-steps that are not to be
+  /// applied.
+  absl::Status ResetGradients() { return ZeroGrads(); }
+
   /// The loss only (evaluation): no gradient is touched.
   absl::StatusOr<double> Loss(const StepBatch& batch);
 

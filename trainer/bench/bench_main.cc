@@ -79,7 +79,9 @@ StepBatch RandomBatch(int64_t B, int64_t T, int vocab, bool packed, uint32_t see
 }
 
 struct OursResult {
-  std::vector<double> step_seconds;
+  std::vector<double> forward_seconds;           // @loss
+  std::vector<double> forward_backward_seconds;  // @micro_step
+  std::vector<double> step_seconds;              // @micro_step + @optimizer_step
   double loss = 0;
   int64_t peak_rss = 0, peak_live = 0;
   int64_t fresh_allocations = 0;  // during the timed steps: blocks the cache could not serve
@@ -97,6 +99,22 @@ absl::StatusOr<OursResult> RunOurs(const compiler::StepConfig& config, int threa
   if (!step.ok()) return step.status();
   const StepBatch batch = RandomBatch(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
   OursResult result;
+  // Forward alone and forward+backward first (their own warm-up), then full steps.
+  for (int i = 0; i < warmup + steps; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<double> loss = (*step)->Loss(batch);
+    if (!loss.ok()) return loss.status();
+    const double forward = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    start = std::chrono::steady_clock::now();
+    loss = (*step)->MicroStep(batch);
+    if (!loss.ok()) return loss.status();
+    const double forward_backward = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i >= warmup) {
+      result.forward_seconds.push_back(forward);
+      result.forward_backward_seconds.push_back(forward_backward);
+    }
+  }
+  if (absl::Status s = (*step)->ResetGradients(); !s.ok()) return s;
   for (int i = 0; i < warmup + steps; ++i) {
     if (i == warmup) {
       (*step)->allocator().ResetPeak();
@@ -158,8 +176,14 @@ int Main() {
     return 1;
   }
   const double ours_median = Median(ours->step_seconds);
-  std::cout << absl::StrFormat("%-34s %11s %16s %16s %11s\n", "full step (median)", "time", "tokens/s", "", "peak");
-  PrintRow(std::string("ours: interpreter") + (config.packed ? " (packed)" : ""), ours_median, tokens,
+  std::cout << absl::StrFormat("%-34s %11s %16s %16s %11s\n", "ours, median of the timed steps", "time", "tokens/s",
+                               "", "peak");
+  // nanochat's formula counts forward + backward (6N); the forward is a third of it.
+  PrintRow("  forward (@loss)", Median(ours->forward_seconds), tokens, config.model.FlopsPerToken() / 3, ours->peak_rss,
+           "RSS (FLOPs: a third of the step's)");
+  PrintRow("  forward+backward (@micro_step)", Median(ours->forward_backward_seconds), tokens,
+           config.model.FlopsPerToken(), ours->peak_rss, "RSS");
+  PrintRow(std::string("  full step: interpreter") + (config.packed ? " (packed)" : ""), ours_median, tokens,
            config.model.FlopsPerToken(), ours->peak_rss,
            absl::StrFormat("RSS; tensors %.2f GB; %d fresh allocations; loss %.4f", ours->peak_live / 1e9,
                            ours->fresh_allocations, ours->loss));
@@ -175,6 +199,7 @@ int Main() {
   const std::string peer_flag = absl::GetFlag(FLAGS_peer);
   if (peer_flag == "none") return 0;
 
+  std::cout << "peer (PyTorch eager, same config, same run):\n";
   double best_peer = 0;
   for (const bench::MallocConfig& malloc : bench::PeerMallocConfigs()) {
     bench::PeerOptions options;
@@ -193,7 +218,7 @@ int Main() {
       std::cout << "pytorch eager, " << malloc.name << ": not run: " << peer.status().message() << "\n";
       continue;
     }
-    PrintRow("pytorch " + peer->torch_version + " eager, " + malloc.name, peer->step_seconds_median, tokens,
+    PrintRow("  full step: pytorch " + peer->torch_version + ", " + malloc.name, peer->step_seconds_median, tokens,
              config.model.FlopsPerToken(), peer->peak_rss_bytes, "RSS; sgemm from " + peer->sgemm_library);
     if (best_peer == 0 || peer->step_seconds_median < best_peer) best_peer = peer->step_seconds_median;
   }
