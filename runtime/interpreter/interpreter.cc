@@ -21,6 +21,7 @@ namespace gpt_sft::runtime {
 using interp::Frame;
 using interp::OpContext;
 using interp::PreparedFunction;
+using interp::TypeToString;
 
 struct Interpreter::Impl {
   mlir::ModuleOp module;
@@ -31,12 +32,6 @@ struct Interpreter::Impl {
 
 namespace {
 
-std::string TypeToString(mlir::Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return os.str();
-}
 
 /// `@f argument 2 ("targets")`.
 std::string DescribeArgument(mlir::func::FuncOp func, unsigned index) {

@@ -6,16 +6,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace gpt_sft::runtime::interp {
-namespace {
-
-std::string TypeToString(mlir::Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return os.str();
-}
-
-}  // namespace
 
 std::optional<DType> DTypeOfType(mlir::Type type) {
   auto ranked = llvm::dyn_cast<mlir::RankedTensorType>(type);

@@ -84,4 +84,11 @@ absl::StatusOr<PreparedFunction> Prepare(mlir::func::FuncOp func, const OpRegist
   return fn;
 }
 
+std::string TypeToString(mlir::Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return os.str();
+}
+
 }  // namespace gpt_sft::runtime::interp

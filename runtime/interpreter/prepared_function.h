@@ -45,6 +45,9 @@ absl::StatusOr<PreparedFunction> Prepare(mlir::func::FuncOp func, const OpRegist
 /// "gpt.matmul at loc("step.mlir":12:5)", for error messages.
 std::string DescribeOp(mlir::Operation* op);
 
+/// The type as MLIR prints it ("tensor<4x?xf32>"), for messages.
+std::string TypeToString(mlir::Type type);
+
 }  // namespace gpt_sft::runtime::interp
 
 #endif  // GPT_SFT_RUNTIME_INTERPRETER_PREPARED_FUNCTION_H_

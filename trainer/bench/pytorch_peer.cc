@@ -1,5 +1,7 @@
 #include "trainer/bench/pytorch_peer.h"
 
+#include "trainer/runfiles.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,18 +17,11 @@
 namespace gpt_sft::bench {
 namespace {
 
-constexpr char kScriptRunfilesPath[] = "gpt_sft/trainer/bench/pytorch_peer.py";
 constexpr size_t kStderrTailChars = 2000;
 
 bool IsRegularFile(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string SelfExe() {
-  char buf[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 // The last line of `text` that starts with '{', or "".
@@ -164,21 +159,7 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
   return r;
 }
 
-absl::StatusOr<std::string> FindPeerScript() {
-  std::vector<std::string> tried;
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    const char* dir = std::getenv(var);
-    if (dir != nullptr && *dir != '\0') tried.push_back(absl::StrCat(dir, "/", kScriptRunfilesPath));
-  }
-  const std::string exe = SelfExe();
-  if (!exe.empty()) tried.push_back(absl::StrCat(exe, ".runfiles/", kScriptRunfilesPath));
-  tried.push_back("trainer/bench/pytorch_peer.py");  // `bazel run` starts in the runfiles' gpt_sft/
-  for (const std::string& path : tried) {
-    if (IsRegularFile(path)) return path;
-  }
-  return absl::NotFoundError(
-      absl::StrCat("pytorch_peer.py not found in the runfiles; tried: ", absl::StrJoin(tried, ", ")));
-}
+absl::StatusOr<std::string> FindPeerScript() { return trainer::FindRunfile("trainer/bench/pytorch_peer.py"); }
 
 absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
   std::string script = options.script;
