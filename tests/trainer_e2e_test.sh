@@ -73,6 +73,7 @@ bad "--dtype=bfloat16 is not supported" --base_dir="$base" --dtype=bfloat16
 bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
 bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0
 bad "--compile=true: the compiled step executor is not part of this build" --base_dir="$base" --compile
+bad "Unknown command line flag 'learning_rate'" --base_dir="$base" --learning_rate=0.1
 bad "no usable tokenizer" --base_dir="$tmp/empty"
 bad "mid_checkpoints" --base_dir="$base" --model_source=mid
 bad "d7" --base_dir="$base" --model_tag=d7
