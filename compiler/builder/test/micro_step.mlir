@@ -25,3 +25,9 @@
 // AD: %[[DEMB:.*]] = gpt.embedding_grad %{{.*}}, %{{.*}}, vocab 512
 // AD-NEXT: gpt.add %{{.*}}, %[[DEMB]] : tensor<512x128xf32>
 // AD-NOT: gpt.gradients
+
+// --stats: build and pass times and each function's op counts, on stderr.
+// RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --emit=autodiff --stats 2>&1 >/dev/null | FileCheck %s --check-prefix=STATS
+// STATS: gptc: stage 'autodiff': built in {{[0-9.]+}} ms, passes {{[0-9.]+}} ms
+// STATS: @micro_step: {{[0-9]+}} ops: {{.*}}gpt.matmul 14{{.*}}gpt.matmul_weight_grad 7
+// STATS: @optimizer_step:
