@@ -62,6 +62,32 @@ func.func @read_after_update(%p: tensor<8x8xf32>, %g: tensor<8x8xf32>, %buf: ten
 
 // -----
 
+// A read inside a region (a fusion body, say) keeps the value live to the op holding the
+// region: %a lives to tensor.generate, so %b may not take its bytes; the ops inside the
+// region are not planned (their values never reach memory as buffers of the function).
+// CHECK-LABEL: func.func @nested_use
+// CHECK-SAME: attributes {gpt.arena_bytes = 128 : i64}
+// CHECK-NEXT: arith.addf {{.*}} {gpt.offsets = array<i64: 0>}
+// CHECK-NEXT: arith.mulf {{.*}} {gpt.offsets = array<i64: 64>}
+// CHECK-NEXT: tensor.generate {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tensor.extract %{{[^ ]+}} : tensor<4xf32>
+// CHECK-NEXT: tensor.yield
+// CHECK-NEXT: } {gpt.offsets = array<i64: 64>}
+// expected-remark @+1 {{arena 128 bytes (0.00 MiB) for 3 intermediates; naive 192 bytes}}
+func.func @nested_use(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = arith.addf %x, %x : tensor<4xf32>
+  %b = arith.mulf %x, %x : tensor<4xf32>
+  %g = tensor.generate {
+  ^bb0(%i: index):
+    %e = tensor.extract %a[%i] : tensor<4xf32>
+    tensor.yield %e : f32
+  } : tensor<4xf32>
+  return %g : tensor<4xf32>
+}
+
+// -----
+
 // DIAG: error: gpt-plan-buffers: result #0 (%0) of 'arith.addf' has the dynamic type 'tensor<?x8xf32>'
 func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   // expected-error @+1 {{gpt-plan-buffers: result #0 (%0) of 'arith.addf' has the dynamic type 'tensor<?x8xf32>'; buffers are planned for static shapes only}}
