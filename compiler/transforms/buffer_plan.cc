@@ -1,0 +1,220 @@
+//===- buffer_plan.cc - static memory planning of one function ------------===//
+//
+// This file implements PlanBuffers in four steps:
+// 1. number the ops of the function's block; a value's live range runs from
+//    its defining op to the last op of the block that reads it (the ancestor in
+//    the block of a use nested in a region, so a fusion region's reads count);
+// 2. size every result: element bytes x static elements, 64-byte aligned; a
+//    dynamic or unsized type is an error naming the op and value;
+// 3. donate: a result of gpt.adamw_update / gpt.muon_update overwrites its
+//    param/state operand in place when that operand is a function argument the
+//    update is the last and only reader of (parameters and optimizer state are
+//    owned by the caller and updated in place);
+// 4. place the other slots in one arena, largest first, each at the best-fit
+//    gap among the placed slots live at the same time (TFLite's "greedy by
+//    size"): values live together never overlap, values that are not may
+//    share bytes.
+// Aliasing views (gpt.reshape of a dead operand, say) are not exploited yet: every
+// intermediate gets its own bytes, which is always correct.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/transforms/buffer_plan.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/dialect/gpt_ops.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace gpt_sft::compiler {
+namespace {
+
+int64_t AlignUp(int64_t bytes) {
+  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+}
+
+std::string Printed(mlir::Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  type.print(os);
+  return s;
+}
+
+std::string Printed(mlir::Value value) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  value.printAsOperand(os, mlir::OpPrintingFlags());
+  return s;
+}
+
+/// Bytes of one element, or nullopt for a type with no fixed size.
+std::optional<int64_t> ElementBytes(mlir::Type type) {
+  if (type.isIntOrFloat()) return (type.getIntOrFloatBitWidth() + 7) / 8;
+  if (llvm::isa<mlir::IndexType>(type)) return 8;
+  if (auto complex = llvm::dyn_cast<mlir::ComplexType>(type)) {
+    std::optional<int64_t> part = ElementBytes(complex.getElementType());
+    if (part) return 2 * *part;
+  }
+  return std::nullopt;
+}
+
+/// The unaligned bytes of a result, or an error naming it.
+absl::StatusOr<int64_t> ResultBytes(mlir::OpResult result) {
+  mlir::Type type = result.getType();
+  auto Error = [&](const char* why) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gpt-plan-buffers: result #", result.getResultNumber(), " (", Printed(mlir::Value(result)),
+        ") of '", result.getOwner()->getName().getStringRef().str(), "' has the ", why, " type '",
+        Printed(type), "'; buffers are planned for static shapes only"));
+  };
+  if (type.isIntOrIndexOrFloat()) return *ElementBytes(type);
+  auto shaped = llvm::dyn_cast<mlir::ShapedType>(type);
+  if (!shaped || !shaped.hasRank() || !shaped.hasStaticShape()) {
+    return Error(shaped ? "dynamic" : "unsized");
+  }
+  std::optional<int64_t> element = ElementBytes(shaped.getElementType());
+  if (!element) return Error("unsized");
+  return *element * shaped.getNumElements();
+}
+
+/// For an optimizer update, the operand each result overwrites in place.
+std::optional<unsigned> UpdatedOperand(mlir::Operation* op, unsigned result) {
+  if (llvm::isa<gpt::AdamwUpdateOp>(op)) {
+    static constexpr unsigned kOperands[] = {0, 2, 3};  // param, exp_avg, exp_avg_sq
+    return kOperands[result];
+  }
+  if (llvm::isa<gpt::MuonUpdateOp>(op)) {
+    static constexpr unsigned kOperands[] = {0, 2};  // param, momentum_buffer
+    return kOperands[result];
+  }
+  return std::nullopt;
+}
+
+/// The index of the last op of `block` reading `value`, or `fallback` if none does.
+int64_t LastUse(mlir::Value value, mlir::Block& block,
+                const llvm::DenseMap<mlir::Operation*, int64_t>& index, int64_t fallback) {
+  int64_t last = fallback;
+  for (mlir::Operation* user : value.getUsers()) {
+    mlir::Operation* in_block = block.findAncestorOpInBlock(*user);
+    if (in_block) last = std::max(last, index.lookup(in_block));
+  }
+  return last;
+}
+
+/// The argument `slot` may overwrite in place, or -1.
+int DonatableArgument(const Slot& slot, mlir::Block& block,
+                      const llvm::DenseMap<mlir::Operation*, int64_t>& index) {
+  std::optional<unsigned> operand = UpdatedOperand(slot.op, slot.result);
+  if (!operand) return -1;
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(slot.op->getOperand(*operand));
+  if (!arg || arg.getOwner() != &block) return -1;
+  // In place is safe only if nothing reads the argument after the update starts:
+  // this op reads it once and no later op reads it.
+  int reads_here = llvm::count(slot.op->getOperands(), mlir::Value(arg));
+  if (reads_here != 1 || LastUse(arg, block, index, -1) != slot.first) return -1;
+  return static_cast<int>(arg.getArgNumber());
+}
+
+/// Step 4: offsets for the slots not donated.
+void PlaceInArena(std::vector<Slot>& slots) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!slots[i].donated()) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return slots[a].bytes > slots[b].bytes; });
+  std::vector<size_t> placed;
+  for (size_t i : order) {
+    Slot& slot = slots[i];
+    std::vector<const Slot*> neighbours;
+    for (size_t j : placed) {
+      if (slots[j].LiveWith(slot)) neighbours.push_back(&slots[j]);
+    }
+    std::sort(neighbours.begin(), neighbours.end(),
+              [](const Slot* a, const Slot* b) { return a->offset < b->offset; });
+    int64_t cursor = 0, best = -1, best_gap = 0;
+    for (const Slot* n : neighbours) {
+      int64_t gap = n->offset - cursor;
+      if (gap >= slot.bytes && (best < 0 || gap < best_gap)) {
+        best = cursor;
+        best_gap = gap;
+      }
+      cursor = std::max(cursor, n->offset + n->bytes);
+    }
+    slot.offset = best >= 0 ? best : cursor;
+    placed.push_back(i);
+  }
+}
+
+/// The most arena bytes live at any one op: no arena can be smaller.
+int64_t LivePeak(const std::vector<Slot>& slots, int64_t num_ops) {
+  std::vector<int64_t> delta(num_ops + 1, 0);
+  for (const Slot& slot : slots) {
+    if (slot.donated()) continue;
+    delta[slot.first] += slot.bytes;
+    delta[slot.last + 1] -= slot.bytes;
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta) peak = std::max(peak, live += d);
+  return peak;
+}
+
+}  // namespace
+
+int64_t BufferPlan::num_arena_slots() const {
+  return llvm::count_if(slots, [](const Slot& s) { return !s.donated(); });
+}
+
+absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation** at_fault) {
+  if (!func.getBody().hasOneBlock()) {
+    if (at_fault) *at_fault = func;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gpt-plan-buffers: function @", func.getSymName().str(), " has ",
+        func.getBody().getBlocks().size(), " blocks; buffers are planned for one block"));
+  }
+  mlir::Block& block = func.getBody().front();
+  llvm::DenseMap<mlir::Operation*, int64_t> index;
+  for (mlir::Operation& op : block) index.try_emplace(&op, static_cast<int64_t>(index.size()));
+
+  BufferPlan plan;
+  for (mlir::Operation& op : block) {
+    const int64_t at = index.lookup(&op);
+    for (mlir::OpResult result : op.getResults()) {
+      absl::StatusOr<int64_t> bytes = ResultBytes(result);
+      if (!bytes.ok()) {
+        if (at_fault) *at_fault = &op;
+        return bytes.status();
+      }
+      Slot slot;
+      slot.op = &op;
+      slot.result = static_cast<int>(result.getResultNumber());
+      slot.bytes = AlignUp(*bytes);
+      slot.first = at;
+      slot.last = LastUse(result, block, index, at);
+      slot.donated_arg = DonatableArgument(slot, block, index);
+      plan.slots.push_back(slot);
+    }
+  }
+  PlaceInArena(plan.slots);
+  for (const Slot& slot : plan.slots) {
+    if (slot.donated()) {
+      plan.donated_bytes += slot.bytes;
+      continue;
+    }
+    plan.naive_bytes += slot.bytes;
+    plan.arena_bytes = std::max(plan.arena_bytes, slot.offset + slot.bytes);
+  }
+  plan.live_peak_bytes = LivePeak(plan.slots, static_cast<int64_t>(index.size()));
+  return plan;
+}
+
+}  // namespace gpt_sft::compiler
