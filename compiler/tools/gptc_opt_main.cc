@@ -11,6 +11,8 @@
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/vjp_test_pass.h"
 #include "compiler/transforms/autodiff_pass.h"
+#include "compiler/transforms/fuse_pass.h"
+#include "compiler/transforms/verify_static_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -22,6 +24,8 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   gpt_sft::compiler::gpt::RegisterVjpTestPass();
   gpt_sft::compiler::RegisterAutodiffPass();
+  gpt_sft::compiler::RegisterFusePass();
+  gpt_sft::compiler::RegisterVerifyStaticPass();
 
   mlir::DialectRegistry registry;
   registry.insert<gpt_sft::compiler::gpt::GptDialect, mlir::func::FuncDialect,
