@@ -33,6 +33,9 @@ void GptDialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "compiler/dialect/GptDecodeOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "compiler/dialect/GptFusionOps.cpp.inc"
       >();
 }
 

@@ -21,3 +21,5 @@
 #include "compiler/dialect/GptAutodiffOps.cpp.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptDecodeOps.cpp.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptFusionOps.cpp.inc"

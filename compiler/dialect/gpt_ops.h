@@ -33,5 +33,7 @@
 #include "compiler/dialect/GptAutodiffOps.h.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptDecodeOps.h.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptFusionOps.h.inc"
 
 #endif  // GPT_SFT_COMPILER_DIALECT_GPT_OPS_H_

@@ -12,6 +12,8 @@
 #include "compiler/dialect/vjp_test_pass.h"
 #include "compiler/transforms/autodiff_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
+#include "compiler/transforms/fuse_pass.h"
+#include "compiler/transforms/verify_static_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -24,6 +26,8 @@ int main(int argc, char **argv) {
   gpt_sft::compiler::gpt::RegisterVjpTestPass();
   gpt_sft::compiler::RegisterAutodiffPass();
   gpt_sft::compiler::RegisterPlanBuffersPass();
+  gpt_sft::compiler::RegisterFusePass();
+  gpt_sft::compiler::RegisterVerifyStaticPass();
 
   mlir::DialectRegistry registry;
   registry.insert<gpt_sft::compiler::gpt::GptDialect, mlir::func::FuncDialect,

@@ -3,6 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/transforms/autodiff_pass.h"
+#include "compiler/transforms/fuse_pass.h"
+#include "compiler/transforms/verify_static_pass.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
@@ -11,13 +13,15 @@
 
 namespace gpt_sft::compiler {
 
-std::vector<std::string> StageNames() { return {"gpt", "autodiff"}; }
+std::vector<std::string> StageNames() { return {"gpt", "autodiff", "fused"}; }
 
 absl::Status ParseStage(const std::string& name, Stage* stage) {
   if (name == "gpt") {
     *stage = Stage::kGpt;
   } else if (name == "autodiff") {
     *stage = Stage::kAutodiff;
+  } else if (name == "fused") {
+    *stage = Stage::kFused;
   } else {
     std::vector<std::string> names = StageNames();
     return absl::InvalidArgumentError(
@@ -37,6 +41,10 @@ absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_
   pm.addPass(CreateAutodiffPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  if (stage == Stage::kFused) {
+    pm.addPass(CreateVerifyStaticPass());
+    pm.addPass(CreateFusePass());
+  }
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
     std::string location;

@@ -21,9 +21,10 @@ class ModuleOp;
 namespace gpt_sft::compiler {
 
 /// gpt: as the builder emitted it. autodiff: gpt-autodiff, then canonicalize and CSE.
-enum class Stage { kGpt, kAutodiff };
+/// fused: autodiff, then gpt-verify-static (every shape static) and gpt-fuse.
+enum class Stage { kGpt, kAutodiff, kFused };
 
-/// "gpt", "autodiff"; ParseStage's error lists the valid names.
+/// "gpt", "autodiff", "fused"; ParseStage's error lists the valid names.
 std::vector<std::string> StageNames();
 absl::Status ParseStage(const std::string& name, Stage* stage);
 

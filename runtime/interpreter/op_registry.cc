@@ -14,6 +14,7 @@ const OpRegistry& BuiltinOps() {
     RegisterDecodeOps(*r);
     RegisterElementwiseOps(*r);
     RegisterEmbeddingOps(*r);
+    RegisterFusionOps(*r);
     RegisterLossOps(*r);
     RegisterMatmulOps(*r);
     RegisterNormOps(*r);

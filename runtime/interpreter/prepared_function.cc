@@ -15,38 +15,36 @@ std::string DescribeOp(mlir::Operation* op) {
   return op->getName().getStringRef().str() + " at " + os.str();
 }
 
-absl::StatusOr<PreparedFunction> Prepare(mlir::func::FuncOp func, const OpRegistry& registry) {
-  const std::string name = func.getSymName().str();
-  if (func.isExternal()) return absl::InvalidArgumentError(absl::StrCat("@", name, " has no body"));
-  if (!func.getBody().hasOneBlock()) {
-    return absl::UnimplementedError(
-        absl::StrCat("@", name, " has more than one block; the interpreter runs straight-line code"));
-  }
+namespace {
+
+/// Slots, steps and last uses of `block`, whose terminator's operands are the results;
+/// `name` ("@micro_step", "the gpt.fusion at ...") goes into errors.
+absl::StatusOr<PreparedFunction> PrepareBlock(mlir::Block& block, const std::string& name,
+                                              const OpRegistry& registry) {
   PreparedFunction fn;
-  fn.func = func;
-  mlir::Block& block = func.getBody().front();
   for (mlir::BlockArgument arg : block.getArguments()) fn.slot_of[arg] = fn.num_slots++;
 
   // 1-2. Slots and steps.
   mlir::Operation* terminator = block.getTerminator();
   for (mlir::Operation& op : block.without_terminator()) {
-    if (op.getNumRegions() != 0) {
+    // A gpt.fusion runs its region itself (ops/fusion_ops.cc).
+    if (op.getNumRegions() != 0 && op.getName().getStringRef() != "gpt.fusion") {
       return absl::UnimplementedError(
-          absl::StrCat(DescribeOp(&op), " in @", name, ": ops with regions are not interpreted"));
+          absl::StrCat(DescribeOp(&op), " in ", name, ": ops with regions are not interpreted"));
     }
     OpFn impl = registry.Find(op.getName().getStringRef().str());
     if (impl == nullptr) {
       return absl::UnimplementedError(absl::StrCat(
-          "unknown op ", DescribeOp(&op), " in @", name,
+          "unknown op ", DescribeOp(&op), " in ", name,
           ": the interpreter has no implementation for it (a gpt.gradients placeholder means: "
           "run gpt-autodiff first)"));
     }
     fn.steps.push_back(Step{&op, impl, {}});
     for (mlir::Value result : op.getResults()) fn.slot_of[result] = fn.num_slots++;
   }
-  if (!llvm::isa<mlir::func::ReturnOp>(terminator)) {
+  if (!llvm::isa<mlir::func::ReturnOp>(terminator) && terminator->getName().getStringRef() != "gpt.yield") {
     return absl::UnimplementedError(
-        absl::StrCat(DescribeOp(terminator), " ends @", name, "; expected func.return"));
+        absl::StrCat(DescribeOp(terminator), " ends ", name, "; expected func.return"));
   }
 
   // 3. Last uses: the largest step index among a value's users (func.return counts as
@@ -82,6 +80,27 @@ absl::StatusOr<PreparedFunction> Prepare(mlir::func::FuncOp func, const OpRegist
     if (fn.last_use_step[slot] < 0) fn.release_at_start.push_back(slot);
   }
   return fn;
+}
+
+}  // namespace
+
+absl::StatusOr<PreparedFunction> Prepare(mlir::func::FuncOp func, const OpRegistry& registry) {
+  const std::string name = func.getSymName().str();
+  if (func.isExternal()) return absl::InvalidArgumentError(absl::StrCat("@", name, " has no body"));
+  if (!func.getBody().hasOneBlock()) {
+    return absl::UnimplementedError(
+        absl::StrCat("@", name, " has more than one block; the interpreter runs straight-line code"));
+  }
+  absl::StatusOr<PreparedFunction> fn = PrepareBlock(func.getBody().front(), "@" + name, registry);
+  if (fn.ok()) fn->func = func;
+  return fn;
+}
+
+absl::StatusOr<PreparedFunction> PrepareRegionBody(mlir::Operation* op, const OpRegistry& registry) {
+  if (op->getNumRegions() != 1 || !op->getRegion(0).hasOneBlock()) {
+    return absl::UnimplementedError(absl::StrCat(DescribeOp(op), ": expected one region of one block"));
+  }
+  return PrepareBlock(op->getRegion(0).front(), "the body of " + DescribeOp(op), registry);
 }
 
 std::string TypeToString(mlir::Type type) {

@@ -42,6 +42,10 @@ struct PreparedFunction {
 /// `registry`, on ops with regions, or on a body of more than one block.
 absl::StatusOr<PreparedFunction> Prepare(mlir::func::FuncOp func, const OpRegistry& registry);
 
+/// The same for the body of a region op (gpt.fusion): its block arguments are the
+/// arguments and its terminator's (gpt.yield's) operands the results; `func` is null.
+absl::StatusOr<PreparedFunction> PrepareRegionBody(mlir::Operation* op, const OpRegistry& registry);
+
 /// "gpt.matmul at loc("step.mlir":12:5)", for error messages.
 std::string DescribeOp(mlir::Operation* op);
 

@@ -232,3 +232,66 @@ func.func @gradients_seed_type(%loss: tensor<f32>, %seed: tensor<f64>, %w: tenso
   %g = gpt.gradients %loss, %seed wrt [%w] : tensor<f32>, tensor<f64>, [tensor<4x4xf32>]
   return
 }
+
+// -----
+
+func.func @fusion_block_args(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'gpt.fusion' op the body has 2 block arguments for 1 inputs}}
+  %f = gpt.fusion(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>):
+    gpt.yield %a : tensor<4x8xf32>
+  }
+  return %f : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fusion_block_arg_type(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'gpt.fusion' op block argument #0 has type 'tensor<4x9xf32>' but input #0 has type 'tensor<4x8xf32>'}}
+  %f = gpt.fusion(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x9xf32>):
+    gpt.yield %x : tensor<4x8xf32>
+  }
+  return %f : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fusion_yield_count(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'gpt.fusion' op gpt.yield returns 2 values for 1 results}}
+  %f = gpt.fusion(%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    gpt.yield %a, %a : tensor<4x8xf32>, tensor<4x8xf32>
+  }
+  return %f : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fusion_yield_type(%x: tensor<4x8xf32>) -> tensor<4x8xf64> {
+  // expected-error @+1 {{'gpt.fusion' op result #0 has type 'tensor<4x8xf64>' but gpt.yield returns 'tensor<4x8xf32>'}}
+  %f = gpt.fusion(%x) : (tensor<4x8xf32>) -> tensor<4x8xf64> {
+  ^bb0(%a: tensor<4x8xf32>):
+    gpt.yield %a : tensor<4x8xf32>
+  }
+  return %f : tensor<4x8xf64>
+}
+
+// -----
+
+func.func @fusion_isolated(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-note @+1 {{required by region isolation constraints}}
+  %f = gpt.fusion() : () -> tensor<4x8xf32> {
+    // expected-error @+1 {{using value defined outside the region}}
+    %r = gpt.relu_square %x : tensor<4x8xf32>
+    gpt.yield %r : tensor<4x8xf32>
+  }
+  return %f : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @yield_outside_fusion(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'gpt.yield' op expects parent op 'gpt.fusion'}}
+  gpt.yield %x : tensor<4x8xf32>
+}

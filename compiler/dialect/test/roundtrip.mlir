@@ -91,3 +91,21 @@ func.func @optimizer_and_collectives(%p: tensor<64x16xbf16>, %g: tensor<64x16xf3
   %a = gpt.all_gather %s over "dp", size 4, dim 0 : tensor<16x16xf32>
   return
 }
+
+// CHECK-LABEL: func.func @fusion
+// CHECK: %[[F:.*]] = gpt.fusion(%arg0, %arg1) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<4x8xf32>):
+// CHECK-NEXT: %[[R:.*]] = gpt.relu_square %[[A]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[S:.*]] = gpt.add %[[R]], %[[B]] : tensor<4x8xf32>, tensor<4x8xf32>
+// CHECK-NEXT: gpt.yield %[[S]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @fusion(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %f = gpt.fusion(%x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>):
+    %r = gpt.relu_square %a : tensor<4x8xf32>
+    %s = gpt.add %r, %b : tensor<4x8xf32>, tensor<4x8xf32>
+    gpt.yield %s : tensor<4x8xf32>
+  }
+  return %f : tensor<4x8xf32>
+}

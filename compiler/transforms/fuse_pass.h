@@ -1,0 +1,31 @@
+//===- fuse_pass.h - gpt-fuse ---------------------------------------------===//
+//
+// Declares the pass that wraps each maximal chain of elementwise ops (gpt.add,
+// gpt.mul, gpt.relu_square, gpt.relu_square_grad, gpt.softcap,
+// gpt.softcap_grad) of one type, adjacent in the dataflow (each feeds the
+// next), whose intermediates are used only inside the chain, into one
+// gpt.fusion region. A first version: single-result groups; matmul, attention
+// and all other ops stay outside.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPT_SFT_COMPILER_TRANSFORMS_FUSE_PASS_H_
+#define GPT_SFT_COMPILER_TRANSFORMS_FUSE_PASS_H_
+
+#include <memory>
+
+namespace mlir {
+class Pass;
+}  // namespace mlir
+
+namespace gpt_sft::compiler {
+
+/// `--gpt-fuse`, on any op holding functions (a module).
+std::unique_ptr<mlir::Pass> CreateFusePass();
+
+/// Makes `--gpt-fuse` known to the pass registry (gptc-opt).
+void RegisterFusePass();
+
+}  // namespace gpt_sft::compiler
+
+#endif  // GPT_SFT_COMPILER_TRANSFORMS_FUSE_PASS_H_
