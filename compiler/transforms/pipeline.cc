@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/transforms/autodiff_pass.h"
+#include "compiler/transforms/plan_buffers_pass.h"
 #include "compiler/transforms/fuse_pass.h"
 #include "compiler/transforms/verify_static_pass.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -13,7 +14,7 @@
 
 namespace gpt_sft::compiler {
 
-std::vector<std::string> StageNames() { return {"gpt", "autodiff", "fused"}; }
+std::vector<std::string> StageNames() { return {"gpt", "autodiff", "fused", "planned"}; }
 
 absl::Status ParseStage(const std::string& name, Stage* stage) {
   if (name == "gpt") {
@@ -22,6 +23,8 @@ absl::Status ParseStage(const std::string& name, Stage* stage) {
     *stage = Stage::kAutodiff;
   } else if (name == "fused") {
     *stage = Stage::kFused;
+  } else if (name == "planned") {
+    *stage = Stage::kPlanned;
   } else {
     std::vector<std::string> names = StageNames();
     return absl::InvalidArgumentError(
@@ -30,7 +33,8 @@ absl::Status ParseStage(const std::string& name, Stage* stage) {
   return absl::OkStatus();
 }
 
-absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all) {
+absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all,
+                        std::vector<std::string>* remarks) {
   if (stage == Stage::kGpt) return absl::OkStatus();
   mlir::MLIRContext* context = module.getContext();
   mlir::PassManager pm(context);
@@ -41,15 +45,20 @@ absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_
   pm.addPass(CreateAutodiffPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (stage == Stage::kFused) {
+  if (stage == Stage::kFused || stage == Stage::kPlanned) {
     pm.addPass(CreateVerifyStaticPass());
     pm.addPass(CreateFusePass());
   }
+  if (stage == Stage::kPlanned) pm.addPass(CreatePlanBuffersPass());
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
     std::string location;
     llvm::raw_string_ostream os(location);
     d.getLocation().print(os);
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Remark) {
+      if (remarks != nullptr) remarks->push_back(absl::StrCat(os.str(), ": ", d.str()));
+      return mlir::success();
+    }
     absl::StrAppend(&diagnostics, os.str(), ": ", d.str(), "\n");
     return mlir::success();
   });

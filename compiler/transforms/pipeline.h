@@ -21,16 +21,19 @@ class ModuleOp;
 namespace gpt_sft::compiler {
 
 /// gpt: as the builder emitted it. autodiff: gpt-autodiff, then canonicalize and CSE.
-/// fused: autodiff, then gpt-verify-static (every shape static) and gpt-fuse.
-enum class Stage { kGpt, kAutodiff, kFused };
+/// fused: autodiff, then gpt-verify-static (every shape static) and gpt-fuse. planned: fused,
+/// then gpt-plan-buffers (arena offsets, in-place updates, the arena size as a remark).
+enum class Stage { kGpt, kAutodiff, kFused, kPlanned };
 
-/// "gpt", "autodiff", "fused"; ParseStage's error lists the valid names.
+/// "gpt", "autodiff", "fused", "planned"; ParseStage's error lists the valid names.
 std::vector<std::string> StageNames();
 absl::Status ParseStage(const std::string& name, Stage* stage);
 
 /// Runs the passes up to and including `stage` on `module`; the error carries the
 /// diagnostics. `print_ir_after_all` prints the module after every pass to stderr.
-absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all = false);
+/// The passes' remarks (gpt-plan-buffers' arena size per function) go to `remarks` when given.
+absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all = false,
+                        std::vector<std::string>* remarks = nullptr);
 
 }  // namespace gpt_sft::compiler
 

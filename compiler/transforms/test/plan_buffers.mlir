@@ -94,3 +94,8 @@ func.func @dynamic(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %a = arith.addf %x, %x : tensor<?x8xf32>
   return %a : tensor<?x8xf32>
 }
+
+// The planned stage of gptc: every shape static, elementwise chains fused, buffers planned,
+// the arena size per entry point on stderr.
+// RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --emit=planned 2>&1 >/dev/null | FileCheck %s --check-prefix=GPTC
+// GPTC: gptc: loc("micro_step"): arena {{[0-9]+}} bytes ({{[0-9.]+}} MiB) for {{[0-9]+}} intermediates; naive {{[0-9]+}} bytes
