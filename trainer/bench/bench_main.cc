@@ -23,6 +23,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include <nlohmann/json.hpp>
 #include "runtime/kernels/cpu/tile_gemm.h"
 #include "trainer/bench/pytorch_peer.h"
 #include "trainer/eager_step.h"
@@ -37,6 +38,7 @@ ABSL_FLAG(int, threads, 2, "threads, ours and the peer's");
 ABSL_FLAG(int, warmup, 1, "untimed steps first");
 ABSL_FLAG(int, steps, 3, "timed steps");
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
+ABSL_FLAG(bool, json, false, "also print one JSON object with every figure (last line)");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
 ABSL_FLAG(std::string, peer, "torch", "torch: also run the PyTorch eager peer, both malloc configurations; none: ours only");
 
@@ -196,8 +198,24 @@ int Main() {
                                    100 * e.seconds / total);
     }
   }
+  nlohmann::ordered_json report;
+  report["config"] = nlohmann::json::parse(config.model.ToJson());
+  report["batch"] = {config.batch_size, config.seq_len};
+  report["packed"] = config.packed;
+  report["threads"] = threads;
+  report["interpreter"] = {{"forward_seconds", Median(ours->forward_seconds)},
+                           {"forward_backward_seconds", Median(ours->forward_backward_seconds)},
+                           {"step_seconds", ours_median},
+                           {"tokens_per_second", tokens / ours_median},
+                           {"gflops_per_second", double(config.model.FlopsPerToken()) * tokens / ours_median / 1e9},
+                           {"peak_rss_bytes", ours->peak_rss},
+                           {"peak_tensor_bytes", ours->peak_live}};
+  auto finish = [&]() {
+    if (absl::GetFlag(FLAGS_json)) std::cout << report.dump() << "\n";
+    return 0;
+  };
   const std::string peer_flag = absl::GetFlag(FLAGS_peer);
-  if (peer_flag == "none") return 0;
+  if (peer_flag == "none") return finish();
 
   std::cout << "peer (PyTorch eager, same config, same run):\n";
   double best_peer = 0;
@@ -221,12 +239,20 @@ int Main() {
     PrintRow("  full step: pytorch " + peer->torch_version + ", " + malloc.name, peer->step_seconds_median, tokens,
              config.model.FlopsPerToken(), peer->peak_rss_bytes, "RSS; sgemm from " + peer->sgemm_library);
     if (best_peer == 0 || peer->step_seconds_median < best_peer) best_peer = peer->step_seconds_median;
+    report["torch"].push_back({{"malloc", malloc.name},
+                               {"step_seconds", peer->step_seconds_median},
+                               {"tokens_per_second", peer->tokens_per_second},
+                               {"gflops_per_second", peer->gflops_per_second},
+                               {"peak_rss_bytes", peer->peak_rss_bytes},
+                               {"torch_version", peer->torch_version},
+                               {"sgemm_library", peer->sgemm_library}});
   }
   if (best_peer > 0) {
     std::cout << absl::StrFormat("\nours / pytorch's faster: %.2fx the time (%.2fx its speed)\n", ours_median / best_peer,
                                  best_peer / ours_median);
+    report["speedup_interpreter_vs_torch"] = best_peer / ours_median;
   }
-  return 0;
+  return finish();
 }
 
 }  // namespace
