@@ -39,7 +39,7 @@ grep -q '"step": 5' "$run/meta_000005.json" || fail "meta has no step 5"
 grep -q '"val_loss": [0-9]' "$run/meta_000005.json" || fail "meta has no val_loss"
 grep -q '"synthetic_mc_acc": [0-9]' "$run/meta_000005.json" || fail "meta has no synthetic_mc_acc"
 [[ $(wc -l < "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl should have 5 records: $(cat "$run/metrics.jsonl")"
-for key in step loss lr_multiplier supervised_tokens padding_fraction step_seconds tokens_per_second \
+for key in run step loss lr_multiplier supervised_tokens padding_fraction step_seconds tokens_per_second \
            supervised_tokens_per_second peak_rss_bytes; do
   [[ $(grep -c "\"$key\":" "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl lacks $key in a record"
 done

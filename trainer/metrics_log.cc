@@ -5,13 +5,14 @@
 namespace gpt_sft::trainer {
 
 absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(const std::string& path) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::ofstream out(path, std::ios::binary | std::ios::app);
   if (!out) return absl::UnavailableError("cannot create the metrics file " + path);
   return std::unique_ptr<MetricsLog>(new MetricsLog(path, std::move(out)));
 }
 
 absl::Status MetricsLog::Append(const StepRecord& r) {
   nlohmann::ordered_json j;
+  j["run"] = r.run;
   j["step"] = r.step;
   j["loss"] = r.loss;
   j["lr_multiplier"] = r.lr_multiplier;

@@ -1,5 +1,7 @@
-// MetricsLog: the run's metrics.jsonl, one JSON record per optimizer step, written as the run
-// goes (each line flushed whole, so a killed run keeps every finished step's record).
+// MetricsLog: the run directory's metrics.jsonl, one JSON record per optimizer step, written as
+// the run goes (each line flushed whole, so a killed run keeps every finished step's record).
+// A later run in the same directory appends; its records carry its own "run" id (the start
+// time), so no earlier run's records are lost.
 #ifndef GPT_SFT_TRAINER_METRICS_LOG_H_
 #define GPT_SFT_TRAINER_METRICS_LOG_H_
 
@@ -13,6 +15,7 @@
 namespace gpt_sft::trainer {
 
 struct StepRecord {
+  int64_t run = 0;  // the run's id: its start, in seconds since the epoch
   int64_t step = 0;
   double loss = 0;          // the last micro-batch's, as nanochat logs it
   double lr_multiplier = 0;
@@ -27,7 +30,7 @@ struct StepRecord {
 
 class MetricsLog {
  public:
-  /// Creates or truncates `path` (its directory must exist). Errors name the file.
+  /// Creates `path` or appends to it (its directory must exist). Errors name the file.
   static absl::StatusOr<std::unique_ptr<MetricsLog>> Open(const std::string& path);
   absl::Status Append(const StepRecord& record);
   const std::string& path() const { return path_; }

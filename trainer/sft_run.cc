@@ -205,6 +205,8 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
 
   SftResult result;
   ThroughputMeter meter;
+  const int64_t run_id = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
   double val_loss = std::nan("");
   for (int64_t it = 0; it < num_iterations; ++it) {
     const bool last_step = it == num_iterations - 1;
@@ -258,6 +260,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
           << std::endl;
     }
     StepRecord record;
+    record.run = run_id;
     record.step = it;
     record.loss = loss;
     record.lr_multiplier = lrm;

@@ -160,6 +160,35 @@ TEST(Interpreter, KeptArgumentIsCopiedNotOverwritten) {
   EXPECT_EQ(p.ToVector<float>(), std::vector<float>(4, 1.0f));
 }
 
+constexpr char kAccumulate[] = R"(
+  func.func @acc(%grad: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+    %sum = gpt.add %grad, %g : tensor<4xf32>, tensor<4xf32>
+    return %sum : tensor<4xf32>
+  })";
+
+// gpt.add accumulates into an operand the run alone holds and nothing reads later (a
+// gradient buffer moved in), as += does; an operand the caller keeps is left alone.
+TEST(Interpreter, AddAccumulatesInPlaceIntoAnOperandOnlyTheRunHolds) {
+  auto module = ParseOrDie(kAccumulate);
+  Tensor grad = Filled({4}, 1), g = Filled({4}, 2);
+  void* data = grad.raw_data();
+  std::vector<Tensor> args;
+  args.push_back(std::move(grad));
+  args.push_back(g);
+  auto results = module->NewInterpreter()->Run("acc", std::move(args));
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_EQ((*results)[0].raw_data(), data);
+  EXPECT_EQ((*results)[0].ToVector<float>(), std::vector<float>(4, 3.0f));
+
+  Tensor kept = Filled({4}, 1);
+  results = module->NewInterpreter()->Run("acc", {kept, g});
+  ASSERT_TRUE(results.ok()) << results.status();
+  EXPECT_NE((*results)[0].raw_data(), kept.raw_data());
+  EXPECT_NE((*results)[0].raw_data(), g.raw_data());
+  EXPECT_EQ(kept.ToVector<float>(), std::vector<float>(4, 1.0f));
+  EXPECT_EQ((*results)[0].ToVector<float>(), std::vector<float>(4, 3.0f));
+}
+
 TEST(Interpreter, DonatedViewIsUpdatedInPlace) {
   auto module = ParseOrDie(kAdamw);
   float weights[4] = {1, 1, 1, 1};  // e.g. a ParamStore weight
