@@ -7,8 +7,9 @@
 // 2. size every result: element bytes x static elements, 64-byte aligned; a
 //    dynamic or unsized type is an error naming the op and value;
 // 3. donate: a result of gpt.adamw_update / gpt.muon_update overwrites its
-//    param/state operand in place when that operand is a function argument the
-//    update is the last and only reader of (parameters and optimizer state are
+//    param/state operand, and micro_step's `gpt.add %grad/<param>, %g` its
+//    gradient buffer, in place when that operand is a function argument the op is
+//    the last and only reader of (parameters, gradients and optimizer state are
 //    owned by the caller and updated in place);
 // 4. place the other slots in one arena, largest first, each at the best-fit
 //    gap among the placed slots live at the same time (TFLite's "greedy by
@@ -86,8 +87,21 @@ absl::StatusOr<int64_t> ResultBytes(mlir::OpResult result) {
   return *element * shaped.getNumElements();
 }
 
-/// For an optimizer update, the operand each result overwrites in place.
+/// micro_step's accumulation `gpt.add %grad_arg, %g`: the gradient buffers, named "grad/<param>",
+/// are the caller's and updated in place, as the parameters and optimizer state are.
+bool IsGradientAccumulation(mlir::Operation* op) {
+  auto add = llvm::dyn_cast<gpt::AddOp>(op);
+  auto arg = add ? llvm::dyn_cast<mlir::BlockArgument>(add.getLhs()) : mlir::BlockArgument();
+  auto func = arg ? llvm::dyn_cast<mlir::func::FuncOp>(arg.getOwner()->getParentOp()) : mlir::func::FuncOp();
+  if (!func) return false;
+  auto name = func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "gpt.name");
+  return name && name.getValue().starts_with("grad/");
+}
+
+/// For an optimizer update or a gradient accumulation, the operand each result overwrites in
+/// place.
 std::optional<unsigned> UpdatedOperand(mlir::Operation* op, unsigned result) {
+  if (IsGradientAccumulation(op)) return 0u;
   if (llvm::isa<gpt::AdamwUpdateOp>(op)) {
     static constexpr unsigned kOperands[] = {0, 2, 3};  // param, exp_avg, exp_avg_sq
     return kOperands[result];

@@ -154,13 +154,22 @@ TEST_F(BufferPlanTest, RealStepIsSoundAndMicroStepSharesMemory) {
   absl::StatusOr<BufferPlan> plan = PlanBuffers(micro);
   ASSERT_TRUE(plan.ok());
   EXPECT_LT(plan->arena_bytes, plan->naive_bytes);
-  // The returned gradients are live together at the end: the arena holds them all.
+  // The returned gradients are the accumulations into the caller's gradient buffers: each is
+  // donated, in place on its grad/<param> argument, and takes no arena bytes.
   int64_t returned = 0;
-  for (mlir::Value v : micro.getBody().front().getTerminator()->getOperands()) {
+  mlir::Operation* ret = micro.getBody().front().getTerminator();
+  for (mlir::Value v : ret->getOperands().drop_front()) {  // the loss is rank 0, in the arena
     auto type = llvm::cast<mlir::RankedTensorType>(v.getType());
     returned += (type.getNumElements() * 4 + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+    const Slot* slot = nullptr;
+    for (const Slot& s : plan->slots) {
+      if (s.op == v.getDefiningOp()) slot = &s;
+    }
+    ASSERT_NE(slot, nullptr);
+    ASSERT_TRUE(slot->donated()) << "a gradient accumulation is not in place";
+    EXPECT_TRUE(micro.getArgAttrOfType<mlir::StringAttr>(slot->donated_arg, "gpt.name").getValue().starts_with("grad/"));
   }
-  EXPECT_GE(plan->arena_bytes, returned);
+  EXPECT_GE(plan->donated_bytes, returned);
 
   auto opt = (**module).lookupSymbol<mlir::func::FuncOp>(kOptimizerStepFunction);
   absl::StatusOr<BufferPlan> opt_plan = PlanBuffers(opt);
