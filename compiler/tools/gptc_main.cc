@@ -43,7 +43,7 @@ ABSL_FLAG(int64_t, seq, 2048, "positions per row (T); -1: dynamic");
 ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fit packing)");
 ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
 ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
-ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built), autodiff, fused or planned");
+ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built), autodiff, fused, planned or linalg");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");

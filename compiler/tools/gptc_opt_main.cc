@@ -13,6 +13,7 @@
 #include "compiler/transforms/autodiff_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
 #include "compiler/transforms/fuse_pass.h"
+#include "compiler/transforms/lower_fusions_pass.h"
 #include "compiler/transforms/verify_static_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
   gpt_sft::compiler::RegisterAutodiffPass();
   gpt_sft::compiler::RegisterPlanBuffersPass();
   gpt_sft::compiler::RegisterFusePass();
+  gpt_sft::compiler::RegisterLowerFusionsPass();
   gpt_sft::compiler::RegisterVerifyStaticPass();
 
   mlir::DialectRegistry registry;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/transforms/autodiff_pass.h"
+#include "compiler/transforms/lower_fusions_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
 #include "compiler/transforms/fuse_pass.h"
 #include "compiler/transforms/verify_static_pass.h"
@@ -14,7 +15,7 @@
 
 namespace gpt_sft::compiler {
 
-std::vector<std::string> StageNames() { return {"gpt", "autodiff", "fused", "planned"}; }
+std::vector<std::string> StageNames() { return {"gpt", "autodiff", "fused", "planned", "linalg"}; }
 
 absl::Status ParseStage(const std::string& name, Stage* stage) {
   if (name == "gpt") {
@@ -25,6 +26,8 @@ absl::Status ParseStage(const std::string& name, Stage* stage) {
     *stage = Stage::kFused;
   } else if (name == "planned") {
     *stage = Stage::kPlanned;
+  } else if (name == "linalg") {
+    *stage = Stage::kLinalg;
   } else {
     std::vector<std::string> names = StageNames();
     return absl::InvalidArgumentError(
@@ -45,11 +48,12 @@ absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_
   pm.addPass(CreateAutodiffPass());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
-  if (stage == Stage::kFused || stage == Stage::kPlanned) {
+  if (stage == Stage::kFused || stage == Stage::kPlanned || stage == Stage::kLinalg) {
     pm.addPass(CreateVerifyStaticPass());
     pm.addPass(CreateFusePass());
   }
-  if (stage == Stage::kPlanned) pm.addPass(CreatePlanBuffersPass());
+  if (stage == Stage::kPlanned || stage == Stage::kLinalg) pm.addPass(CreatePlanBuffersPass());
+  if (stage == Stage::kLinalg) pm.addPass(CreateLowerFusionsPass());
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {
     std::string location;

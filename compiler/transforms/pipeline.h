@@ -23,9 +23,10 @@ namespace gpt_sft::compiler {
 /// gpt: as the builder emitted it. autodiff: gpt-autodiff, then canonicalize and CSE.
 /// fused: autodiff, then gpt-verify-static (every shape static) and gpt-fuse. planned: fused,
 /// then gpt-plan-buffers (arena offsets, in-place updates, the arena size as a remark).
-enum class Stage { kGpt, kAutodiff, kFused, kPlanned };
+/// linalg: planned, then gpt-lower-fusions (each fusion region a linalg.generic).
+enum class Stage { kGpt, kAutodiff, kFused, kPlanned, kLinalg };
 
-/// "gpt", "autodiff", "fused", "planned"; ParseStage's error lists the valid names.
+/// "gpt", "autodiff", "fused", "planned", "linalg"; ParseStage's error lists the valid names.
 std::vector<std::string> StageNames();
 absl::Status ParseStage(const std::string& name, Stage* stage);
 
