@@ -8,9 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "data/tokenizer/tokenizer.h"
-#include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
-#include "runtime/params/param_store.h"
+#include "trainer/random_checkpoint.h"
 #include "trainer/runfiles.h"
 
 namespace gpt_sft::trainer {
@@ -49,17 +48,11 @@ absl::Status TrainTokenizer(const std::string& path, std::ostream& log) {
 absl::Status WriteRandomBase(const std::string& base_dir, int vocab_size, std::ostream& log) {
   absl::StatusOr<compiler::ModelConfig> config = compiler::ModelConfig::FromDepth(kDemoDepth, vocab_size);
   if (!config.ok()) return config.status();
-  absl::StatusOr<runtime::ParamStore> store = runtime::ParamStore::Create(*config);
-  if (!store.ok()) return store.status();
-  store->InitNanochat(/*seed=*/42);
   const std::string dir = absl::StrCat(base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kBase),
                                        "/d", config->n_layer);
   log << "[demo] writing a randomly initialised base model (depth " << config->n_layer << ", width "
-      << config->n_embd << ", " << store->NumParams() << " parameters, nanochat's init) to " << dir << std::endl;
-  runtime::CheckpointRecord record;
-  record.step = 0;
-  absl::StatusOr<runtime::ResolvedCheckpoint> saved = runtime::SaveCheckpoint(dir, *store, record);
-  return saved.status();
+      << config->n_embd << ", " << config->NumParams() << " parameters, nanochat's init) to " << dir << std::endl;
+  return WriteRandomCheckpoint(dir, *config, /*seed=*/42).status();
 }
 
 }  // namespace

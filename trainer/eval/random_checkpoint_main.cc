@@ -7,7 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "runtime/checkpoint/checkpoint.h"
+#include "trainer/random_checkpoint.h"
 
 ABSL_FLAG(std::string, output_dir, "", "directory to write model_%06d.safetensors and meta_%06d.json into");
 ABSL_FLAG(int, depth, 1, "n_layer");
@@ -32,13 +32,9 @@ int main(int argc, char** argv) {
                                        absl::GetFlag(FLAGS_sequence_len), absl::GetFlag(FLAGS_n_embd),
                                        absl::GetFlag(FLAGS_n_head));
   if (!config.ok()) return fail(config.status());
-  absl::StatusOr<runtime::ParamStore> store = runtime::ParamStore::Create(*config);
-  if (!store.ok()) return fail(store.status());
-  store->InitNanochat(absl::GetFlag(FLAGS_seed), absl::GetFlag(FLAGS_zero_output_projections));
-  runtime::CheckpointRecord record;
-  record.step = absl::GetFlag(FLAGS_step);
   absl::StatusOr<runtime::ResolvedCheckpoint> written =
-      runtime::SaveCheckpoint(absl::GetFlag(FLAGS_output_dir), *store, record);
+      trainer::WriteRandomCheckpoint(absl::GetFlag(FLAGS_output_dir), *config, absl::GetFlag(FLAGS_seed),
+                                     absl::GetFlag(FLAGS_step), absl::GetFlag(FLAGS_zero_output_projections));
   if (!written.ok()) return fail(written.status());
   std::cout << written->model_path << "\n";
   return 0;
