@@ -1,0 +1,48 @@
+// The compiled path's front door: a StepConfig in, a StepArtifact out, from the cache when
+// one with the same key is there (a warm start compiles nothing), compiled and stored
+// otherwise. "Compiled" means: built (compiler/builder), differentiated, checked static,
+// fused, memory-planned, fusions lowered to linalg (compiler/transforms, stage linalg),
+// then the fusion kernels compiled to host object code (fusion_kernels.h).
+//
+//   auto outcome = CompileOrLoadStep(config, base_dir + "/compile_cache");
+//   // outcome->artifact goes to runtime::Executable
+#ifndef GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
+#define GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "compiler/builder/step_config.h"
+#include "compiler/codegen/step_artifact.h"
+
+namespace gpt_sft::compiler {
+
+/// Compiles `config`'s step (no cache). `remarks` receives the passes' remarks (the arena
+/// size of each entry point).
+absl::StatusOr<StepArtifact> CompileStep(const StepConfig& config, std::vector<std::string>* remarks = nullptr);
+
+/// The key `config`'s step is cached under, from its IR as built (milliseconds; no passes).
+absl::StatusOr<std::string> StepKey(const StepConfig& config);
+
+struct CompileOutcome {
+  StepArtifact artifact;
+  bool cache_hit = false;
+  double seconds = 0;            // this call: the load on a hit, the whole compile on a miss
+  std::string cache_entry;       // the entry's directory
+  std::string cache_note;        // why an entry was not used ("damaged: ...") or could not be stored
+  std::vector<std::string> remarks;  // on a miss
+};
+
+/// The artifact of `config` from `cache_dir`, compiling (and storing) it on a miss. An
+/// entry that fails its checks is recompiled and replaced, and cache_note says why.
+absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, const std::string& cache_dir);
+
+/// How many times this process has compiled a step (CompileStep calls that succeeded):
+/// the trainer's "recompilations" figure is this count minus the first compile.
+int64_t StepCompilations();
+
+}  // namespace gpt_sft::compiler
+
+#endif  // GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
