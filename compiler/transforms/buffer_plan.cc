@@ -15,8 +15,10 @@
 //    gap among the placed slots live at the same time (TFLite's "greedy by
 //    size"): values live together never overlap, values that are not may
 //    share bytes.
-// Aliasing views (gpt.reshape of a dead operand, say) are not exploited yet: every
-// intermediate gets its own bytes, which is always correct.
+// A gpt.reshape of an op result in the block is a view: its slot shares the operand's
+// (the root of a chain of reshapes), whose live range grows to the view's last use, so
+// nothing is placed over bytes a view still reads. Reshapes of arguments keep a copy (the
+// caller's buffers are not planned here).
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,7 +144,7 @@ int DonatableArgument(const Slot& slot, mlir::Block& block,
 void PlaceInArena(std::vector<Slot>& slots) {
   std::vector<size_t> order;
   for (size_t i = 0; i < slots.size(); ++i) {
-    if (!slots[i].donated()) order.push_back(i);
+    if (!slots[i].donated() && !slots[i].aliased()) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return slots[a].bytes > slots[b].bytes; });
@@ -167,13 +169,16 @@ void PlaceInArena(std::vector<Slot>& slots) {
     slot.offset = best >= 0 ? best : cursor;
     placed.push_back(i);
   }
+  for (Slot& slot : slots) {
+    if (slot.aliased()) slot.offset = slots[slot.alias_of].offset;
+  }
 }
 
 /// The most arena bytes live at any one op: no arena can be smaller.
 int64_t LivePeak(const std::vector<Slot>& slots, int64_t num_ops) {
   std::vector<int64_t> delta(num_ops + 1, 0);
   for (const Slot& slot : slots) {
-    if (slot.donated()) continue;
+    if (slot.donated() || slot.aliased()) continue;
     delta[slot.first] += slot.bytes;
     delta[slot.last + 1] -= slot.bytes;
   }
@@ -185,7 +190,7 @@ int64_t LivePeak(const std::vector<Slot>& slots, int64_t num_ops) {
 }  // namespace
 
 int64_t BufferPlan::num_arena_slots() const {
-  return llvm::count_if(slots, [](const Slot& s) { return !s.donated(); });
+  return llvm::count_if(slots, [](const Slot& s) { return !s.donated() && !s.aliased(); });
 }
 
 absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation** at_fault) {
@@ -200,6 +205,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation*
   for (mlir::Operation& op : block) index.try_emplace(&op, static_cast<int64_t>(index.size()));
 
   BufferPlan plan;
+  llvm::DenseMap<mlir::Value, int> slot_of;
   for (mlir::Operation& op : block) {
     const int64_t at = index.lookup(&op);
     for (mlir::OpResult result : op.getResults()) {
@@ -215,11 +221,26 @@ absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation*
       slot.first = at;
       slot.last = LastUse(result, block, index, at);
       slot.donated_arg = DonatableArgument(slot, block, index);
+      if (auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(&op)) {
+        auto it = slot_of.find(reshape.getX());
+        if (it != slot_of.end()) {
+          const int root = plan.slots[it->second].aliased() ? plan.slots[it->second].alias_of : it->second;
+          Slot& shared = plan.slots[root];
+          shared.last = std::max(shared.last, slot.last);
+          slot.alias_of = root;
+          slot.donated_arg = shared.donated_arg;
+        }
+      }
+      slot_of[result] = static_cast<int>(plan.slots.size());
       plan.slots.push_back(slot);
     }
   }
   PlaceInArena(plan.slots);
   for (const Slot& slot : plan.slots) {
+    if (slot.aliased()) {
+      plan.aliased_bytes += slot.bytes;
+      continue;
+    }
     if (slot.donated()) {
       plan.donated_bytes += slot.bytes;
       continue;

@@ -4,7 +4,8 @@
 // with static shapes, the bytes of every intermediate (every result of an op of
 // the body; function arguments live in caller-owned buffers), its live range in
 // block order, and an offset in one arena such that values live at the same
-// time never share bytes. Optimizer updates (gpt.adamw_update,
+// time never share bytes; a gpt.reshape of an op's result shares that result's bytes (a
+// view: no copy) and keeps them live as long as it is read. Optimizer updates (gpt.adamw_update,
 // gpt.muon_update) write their new parameter and state in place over a
 // function argument's buffer (the argument is donated) and take no arena bytes.
 //
@@ -42,8 +43,12 @@ struct Slot {
   int64_t last = 0;
   int64_t offset = -1;     // in the arena; -1 when donated
   int donated_arg = -1;    // the function argument whose buffer it overwrites, or -1
+  // A gpt.reshape result is a view of its operand's bytes: the index (in BufferPlan::slots)
+  // of the slot it shares, whose live range is extended to cover it; -1 otherwise.
+  int alias_of = -1;
 
   bool donated() const { return donated_arg >= 0; }
+  bool aliased() const { return alias_of >= 0; }
   bool LiveWith(const Slot& other) const { return first <= other.last && other.first <= last; }
 };
 
@@ -52,6 +57,7 @@ struct BufferPlan {
   int64_t naive_bytes = 0;     // one buffer per intermediate: the sum of the arena slots' bytes
   int64_t live_peak_bytes = 0; // a lower bound: the most bytes live at any one op
   int64_t donated_bytes = 0;   // bytes written in place over donated arguments
+  int64_t aliased_bytes = 0;   // reshape results that share their operand's bytes
   std::vector<Slot> slots;     // in block order (op, then result)
 
   int64_t num_arena_slots() const;

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <unistd.h>
 #include <iostream>
 #include <random>
 #include <string>
@@ -26,6 +28,8 @@
 #include <nlohmann/json.hpp>
 #include "runtime/kernels/cpu/tile_gemm.h"
 #include "trainer/bench/pytorch_peer.h"
+#include "trainer/bench/subprocess.h"
+#include "trainer/compiled_step.h"
 #include "trainer/eager_step.h"
 
 ABSL_FLAG(int, depth, 4, "model depth");
@@ -40,6 +44,9 @@ ABSL_FLAG(int, steps, 3, "timed steps");
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
 ABSL_FLAG(bool, json, false, "also print one JSON object with every figure (last line)");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
+ABSL_FLAG(std::string, path, "both",
+          "both: the interpreter here and the compiled step in a child process (each its own peak memory); "
+          "interpreter or compiled: that one only");
 ABSL_FLAG(std::string, peer, "torch", "torch: also run the PyTorch eager peer, both malloc configurations; none: ours only");
 
 namespace gpt_sft::trainer {
@@ -138,6 +145,102 @@ absl::StatusOr<OursResult> RunOurs(const compiler::StepConfig& config, int threa
   return result;
 }
 
+struct CompiledResult {
+  std::vector<double> forward_backward_seconds, step_seconds;
+  double loss = 0;
+  double cold_compile_seconds = 0, warm_load_seconds = 0;
+  int64_t peak_rss = 0, arena_bytes = 0, launches = 0;
+  int kernels = 0;
+  std::vector<runtime::LaunchProfileEntry> profile;
+};
+
+/// The compiled step: a cold compile into an empty cache, then a warm start from it (the
+/// executable that runs), then the same warm-up and timed steps as the interpreter.
+absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, int threads, int warmup, int steps) {
+  absl::StatusOr<runtime::ParamStore> store = runtime::ParamStore::Create(config.model);
+  if (!store.ok()) return store.status();
+  store->InitNanochat(/*seed=*/1234);
+  const std::string cache = absl::StrFormat("/tmp/gpt-sft-bench-cache-%d", getpid());
+  std::filesystem::remove_all(cache);
+  CompiledResult result;
+  CompiledStepOptions options{cache, threads, absl::GetFlag(FLAGS_profile)};
+  {
+    absl::StatusOr<std::unique_ptr<CompiledStep>> cold = CompiledStep::Create(config, &*store, options);
+    if (!cold.ok()) return cold.status();
+    result.cold_compile_seconds = (*cold)->compile_report().seconds;
+  }
+  absl::StatusOr<std::unique_ptr<CompiledStep>> step = CompiledStep::Create(config, &*store, options);
+  std::filesystem::remove_all(cache);
+  if (!step.ok()) return step.status();
+  if (!(*step)->compile_report().cache_hit) return absl::InternalError("the second compile missed the cache");
+  result.warm_load_seconds = (*step)->compile_report().seconds;
+  result.arena_bytes = (*step)->compile_report().arena_bytes;
+  result.launches = (*step)->compile_report().launches;
+  result.kernels = (*step)->compile_report().kernels;
+  const StepBatch batch = RandomBatch(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
+  for (int i = 0; i < warmup + steps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<double> loss = (*step)->MicroStep(batch);
+    if (!loss.ok()) return loss.status();
+    const double fb = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (absl::Status s = (*step)->OptimizerStep(1.0); !s.ok()) return s;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (i + 1 == warmup) (*step)->executable().ResetProfile();
+    if (i >= warmup) {
+      result.forward_backward_seconds.push_back(fb);
+      result.step_seconds.push_back(seconds);
+    }
+    result.loss = *loss;
+  }
+  result.peak_rss = PeakRssBytes();
+  result.profile = (*step)->executable().profile();
+  return result;
+}
+
+nlohmann::ordered_json CompiledJson(const CompiledResult& c, int64_t tokens, int64_t flops_per_token) {
+  const double median = Median(c.step_seconds);
+  return {{"forward_backward_seconds", Median(c.forward_backward_seconds)},
+          {"step_seconds", median},
+          {"tokens_per_second", tokens / median},
+          {"gflops_per_second", double(flops_per_token) * tokens / median / 1e9},
+          {"peak_rss_bytes", c.peak_rss},
+          {"arena_bytes", c.arena_bytes},
+          {"cold_compile_seconds", c.cold_compile_seconds},
+          {"warm_start_seconds", c.warm_load_seconds},
+          {"launches_per_micro_step", c.launches},
+          {"fusion_kernels", c.kernels},
+          {"loss", c.loss}};
+}
+
+/// The compiled run in a child process of this binary, so its peak memory is its own.
+absl::StatusOr<nlohmann::json> RunCompiledInChild(int argc, char** argv) {
+  std::vector<std::string> args = {"/proc/self/exe"};
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--path", 0) == 0 || a.rfind("--peer", 0) == 0 || a.rfind("--json", 0) == 0) continue;
+    args.push_back(a);
+  }
+  args.insert(args.end(), {"--path=compiled", "--peer=none", "--json"});
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return absl::InternalError("cannot find this binary (/proc/self/exe)");
+  args[0] = std::string(exe, n);
+  absl::StatusOr<bench::ProcessResult> child = bench::RunProcess(args, bench::CurrentEnvironment());
+  if (!child.ok()) return child.status();
+  if (child->exit_code != 0) {
+    return absl::InternalError("the compiled run failed: " + bench::Tail(child->stderr_text + child->stdout_text, 2000));
+  }
+  const std::string& out = child->stdout_text;
+  const size_t last = out.rfind('\n', out.size() - 2);
+  try {
+    nlohmann::json report = nlohmann::json::parse(out.substr(last == std::string::npos ? 0 : last + 1));
+    report["text"] = out.substr(0, last == std::string::npos ? 0 : last);
+    return report;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InternalError(std::string("the compiled run printed no JSON report: ") + e.what());
+  }
+}
+
 void PrintRow(const std::string& name, double median, int64_t tokens, int64_t flops_per_token, int64_t peak_bytes,
               const std::string& note) {
   std::cout << absl::StrFormat("%-34s %9.3f s %10.0f tok/s %8.1f GFLOP/s %8.2f GB  %s\n", name, median,
@@ -145,7 +248,12 @@ void PrintRow(const std::string& name, double median, int64_t tokens, int64_t fl
                                note);
 }
 
-int Main() {
+int Main(int argc, char** argv) {
+  const std::string path = absl::GetFlag(FLAGS_path);
+  if (path != "both" && path != "interpreter" && path != "compiled") {
+    std::cerr << "bench: --path must be both, interpreter or compiled, got '" << path << "'\n";
+    return 1;
+  }
   if (const std::string peer = absl::GetFlag(FLAGS_peer); peer != "torch" && peer != "none") {
     std::cerr << "bench: --peer must be torch or none, got '" << peer << "'\n";
     return 1;
@@ -172,44 +280,88 @@ int Main() {
             << " (nanochat's formula); tile GEMM " << (runtime::kernels::TileGemmUsesAvx2() ? "AVX2+FMA" : "portable")
             << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
             << "\n\n";
-  absl::StatusOr<OursResult> ours = RunOurs(config, threads, warmup, steps);
-  if (!ours.ok()) {
-    std::cerr << "bench: our step failed: " << ours.status().message() << "\n";
-    return 1;
-  }
-  const double ours_median = Median(ours->step_seconds);
-  std::cout << absl::StrFormat("%-34s %11s %16s %16s %11s\n", "ours, median of the timed steps", "time", "tokens/s",
-                               "", "peak");
-  // nanochat's formula counts forward + backward (6N); the forward is a third of it.
-  PrintRow("  forward (@loss)", Median(ours->forward_seconds), tokens, config.model.FlopsPerToken() / 3, ours->peak_rss,
-           "RSS (FLOPs: a third of the step's)");
-  PrintRow("  forward+backward (@micro_step)", Median(ours->forward_backward_seconds), tokens,
-           config.model.FlopsPerToken(), ours->peak_rss, "RSS");
-  PrintRow(std::string("  full step: interpreter") + (config.packed ? " (packed)" : ""), ours_median, tokens,
-           config.model.FlopsPerToken(), ours->peak_rss,
-           absl::StrFormat("RSS; tensors %.2f GB; %d fresh allocations; loss %.4f", ours->peak_live / 1e9,
-                           ours->fresh_allocations, ours->loss));
-  if (!ours->profile.empty()) {
-    std::cout << "\nour step by op (per step, timed steps):\n";
-    double total = 0;
-    for (const runtime::OpProfileEntry& e : ours->profile) total += e.seconds;
-    for (const runtime::OpProfileEntry& e : ours->profile) {
-      std::cout << absl::StrFormat("  %-26s %5d calls %8.1f ms %5.1f%%\n", e.op, e.calls / steps, 1e3 * e.seconds / steps,
-                                   100 * e.seconds / total);
-    }
-  }
   nlohmann::ordered_json report;
   report["config"] = nlohmann::json::parse(config.model.ToJson());
   report["batch"] = {config.batch_size, config.seq_len};
   report["packed"] = config.packed;
   report["threads"] = threads;
-  report["interpreter"] = {{"forward_seconds", Median(ours->forward_seconds)},
-                           {"forward_backward_seconds", Median(ours->forward_backward_seconds)},
-                           {"step_seconds", ours_median},
-                           {"tokens_per_second", tokens / ours_median},
-                           {"gflops_per_second", double(config.model.FlopsPerToken()) * tokens / ours_median / 1e9},
-                           {"peak_rss_bytes", ours->peak_rss},
-                           {"peak_tensor_bytes", ours->peak_live}};
+  const int64_t flops = config.model.FlopsPerToken();
+  double ours_median = 0, compiled_median = 0;
+  if (path != "compiled") {
+    absl::StatusOr<OursResult> ours = RunOurs(config, threads, warmup, steps);
+    if (!ours.ok()) {
+      std::cerr << "bench: our step failed: " << ours.status().message() << "\n";
+      return 1;
+    }
+    ours_median = Median(ours->step_seconds);
+    std::cout << absl::StrFormat("%-34s %11s %16s %16s %11s\n", "ours, median of the timed steps", "time", "tokens/s",
+                                 "", "peak");
+    // nanochat's formula counts forward + backward (6N); the forward is a third of it.
+    PrintRow("  forward (@loss)", Median(ours->forward_seconds), tokens, config.model.FlopsPerToken() / 3, ours->peak_rss,
+             "RSS (FLOPs: a third of the step's)");
+    PrintRow("  forward+backward (@micro_step)", Median(ours->forward_backward_seconds), tokens,
+             config.model.FlopsPerToken(), ours->peak_rss, "RSS");
+    PrintRow(std::string("  full step: interpreter") + (config.packed ? " (packed)" : ""), ours_median, tokens,
+             config.model.FlopsPerToken(), ours->peak_rss,
+             absl::StrFormat("RSS; tensors %.2f GB; %d fresh allocations; loss %.4f", ours->peak_live / 1e9,
+                             ours->fresh_allocations, ours->loss));
+    if (!ours->profile.empty()) {
+      std::cout << "\nour step by op (per step, timed steps):\n";
+      double total = 0;
+      for (const runtime::OpProfileEntry& e : ours->profile) total += e.seconds;
+      for (const runtime::OpProfileEntry& e : ours->profile) {
+        std::cout << absl::StrFormat("  %-26s %5d calls %8.1f ms %5.1f%%\n", e.op, e.calls / steps, 1e3 * e.seconds / steps,
+                                     100 * e.seconds / total);
+      }
+    }
+    report["interpreter"] = {{"forward_seconds", Median(ours->forward_seconds)},
+                             {"forward_backward_seconds", Median(ours->forward_backward_seconds)},
+                             {"step_seconds", ours_median},
+                             {"tokens_per_second", tokens / ours_median},
+                             {"gflops_per_second", double(config.model.FlopsPerToken()) * tokens / ours_median / 1e9},
+                             {"peak_rss_bytes", ours->peak_rss},
+                             {"peak_tensor_bytes", ours->peak_live}};
+  }
+  if (path != "interpreter") {
+    nlohmann::json compiled;
+    std::string profile_text;
+    if (path == "compiled") {
+      absl::StatusOr<CompiledResult> c = RunCompiled(config, threads, warmup, steps);
+      if (!c.ok()) {
+        std::cerr << "bench: the compiled step failed: " << c.status().message() << "\n";
+        return 1;
+      }
+      compiled = CompiledJson(*c, tokens, flops);
+      for (const runtime::LaunchProfileEntry& e : c->profile) {
+        profile_text += absl::StrFormat("  %-26s %5d calls %8.1f ms\n", e.op, e.calls / steps, 1e3 * e.seconds / steps);
+      }
+    } else {
+      absl::StatusOr<nlohmann::json> child = RunCompiledInChild(argc, argv);
+      if (!child.ok()) {
+        std::cerr << "bench: " << child.status().message() << "\n";
+        return 1;
+      }
+      compiled = (*child)["compiled"];
+      const std::string text = (*child)["text"].get<std::string>();
+      if (const size_t at = text.find("compiled step by launch"); at != std::string::npos) profile_text = text.substr(text.find('\n', at) + 1);
+    }
+    compiled_median = compiled["step_seconds"].get<double>();
+    std::cout << "\ncompiled (a child process: its own peak memory):\n";
+    PrintRow("  forward+backward (@micro_step)", compiled["forward_backward_seconds"].get<double>(), tokens, flops,
+             compiled["peak_rss_bytes"].get<int64_t>(), "RSS");
+    PrintRow("  full step: compiled", compiled_median, tokens, flops, compiled["peak_rss_bytes"].get<int64_t>(),
+             absl::StrFormat("RSS; arena %.2f GB; %d launches, %d fusion kernels; loss %.4f",
+                             compiled["arena_bytes"].get<int64_t>() / 1e9, compiled["launches_per_micro_step"].get<int>(),
+                             compiled["fusion_kernels"].get<int>(), compiled["loss"].get<double>()));
+    std::cout << absl::StrFormat("  compile: cold %.2f s, warm start (cache hit) %.3f s\n",
+                                 compiled["cold_compile_seconds"].get<double>(), compiled["warm_start_seconds"].get<double>());
+    if (!profile_text.empty()) std::cout << "\ncompiled step by launch (per step, timed steps):\n" << profile_text;
+    report["compiled"] = compiled;
+    if (ours_median > 0) {
+      std::cout << absl::StrFormat("\ncompiled vs interpreter: %.2fx faster\n", ours_median / compiled_median);
+      report["speedup_compiled_vs_interpreter"] = ours_median / compiled_median;
+    }
+  }
   auto finish = [&]() {
     if (absl::GetFlag(FLAGS_json)) std::cout << report.dump() << "\n";
     return 0;
@@ -248,9 +400,15 @@ int Main() {
                                {"sgemm_library", peer->sgemm_library}});
   }
   if (best_peer > 0) {
-    std::cout << absl::StrFormat("\nours / pytorch's faster: %.2fx the time (%.2fx its speed)\n", ours_median / best_peer,
-                                 best_peer / ours_median);
-    report["speedup_interpreter_vs_torch"] = best_peer / ours_median;
+    if (ours_median > 0) {
+      std::cout << absl::StrFormat("\ninterpreter / pytorch's faster: %.2fx the time (%.2fx its speed)\n",
+                                   ours_median / best_peer, best_peer / ours_median);
+    }
+    if (ours_median > 0) report["speedup_interpreter_vs_torch"] = best_peer / ours_median;
+    if (compiled_median > 0) {
+      std::cout << absl::StrFormat("compiled vs pytorch's faster: %.2fx faster\n", best_peer / compiled_median);
+      report["speedup_compiled_vs_torch"] = best_peer / compiled_median;
+    }
   }
   return finish();
 }
@@ -261,5 +419,5 @@ int Main() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("bench: the full training step, ours beside PyTorch eager");
   absl::ParseCommandLine(argc, argv);
-  return gpt_sft::trainer::Main();
+  return gpt_sft::trainer::Main(argc, argv);
 }
