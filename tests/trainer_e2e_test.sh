@@ -17,7 +17,7 @@ NANOCHAT_BASE_DIR="$base" "$trainer" --demo --max_iterations=6 --eval_every=3 --
 log="$tmp/demo.log"
 expect '^\[demo\] training a 4096-token BPE tokenizer' "$log"
 expect '^\[demo\] writing a randomly initialised base model \(depth 2' "$log"
-expect '^\[VALIDATION\] ✗ Model is NOT compiled \(running in eager mode\)$' "$log"
+expect '^\[VALIDATION\] ✓ Model is compiled \(static batch \[4, 512\]; artifact [0-9a-f]{16}, compiled in [0-9.]+ s; arena [0-9.]+ MiB' "$log"
 expect '^=> Setting grad accum steps: 4$' "$log"
 for s in 0 1 2; do expect "^\[VALIDATION\] Step $s batch shape: inputs \[4, 512\], targets \[4, 512\]" "$log"; done
 grep -q '^\[VALIDATION\] Step 3 batch shape' "$log" && fail "batch shape logged past step 2"
@@ -28,7 +28,7 @@ expect '^Step 00005 \| synthetic_mc_acc: [0-9]\.[0-9]{6}, simple_spelling_acc: [
 expect '^Step 00000/00006 \| Training loss: [0-9]+\.[0-9]{6}\| lrm: 1\.000000\| num_tokens: [0-9,]+$' "$log"
 expect '^Step 00004/00006 \| Training loss: ' "$log"
 grep -q '^Step 00005/00006 | Training loss' "$log" && fail "the last iteration was trained (nanochat evaluates only)"
-expect '^\[VALIDATION\] Summary: eager \(interpreter\) \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \| peak memory [0-9.]+ GB RSS$' "$log"
+expect '^\[VALIDATION\] Summary: compiled \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \(training\), 0 \(evaluation: the interpreter\) \| peak memory [0-9.]+ GB RSS$' "$log"
 first=$(grep -oE '^Step 00000/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
 last=$(grep -oE '^Step 00004/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "training loss did not fall: $first -> $last"
@@ -48,14 +48,26 @@ ls "$run" | grep -q tmp && fail "a temp file was left in $run"
 "$chat" --checkpoint_dir="$run" --base_dir="$base" --prompt="Spell the word cat" --max_tokens=8 --num_threads=2 \
   > "$tmp/chat.log" 2>&1 || fail "the SFT checkpoint does not load in //trainer:chat: $(tail -5 "$tmp/chat.log")"
 
-# 2. Fine-tune the base checkpoint with explicit flags (no demo): padded and packed rows.
+# 2. Fine-tune the base checkpoint with explicit flags (no demo): padded and packed rows,
+# compiled and eager; both paths start from the same weights and batch, so their first
+# training losses agree (the compiled step matches the interpreter), and a second compiled
+# run of a config loads its step from the compile cache.
 for packing in pad bestfit; do
-  "$trainer" --base_dir="$base" --model_source=base --max_iterations=2 --max_seq_len=256 \
-    --target_examples_per_step=8 --eval_steps=1 --packing=$packing --num_threads=2 \
-    > "$tmp/resume_$packing.log" 2>&1 || fail "resume ($packing) failed: $(tail -20 "$tmp/resume_$packing.log")"
-  expect '^Loading the base model from .*/base_checkpoints/d2/model_000000\.safetensors$' "$tmp/resume_$packing.log"
-  expect '^Step 00000/00002 \| Training loss: ' "$tmp/resume_$packing.log"
-  grep -q '^\[demo\]' "$tmp/resume_$packing.log" && fail "explicit flags ran the demo"
+  for compile in true false true; do
+    "$trainer" --base_dir="$base" --model_source=base --max_iterations=2 --max_seq_len=256 \
+      --target_examples_per_step=8 --eval_steps=1 --packing=$packing --num_threads=2 --compile=$compile \
+      > "$tmp/resume.log" 2>&1 || fail "resume ($packing, compile=$compile) failed: $(tail -20 "$tmp/resume.log")"
+    expect '^Loading the base model from .*/base_checkpoints/d2/model_000000\.safetensors$' "$tmp/resume.log"
+    grep -q '^\[demo\]' "$tmp/resume.log" && fail "explicit flags ran the demo"
+    loss=$(grep -oE '^Step 00000/00002 \| Training loss: [0-9.]+' "$tmp/resume.log" | awk '{print $NF}')
+    [[ -n "$loss" ]] || fail "no first training loss ($packing, compile=$compile)"
+    if [[ $compile == false ]]; then eager=$loss; else compiled=$loss; fi
+    cp "$tmp/resume.log" "$tmp/resume_${packing}_$compile.log"
+  done
+  expect 'Model is compiled .*loaded from the compile cache in [0-9.]+ s' "$tmp/resume_${packing}_true.log"
+  expect '^\[VALIDATION\] ✗ Model is NOT compiled' "$tmp/resume_${packing}_false.log"
+  awk -v a="$eager" -v b="$compiled" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * a) }' \
+    || fail "compiled and eager first losses differ ($packing): $compiled vs $eager"
 done
 
 # 3. Bad flags and files: exit 2 (flags) or 1 (files), the culprit named, nothing written.
@@ -72,7 +84,6 @@ bad "--model_source=sft is not one of: base, mid" --base_dir="$base" --model_sou
 bad "--dtype=bfloat16 is not supported" --base_dir="$base" --dtype=bfloat16
 bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
 bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0
-bad "--compile=true: the compiled step executor is not part of this build" --base_dir="$base" --compile
 bad "Unknown command line flag 'learning_rate'" --base_dir="$base" --learning_rate=0.1
 bad "no usable tokenizer" --base_dir="$tmp/empty"
 bad "mid_checkpoints" --base_dir="$base" --model_source=mid

@@ -18,7 +18,9 @@
 #include "trainer/demo_setup.h"
 #include "trainer/eval/validation_loss.h"
 #include "trainer/sft_evaluation.h"
+#include "trainer/compiled_step.h"
 #include "trainer/eager_step.h"
+#include "compiler/codegen/step_compiler.h"
 #include "trainer/metrics_log.h"
 #include "trainer/runfiles.h"
 #include "trainer/throughput_meter.h"
@@ -158,16 +160,47 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
         << "=> Setting grad accum steps: " << accum << "\n"
         << absl::StrFormat("Scaling the LR for the AdamW parameters ∝1/√(%d/768) = %.6f\n", model.n_embd,
                            std::pow(model.n_embd / 768.0, -0.5));
-    log << (o.compile ? "[VALIDATION] ✓ Model is compiled" : "[VALIDATION] ✗ Model is NOT compiled (running in eager mode)")
-        << std::endl;
   }
 
+  // The interpreter's step: training with --compile=false, and evaluation always (nanochat
+  // evaluates orig_model, the uncompiled view of the same weights).
   runtime::InterpreterOptions interpreter;
   interpreter.num_threads = o.num_threads;
   const auto build_start = Clock::now();
   absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, setup->params.get(), interpreter);
   if (!step.ok()) return step.status();
-  const double build_seconds = Seconds(build_start);
+  double build_seconds = Seconds(build_start);
+  std::unique_ptr<CompiledStep> compiled;
+  int64_t compilations_at_start = 0;
+  if (o.compile) {
+    CompiledStepOptions options;
+    options.cache_dir = setup->base_dir + "/compile_cache";
+    options.num_threads = o.num_threads;
+    absl::StatusOr<std::unique_ptr<CompiledStep>> made = CompiledStep::Create(config, setup->params.get(), options);
+    if (!made.ok()) return made.status();
+    compiled = *std::move(made);
+    compilations_at_start = compiler::StepCompilations();
+    const CompileReport& r = compiled->compile_report();
+    build_seconds = r.seconds;
+    if (leader) {
+      log << "[VALIDATION] ✓ Model is compiled (static batch [" << config.batch_size << ", " << config.seq_len
+          << "]; artifact " << r.key << ", "
+          << (r.cache_hit ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)",
+                                            r.seconds, r.compile_seconds)
+                          : absl::StrFormat("compiled in %.2f s", r.seconds))
+          << "; arena " << absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0) << ", " << r.launches
+          << " launches per micro-step, " << r.kernels << " fusion kernels)" << std::endl;
+      if (!r.cache_note.empty()) log << "compile cache: " << r.cache_note << std::endl;
+    }
+  } else if (leader) {
+    log << "[VALIDATION] ✗ Model is NOT compiled (running in eager mode)" << std::endl;
+  }
+  auto micro_step = [&](const StepBatch& batch) {
+    return compiled ? compiled->MicroStep(batch) : (*step)->MicroStep(batch);
+  };
+  auto optimizer_step = [&](double lrm) {
+    return compiled ? compiled->OptimizerStep(lrm) : (*step)->OptimizerStep(lrm);
+  };
 
   data::TaskSource train_source(setup->train, setup->tokenizer, 4 * (o.max_seq_len + 1));
   data::TaskSource val_source(setup->val, setup->tokenizer, 4 * (o.max_seq_len + 1));
@@ -235,14 +268,14 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
             << batch->B << ", " << batch->T << "] (static: every micro-batch is [" << o.device_batch_size << ", "
             << o.max_seq_len << "])" << std::endl;
       }
-      absl::StatusOr<double> micro = (*step)->MicroStep(ToStepBatch(*batch, config.packed));
+      absl::StatusOr<double> micro = micro_step(ToStepBatch(*batch, config.packed));
       if (!micro.ok()) return micro.status();
       loss = *micro;  // nanochat logs the last micro-batch's loss
       supervised += batch->supervised_tokens;
       positions += batch->NumPositions();
     }
     const double lrm = 1.0 - double(it) / num_iterations;
-    if (absl::Status s = (*step)->OptimizerStep(lrm); !s.ok()) return s;
+    if (absl::Status s = optimizer_step(lrm); !s.ok()) return s;
     const double seconds = Seconds(start);
     meter.AddStep(seconds, positions, supervised);
     if (it == 0) result.first_loss = loss;
@@ -274,6 +307,10 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
     if (absl::Status s = metrics->Append(record); !s.ok()) return s;
   }
   result.val_loss = val_loss;
+  // Anything compiled after the step was made is a recompilation (the executable refuses
+  // other shapes instead, so this stays 0; the report checks it rather than assuming it).
+  const int64_t recompilations = compiled ? compiler::StepCompilations() - compilations_at_start : 0;
+  result.recompilations = recompilations;
 
   if (leader) {
     runtime::CheckpointRecord record;
@@ -293,7 +330,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
         << (meter.measured_steps() == 0 ? "; fewer than 6 steps ran, so none measured" : "") << ") | final loss "
         << absl::StrFormat("%.6f", result.final_loss) << " | compile time "
         << (o.compile ? absl::StrFormat("%.2f s", build_seconds) : std::string("n/a (eager)"))
-        << " | recompilations 0 | peak memory " << absl::StrFormat("%.2f GB RSS", ThroughputMeter::PeakRssBytes() / 1e9)
+        << " | recompilations " << recompilations << " (training), 0 (evaluation: the interpreter) | peak memory " << absl::StrFormat("%.2f GB RSS", ThroughputMeter::PeakRssBytes() / 1e9)
         << std::endl;
   }
   return result;

@@ -20,6 +20,7 @@ struct SftResult {
   double val_loss = 0;
   std::string checkpoint_dir;  // where the final checkpoint went
   int64_t checkpoint_step = 0;
+  int64_t recompilations = 0;  // compilations after the compiled step was made (expected 0)
 };
 
 /// `options` must have passed ValidateOptions. Progress and nanochat's log lines go to `log`.

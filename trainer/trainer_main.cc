@@ -38,7 +38,7 @@ ABSL_FLAG(int, eval_metrics_every, 200, "multiple-choice metrics every N steps (
 ABSL_FLAG(int, eval_metrics_max_problems, 1024, "problems per multiple-choice task");
 ABSL_FLAG(std::string, dtype, "float32", "training dtype: float32");
 ABSL_FLAG(std::string, base_dir, "", "nanochat's base dir; empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat");
-ABSL_FLAG(bool, compile, false, "run the compiled step (the compiler issue); false: the interpreter (eager)");
+ABSL_FLAG(bool, compile, true, "train with the compiled step (static [device_batch_size, max_seq_len], compiled once, cached under <base_dir>/compile_cache); false: the interpreter (eager)");
 ABSL_FLAG(std::string, packing, "pad", "pad (one conversation per row) or bestfit (packed rows)");
 ABSL_FLAG(int64_t, seed, 42, "seed of the data order's synthetic tasks");
 ABSL_FLAG(int, num_threads, 0, "CPU threads; 0: every core");
@@ -108,11 +108,6 @@ int Main(bool demo, const std::set<std::string>& given) {
     if (absl::Status s = EnsureDemoModel(options.base_dir, std::cout); !s.ok()) return Fail(s, 1);
   }
   if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2);
-  if (options.compile) {
-    return Fail(absl::UnimplementedError("--compile=true: the compiled step executor is not part of this build yet; "
-                                         "run with --compile=false (the interpreter)"),
-                2);
-  }
   absl::StatusOr<SftResult> result = RunSft(options, std::cout);
   if (!result.ok()) return Fail(result.status(), 1);
   if (demo) {

@@ -29,7 +29,7 @@ struct TrainerOptions {
   int eval_metrics_max_problems = 1024;
   std::string dtype = "float32";
   std::string base_dir;  // empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat
-  bool compile = false;
+  bool compile = true;
   std::string packing = "pad";  // pad | bestfit
   int64_t seed = 42;
   int num_threads = 0;  // 0: every core
