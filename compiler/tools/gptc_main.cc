@@ -25,6 +25,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "compiler/builder/step_builder.h"
+#include "compiler/codegen/fusion_kernels.h"
 #include "compiler/transforms/pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -43,7 +44,7 @@ ABSL_FLAG(int64_t, seq, 2048, "positions per row (T); -1: dynamic");
 ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fit packing)");
 ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
 ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
-ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built), autodiff, fused, planned or linalg");
+ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built), autodiff, fused, planned, linalg or llvm (the fusion kernels' optimized LLVM IR)");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
@@ -135,9 +136,13 @@ void PrintStats(mlir::ModuleOp module, double build_ms, double passes_ms, const 
 int Main() {
   absl::StatusOr<StepConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(std::string(config.status().message()));
-  Stage stage;
-  if (absl::Status s = ParseStage(absl::GetFlag(FLAGS_emit), &stage); !s.ok()) {
-    return Fail("--emit: " + std::string(s.message()));
+  // llvm is gptc's own stage: the linalg stage, then the fusion kernels compiled for this host.
+  const bool emit_llvm = absl::GetFlag(FLAGS_emit) == "llvm";
+  Stage stage = Stage::kLinalg;
+  if (!emit_llvm) {
+    if (absl::Status s = ParseStage(absl::GetFlag(FLAGS_emit), &stage); !s.ok()) {
+      return Fail("--emit: " + std::string(s.message()) + ", llvm");
+    }
   }
   mlir::MLIRContext context;
   const auto build_start = std::chrono::steady_clock::now();
@@ -153,6 +158,24 @@ int Main() {
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     PrintStats(**module, ms(build_start, passes_start), ms(passes_start, std::chrono::steady_clock::now()),
                absl::GetFlag(FLAGS_emit));
+  }
+  if (emit_llvm) {
+    if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=llvm (the kernels are per module)");
+    const auto codegen_start = std::chrono::steady_clock::now();
+    absl::StatusOr<KernelObject> kernels = CompileFusionKernels(**module);
+    if (!kernels.ok()) return Fail(std::string(kernels.status().message()));
+    if (absl::GetFlag(FLAGS_stats)) {
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - codegen_start).count();
+      std::cerr << "gptc: stage 'llvm': " << kernels->kernels.size() << " fusion kernels compiled in " << ms
+                << " ms, object " << kernels->object.size() << " bytes, target " << kernels->target.substr(0, kernels->target.find(' ', kernels->target.find(' ') + 1)) << "\n";
+    }
+    if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
+      if (absl::Status s = WriteAtomically(UserPath(path), kernels->llvm_ir); !s.ok()) return Fail(std::string(s.message()));
+    } else {
+      std::cout << kernels->llvm_ir;
+    }
+    return 0;
   }
   mlir::Operation* to_print = module->get();
   if (const std::string name = absl::GetFlag(FLAGS_function); !name.empty()) {
