@@ -14,6 +14,8 @@
 
 #include "compiler/codegen/fusion_kernels.h"
 
+#include "compiler/codegen/host_target.h"
+
 #include <algorithm>
 #include <mutex>
 #include <utility>
@@ -177,27 +179,22 @@ absl::Status LowerToLlvmDialect(mlir::ModuleOp kernels) {
   return absl::OkStatus();
 }
 
-struct HostTarget {
+struct HostMachine {
   std::unique_ptr<llvm::TargetMachine> machine;
   std::string triple, cpu, features;
 };
 
-absl::StatusOr<HostTarget> MakeHostTarget() {
+absl::StatusOr<HostMachine> MakeHostTarget() {
   static std::once_flag initialized;
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  HostTarget host;
-  host.triple = llvm::sys::getProcessTriple();
-  host.cpu = llvm::sys::getHostCPUName().str();
-  // Sorted, so the same host always gives the same string (it is part of cache keys).
-  std::vector<std::pair<std::string, bool>> features;
-  for (const auto& feature : llvm::sys::getHostCPUFeatures()) features.push_back({feature.getKey().str(), feature.getValue()});
-  std::sort(features.begin(), features.end());
-  llvm::SubtargetFeatures subtarget;
-  for (const auto& [name, enabled] : features) subtarget.AddFeature(name, enabled);
-  host.features = subtarget.getString();
+  HostMachine host;
+  const HostTarget detected = DetectHostTarget();  // the same description the cache keys use
+  host.triple = detected.triple;
+  host.cpu = detected.cpu;
+  host.features = detected.features;
   std::string error;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(host.triple, error);
   if (target == nullptr) return absl::InternalError("gpt codegen: no LLVM target for " + host.triple + ": " + error);
@@ -251,7 +248,7 @@ absl::StatusOr<KernelObject> CompileFusionKernels(mlir::ModuleOp module) {
   }
   if (absl::Status s = LowerToLlvmDialect(*kernels); !s.ok()) return s;
 
-  absl::StatusOr<HostTarget> host = MakeHostTarget();
+  absl::StatusOr<HostMachine> host = MakeHostTarget();
   if (!host.ok()) return host.status();
   result.target = absl::StrCat(host->triple, " ", host->cpu, " ", host->features);
   llvm::LLVMContext llvm_context;

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "absl/strings/str_join.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 
 namespace gpt_sft::compiler {
 
@@ -16,12 +16,13 @@ HostTarget DetectHostTarget() {
   HostTarget target;
   target.triple = llvm::sys::getProcessTriple();
   target.cpu = llvm::sys::getHostCPUName().str();
-  std::vector<std::string> enabled;
-  for (const auto& feature : llvm::sys::getHostCPUFeatures()) {
-    if (feature.getValue()) enabled.push_back("+" + feature.getKey().str());
-  }
-  std::sort(enabled.begin(), enabled.end());
-  target.features = absl::StrJoin(enabled, ",");
+  // Sorted, so one host always gives one string (it is part of the cache key).
+  std::vector<std::pair<std::string, bool>> features;
+  for (const auto& f : llvm::sys::getHostCPUFeatures()) features.push_back({f.getKey().str(), f.getValue()});
+  std::sort(features.begin(), features.end());
+  llvm::SubtargetFeatures subtarget;
+  for (const auto& [name, enabled] : features) subtarget.AddFeature(name, enabled);
+  target.features = subtarget.getString();
   return target;
 }
 

@@ -11,7 +11,7 @@ namespace gpt_sft::compiler {
 struct HostTarget {
   std::string triple;    // x86_64-pc-linux-gnu
   std::string cpu;       // e.g. sapphirerapids
-  std::string features;  // comma-separated, sorted, enabled ones only: "+avx2,+avx512f,..."
+  std::string features;  // LLVM's feature string, sorted: "+avx2,-avx512f,..."
 
   /// "triple cpu features", as it goes into the key.
   std::string Description() const;
