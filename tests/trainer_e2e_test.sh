@@ -55,7 +55,8 @@ ls "$run" | grep -q tmp && fail "a temp file was left in $run"
 for packing in pad bestfit; do
   for compile in true false true; do
     "$trainer" --base_dir="$base" --model_source=base --max_iterations=2 --max_seq_len=256 \
-      --target_examples_per_step=8 --eval_steps=1 --packing=$packing --num_threads=2 --compile=$compile \
+      --target_examples_per_step=8 --eval_steps=1 --eval_metrics_max_problems=4 --packing=$packing --num_threads=2 \
+      --compile=$compile \
       > "$tmp/resume.log" 2>&1 || fail "resume ($packing, compile=$compile) failed: $(tail -20 "$tmp/resume.log")"
     expect '^Loading the base model from .*/base_checkpoints/d2/model_000000\.safetensors$' "$tmp/resume.log"
     grep -q '^\[demo\]' "$tmp/resume.log" && fail "explicit flags ran the demo"

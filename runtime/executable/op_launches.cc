@@ -101,6 +101,37 @@ absl::Status CheckIds(const int32_t* ids, int64_t n, int64_t vocab, const std::s
   return absl::OkStatus();
 }
 
+/// The gpt.softcap_grad that is the only reader of `ce`'s gradient (through single-use
+/// reshapes, which are views) and whose y is the very logits `ce` differentiated (the same
+/// value, or a reshape of it); null otherwise.
+gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
+  auto root = [](Value v) {
+    while (auto r = v.getDefiningOp<gpt::ReshapeOp>()) v = r.getX();
+    return v;
+  };
+  Value g = ce.getResult();
+  while (g.hasOneUse()) {
+    mlir::Operation* user = *g.getUsers().begin();
+    if (auto r = llvm::dyn_cast<gpt::ReshapeOp>(user)) {
+      g = r.getResult();
+      continue;
+    }
+    auto softcap = llvm::dyn_cast<gpt::SoftcapGradOp>(user);
+    if (!softcap || softcap.getDy() != g || root(softcap.getY()) != root(ce.getLogits()) ||
+        Elements(softcap.getY()) != Elements(ce.getLogits()) || DTypeOf(softcap.getY()) != DTypeOf(ce.getLogits())) {
+      return {};
+    }
+    // Only the chain's views may stand between the two: the plan placed the softcap's result
+    // for its own position, and no other op may run in between on bytes it shares.
+    for (mlir::Operation* between = ce->getNextNode(); between != softcap.getOperation();
+         between = between->getNextNode()) {
+      if (!llvm::isa<gpt::ReshapeOp>(between)) return {};
+    }
+    return softcap;
+  }
+  return {};
+}
+
 }  // namespace
 
 char* LaunchBuilder::Own(int64_t bytes) {
@@ -196,7 +227,7 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     });
   };
 
-  if (llvm::isa<mlir::tensor::EmptyOp>(op)) return absl::OkStatus();
+  if (llvm::isa<mlir::tensor::EmptyOp>(op) || absorbed_.contains(op)) return absl::OkStatus();
 
   if (auto generic = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) {
     auto symbol = op->getAttrOfType<mlir::StringAttr>(kKernelAttr);
@@ -503,14 +534,64 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
 
   if (auto ce = llvm::dyn_cast<gpt::CrossEntropyGradOp>(op)) {
     if (ce.getIgnoreIndex() != -1) return absl::UnimplementedError(where + ": the compiled path ignores target -1 only");
-    const Address logits = Of(ce.getLogits()), targets = Of(ce.getTargets()), dloss = Of(ce.getDloss()),
-                  dlogits = Of(ce.getResult());
+    const Address logits = Of(ce.getLogits()), targets = Of(ce.getTargets()), dloss = Of(ce.getDloss());
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
+    // Epilogue fusion: when the gradient's only consumer (through views) is the softcap's
+    // gradient at the same logits, one pass writes the softcap gradient directly.
+    gpt::SoftcapGradOp softcap = SoftcapGradConsumer(ce);
+    Address dlogits = Of(ce.getResult());
+    double cap = 0;
+    // Inputs whose bytes the fused output overlaps (the plan may give a value that dies at the
+    // cross-entropy and one born at the softcap the same bytes): small ones (targets, dloss)
+    // are copied aside first; large ones (the logits) rule the fusion out.
+    struct Snapshot {
+      Address from, to;
+      int64_t bytes;
+    };
+    std::vector<Snapshot> snapshots;
+    Address targets_in = targets, dloss_in = dloss;
+    if (softcap) {
+      if (absl::Status s = Place(softcap, schedule); !s.ok()) return s;
+      const Address out = Of(softcap.getResult());
+      const int64_t out_bytes = Bytes(softcap.getResult());
+      auto overlaps = [&](Value in) {
+        const Address a = Of(in);
+        return a.base == out.base && a.offset < out.offset + out_bytes && out.offset < a.offset + Bytes(in);
+      };
+      if (overlaps(ce.getLogits())) softcap = {};
+      for (auto [value, address] : {std::pair<Value, Address*>{ce.getTargets(), &targets_in}, {ce.getDloss(), &dloss_in}}) {
+        if (softcap && overlaps(value)) {
+          if (Bytes(value) > (int64_t{1} << 20)) {
+            softcap = {};
+            break;
+          }
+          const Address copy = OwnAddress(Bytes(value));
+          snapshots.push_back({*address, copy, Bytes(value)});
+          *address = copy;
+        }
+      }
+    }
+    if (softcap) {
+      dlogits = Of(softcap.getResult());
+      cap = softcap.getCap().convertToDouble();
+      absorbed_.insert(softcap.getOperation());
+      launch.op = "gpt.cross_entropy_grad+softcap_grad";
+    } else {
+      snapshots.clear();
+      targets_in = targets;
+      dloss_in = dloss;
+    }
     return ForFloat(ce.getLogits(), op, [&](auto zero) {
       using T = decltype(zero);
       return add([=] {
-        k::CrossEntropyGrad(logits.as<const T>(), targets.as<const int32_t>(), N, V, double(*dloss.as<const T>()),
-                            dlogits.as<T>());
+        for (const Snapshot& snap : snapshots) std::memcpy(snap.to.get(), snap.from.get(), snap.bytes);
+        const double d = double(*dloss_in.as<const T>());
+        if (cap != 0) {
+          k::CrossEntropySoftcapGrad(logits.as<const T>(), targets_in.as<const int32_t>(), N, V, d, T(cap),
+                                     dlogits.as<T>());
+        } else {
+          k::CrossEntropyGrad(logits.as<const T>(), targets_in.as<const int32_t>(), N, V, d, dlogits.as<T>());
+        }
         return absl::OkStatus();
       });
     });

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Value.h"
 #include "runtime/executable/schedule.h"
@@ -44,6 +45,7 @@ class LaunchBuilder {
   OwnedMemory* owned_;
   llvm::DenseMap<mlir::Value, Address> where_;
   llvm::DenseMap<mlir::Value, Address> lse_of_;  // gpt.attention result -> its log-sum-exp
+  llvm::DenseSet<mlir::Operation*> absorbed_;     // ops an earlier launch computes (epilogues)
 };
 
 }  // namespace gpt_sft::runtime::exec

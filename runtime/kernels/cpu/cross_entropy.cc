@@ -43,23 +43,47 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
   return {count > 0 ? sum / count : 0.0, count};
 }
 
+namespace {
+
+/// One row's gradient: softmax(row) * scale, minus scale at the target; zero for an
+/// ignored row. softmax * scale = exp(x - m) * (scale / sum exp(x - m)), m the row max.
+template <typename T>
+void RowGrad(const T* row, int32_t target, int64_t V, double scale, T* out) {
+  if (target < 0) {
+    std::fill(out, out + V, T(0));
+    return;
+  }
+  const T m = MaxOf(row, V);
+  const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
+  for (int64_t v = 0; v < V; ++v) out[v] *= factor;
+  out[target] -= T(scale);
+}
+
+}  // namespace
+
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits) {
   const int64_t count = CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t n = begin; n < end; ++n) RowGrad(logits + n * V, targets[n], V, scale, dlogits + n * V);
+  });
+}
+
+template <typename T>
+void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int64_t V, double dloss, T cap, T* dx) {
+  const int64_t count = CountTargets(targets, N);
+  const double scale = count > 0 ? dloss / count : 0.0;
+  ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
     for (int64_t n = begin; n < end; ++n) {
-      T* out = dlogits + n * V;
-      if (targets[n] < 0) {
-        std::fill(out, out + V, T(0));
-        continue;
+      const T* row = y + n * V;
+      T* out = dx + n * V;
+      RowGrad(row, targets[n], V, scale, out);
+      // SoftcapGrad's arithmetic exactly, while the row is in cache.
+      for (int64_t v = 0; v < V; ++v) {
+        const T t = row[v] / cap;
+        out[v] = out[v] * (T(1) - t * t);
       }
-      // softmax * scale = exp(x - m) * (scale / sum exp(x - m)), m the row max.
-      const T* row = logits + n * V;
-      const T m = MaxOf(row, V);
-      const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
-      for (int64_t v = 0; v < V; ++v) out[v] *= factor;
-      out[targets[n]] -= T(scale);
     }
   });
 }
@@ -68,5 +92,8 @@ template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, in
 template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t);
 template void CrossEntropyGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float*);
 template void CrossEntropyGrad<double>(const double*, const int32_t*, int64_t, int64_t, double, double*);
+template void CrossEntropySoftcapGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float, float*);
+template void CrossEntropySoftcapGrad<double>(const double*, const int32_t*, int64_t, int64_t, double, double,
+                                              double*);
 
 }  // namespace gpt_sft::runtime::kernels

@@ -18,6 +18,13 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits);
 
+/// The cross-entropy gradient of softcapped logits y = cap tanh(x / cap), carried through the
+/// softcap in the same pass over each row: dx = CrossEntropyGrad(y) * (1 - (y / cap)^2), the
+/// value SoftcapGrad(y, CrossEntropyGrad(y)) gives, bit for bit, without writing and rereading
+/// the [N, V] intermediate (an epilogue fusion the compiled step uses).
+template <typename T>
+void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int64_t V, double dloss, T cap, T* dx);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_H_
