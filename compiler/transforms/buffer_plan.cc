@@ -18,7 +18,8 @@
 // A gpt.reshape of an op result in the block is a view: its slot shares the operand's
 // (the root of a chain of reshapes), whose live range grows to the view's last use, so
 // nothing is placed over bytes a view still reads. Reshapes of arguments keep a copy (the
-// caller's buffers are not planned here).
+// caller's buffers are not planned here). Likewise an elementwise op's result takes the
+// bytes of an operand of its type that dies at it (in place, as eager frameworks do).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -113,6 +115,14 @@ std::optional<unsigned> UpdatedOperand(mlir::Operation* op, unsigned result) {
     return kOperands[result];
   }
   return std::nullopt;
+}
+
+/// Ops whose every result element depends only on the same element of each operand, so a
+/// result may overwrite an operand of its type that dies here (the kernels read element i
+/// before writing it).
+bool IsElementwise(mlir::Operation* op) {
+  return llvm::isa<gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp, gpt::SoftcapOp,
+                   gpt::SoftcapGradOp, gpt::FusionOp>(op);
 }
 
 /// The index of the last op of `block` reading `value`, or `fallback` if none does.
@@ -208,6 +218,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation*
   llvm::DenseMap<mlir::Value, int> slot_of;
   for (mlir::Operation& op : block) {
     const int64_t at = index.lookup(&op);
+    llvm::DenseSet<int> taken;  // slots a result of this op already writes in place
     for (mlir::OpResult result : op.getResults()) {
       absl::StatusOr<int64_t> bytes = ResultBytes(result);
       if (!bytes.ok()) {
@@ -221,14 +232,33 @@ absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation*
       slot.first = at;
       slot.last = LastUse(result, block, index, at);
       slot.donated_arg = DonatableArgument(slot, block, index);
+      auto root_of = [&](int i) { return plan.slots[i].aliased() ? plan.slots[i].alias_of : i; };
       if (auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(&op)) {
         auto it = slot_of.find(reshape.getX());
         if (it != slot_of.end()) {
-          const int root = plan.slots[it->second].aliased() ? plan.slots[it->second].alias_of : it->second;
+          const int root = root_of(it->second);
           Slot& shared = plan.slots[root];
           shared.last = std::max(shared.last, slot.last);
           slot.alias_of = root;
           slot.donated_arg = shared.donated_arg;
+        }
+      } else if (!slot.donated() && IsElementwise(&op)) {
+        // In place: an operand of the same type whose bytes nothing reads after this op; the
+        // last ones first (a gradient op's incoming gradient, so its forward value, which an
+        // epilogue-fused producer may still read, keeps its bytes).
+        for (mlir::Value operand : llvm::reverse(op.getOperands())) {
+          auto it = slot_of.find(operand);
+          if (it == slot_of.end() || operand.getType() != result.getType() ||
+              llvm::count(op.getOperands(), operand) != 1) {
+            continue;
+          }
+          const int root = root_of(it->second);
+          Slot& shared = plan.slots[root];
+          if (shared.donated() || shared.last != at || taken.contains(root)) continue;
+          shared.last = std::max(shared.last, slot.last);
+          slot.alias_of = root;
+          taken.insert(root);
+          break;
         }
       }
       slot_of[result] = static_cast<int>(plan.slots.size());

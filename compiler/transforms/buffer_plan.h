@@ -43,8 +43,9 @@ struct Slot {
   int64_t last = 0;
   int64_t offset = -1;     // in the arena; -1 when donated
   int donated_arg = -1;    // the function argument whose buffer it overwrites, or -1
-  // A gpt.reshape result is a view of its operand's bytes: the index (in BufferPlan::slots)
-  // of the slot it shares, whose live range is extended to cover it; -1 otherwise.
+  // A gpt.reshape result is a view of its operand's bytes, and an elementwise result may
+  // take the bytes of an operand that dies at it: the index (in BufferPlan::slots) of the
+  // slot it shares, whose live range is extended to cover it; -1 otherwise.
   int alias_of = -1;
 
   bool donated() const { return donated_arg >= 0; }
@@ -57,7 +58,7 @@ struct BufferPlan {
   int64_t naive_bytes = 0;     // one buffer per intermediate: the sum of the arena slots' bytes
   int64_t live_peak_bytes = 0; // a lower bound: the most bytes live at any one op
   int64_t donated_bytes = 0;   // bytes written in place over donated arguments
-  int64_t aliased_bytes = 0;   // reshape results that share their operand's bytes
+  int64_t aliased_bytes = 0;   // views (reshapes) and in-place elementwise results
   std::vector<Slot> slots;     // in block order (op, then result)
 
   int64_t num_arena_slots() const;

@@ -163,9 +163,31 @@ TEST_F(BufferPlanTest, ReshapeOfAResultIsAViewOfItsBytes) {
   ASSERT_EQ(plan->slots.size(), 5u);
   EXPECT_EQ(plan->slots[1].alias_of, 0);  // %r views %a
   EXPECT_EQ(plan->slots[1].offset, plan->slots[0].offset);
-  EXPECT_EQ(plan->slots[0].last, 2);      // %a lives while %r is read, by the softcap
-  EXPECT_EQ(plan->slots[3].alias_of, 2);  // %b views %s
-  EXPECT_GT(plan->aliased_bytes, 0);
+  EXPECT_EQ(plan->slots[2].alias_of, 0);  // the softcap overwrites %r, which dies at it: in place
+  EXPECT_EQ(plan->slots[3].alias_of, 0);  // %b views %s
+  EXPECT_EQ(plan->slots[4].alias_of, 0);  // %c = %b + %x in place of %b
+  EXPECT_EQ(plan->slots[0].last, 5);      // the shared bytes live to the return
+  EXPECT_EQ(plan->arena_bytes, 128);      // one 4x8 f32 buffer for the whole chain
+}
+
+TEST_F(BufferPlanTest, ElementwiseResultsTakeOnlyOperandsThatDieThere) {
+  auto func = Parse(R"mlir(
+    func.func @f(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+      %a = gpt.relu_square %x : tensor<4x8xf32>
+      %b = gpt.softcap %a {cap = 15.0 : f64} : tensor<4x8xf32>
+      %c = gpt.add %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+      %d = gpt.mul %c, %c : tensor<4x8xf32>, tensor<4x8xf32>
+      return %d, %b : tensor<4x8xf32>, tensor<4x8xf32>
+    })mlir", "f");
+  ASSERT_TRUE(func);
+  absl::StatusOr<BufferPlan> plan = PlanBuffers(func);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ExpectSound(*plan);
+  ASSERT_EQ(plan->slots.size(), 4u);      // %a, %b, %c, %d
+  EXPECT_EQ(plan->slots[0].alias_of, -1);  // %a: its operand %x is the caller's, never overwritten
+  EXPECT_EQ(plan->slots[1].alias_of, -1);  // %b: %a is read again by the add
+  EXPECT_EQ(plan->slots[2].alias_of, 0);   // %c: %b lives on (returned), %a dies here
+  EXPECT_EQ(plan->slots[3].alias_of, -1);  // %d: %c passed twice to the mul, not in place
 }
 
 TEST_F(BufferPlanTest, RealStepIsSoundAndMicroStepSharesMemory) {

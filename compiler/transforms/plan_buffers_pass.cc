@@ -59,7 +59,7 @@ std::string Summary(const BufferPlan& plan) {
                                   plan.arena_bytes, plan.arena_bytes / (1024.0 * 1024.0),
                                   plan.num_arena_slots(), plan.naive_bytes);
   if (plan.donated_bytes > 0) absl::StrAppendFormat(&s, "; %d bytes in place", plan.donated_bytes);
-  if (plan.aliased_bytes > 0) absl::StrAppendFormat(&s, "; %d bytes of reshapes as views", plan.aliased_bytes);
+  if (plan.aliased_bytes > 0) absl::StrAppendFormat(&s, "; %d bytes as views or in place", plan.aliased_bytes);
   return s;
 }
 

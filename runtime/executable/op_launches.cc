@@ -159,6 +159,14 @@ absl::StatusOr<std::unique_ptr<Schedule>> LaunchBuilder::Build(mlir::func::FuncO
     return absl::InvalidArgumentError(fn + " has no gpt.arena_bytes: the artifact was not memory-planned");
   }
   mlir::Block& block = func.getBody().front();
+  // One Newton-Schulz scratch for every Muon update: they run one after another.
+  int64_t muon_scratch = 0;
+  for (auto muon : block.getOps<gpt::MuonUpdateOp>()) {
+    const Value g = muon.getGrad();
+    muon_scratch = std::max<int64_t>(
+        muon_scratch, k::MuonScratchSize(Dim(g, 0), Dim(g, 1)) * static_cast<int64_t>(DTypeSize(*DTypeOf(g))));
+  }
+  if (muon_scratch > 0) muon_scratch_ = Own(muon_scratch);
   schedule->arg_ptrs.assign(block.getNumArguments(), nullptr);
   for (mlir::BlockArgument arg : block.getArguments()) {
     absl::StatusOr<BufferSpec> spec =
@@ -631,8 +639,7 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     const Address np = Of(u.getNewParam()), nb = Of(u.getNewMomentumBuffer());
     const int64_t rows = Dim(u.getGrad(), 0), cols = Dim(u.getGrad(), 1), bytes = Bytes(u.getGrad());
     const double momentum = u.getMomentum().convertToDouble();
-    const int64_t esize = static_cast<int64_t>(DTypeSize(*DTypeOf(u.getGrad())));
-    char* scratch = Own(k::MuonScratchSize(rows, cols) * esize);
+    char* scratch = muon_scratch_;  // sized for the largest update (Build)
     return ForFloat(u.getGrad(), op, [&](auto zero) {
       using T = decltype(zero);
       return add([=] {

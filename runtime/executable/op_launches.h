@@ -45,7 +45,8 @@ class LaunchBuilder {
   OwnedMemory* owned_;
   llvm::DenseMap<mlir::Value, Address> where_;
   llvm::DenseMap<mlir::Value, Address> lse_of_;  // gpt.attention result -> its log-sum-exp
-  llvm::DenseSet<mlir::Operation*> absorbed_;     // ops an earlier launch computes (epilogues)
+  llvm::DenseSet<mlir::Operation*> absorbed_;
+  char* muon_scratch_ = nullptr;                  // shared by the Muon updates of a function     // ops an earlier launch computes (epilogues)
 };
 
 }  // namespace gpt_sft::runtime::exec

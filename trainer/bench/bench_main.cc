@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 #include <iostream>
 #include <random>
@@ -59,7 +60,14 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/// This process's peak resident set (VmHWM). Not getrusage's ru_maxrss: Linux carries that
+/// over fork and exec, so the compiled child would report the interpreter parent's peak.
 int64_t PeakRssBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6)) * 1024;  // "VmHWM:  123 kB"
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return int64_t{usage.ru_maxrss} * 1024;
@@ -149,7 +157,7 @@ struct CompiledResult {
   std::vector<double> forward_backward_seconds, step_seconds;
   double loss = 0;
   double cold_compile_seconds = 0, warm_load_seconds = 0;
-  int64_t peak_rss = 0, arena_bytes = 0, launches = 0;
+  int64_t peak_rss = 0, arena_bytes = 0, owned_bytes = 0, launches = 0;
   int kernels = 0;
   std::vector<runtime::LaunchProfileEntry> profile;
 };
@@ -175,6 +183,7 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
   if (!(*step)->compile_report().cache_hit) return absl::InternalError("the second compile missed the cache");
   result.warm_load_seconds = (*step)->compile_report().seconds;
   result.arena_bytes = (*step)->compile_report().arena_bytes;
+  result.owned_bytes = (*step)->executable().owned_bytes();
   result.launches = (*step)->compile_report().launches;
   result.kernels = (*step)->compile_report().kernels;
   const StepBatch batch = RandomBatch(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
@@ -205,6 +214,7 @@ nlohmann::ordered_json CompiledJson(const CompiledResult& c, int64_t tokens, int
           {"gflops_per_second", double(flops_per_token) * tokens / median / 1e9},
           {"peak_rss_bytes", c.peak_rss},
           {"arena_bytes", c.arena_bytes},
+          {"side_buffer_bytes", c.owned_bytes},
           {"cold_compile_seconds", c.cold_compile_seconds},
           {"warm_start_seconds", c.warm_load_seconds},
           {"launches_per_micro_step", c.launches},
