@@ -33,7 +33,7 @@ struct Executable::Impl {
   bool profile = false;
   std::map<std::string, LaunchProfileEntry> profile_by_op;
 
-  const exec::Schedule* Find(std::string_view name) const {
+  exec::Schedule* Find(std::string_view name) const {
     for (const auto& s : schedules) {
       if (s->name == name) return s.get();
     }
@@ -125,7 +125,7 @@ absl::StatusOr<const std::vector<BufferSpec>*> Executable::Results(std::string_v
 }
 
 absl::Status Executable::Run(std::string_view function, const std::vector<Tensor>& args) {
-  auto* s = const_cast<exec::Schedule*>(impl_->Find(function));
+  exec::Schedule* s = impl_->Find(function);
   if (s == nullptr) return impl_->NotFound(function);
   if (args.size() != s->args.size()) {
     return absl::InvalidArgumentError(absl::StrCat("@", s->name, " takes ", s->args.size(), " arguments, got ",
