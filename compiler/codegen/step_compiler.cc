@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "compiler/builder/step_builder.h"
@@ -36,42 +37,63 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> Build(mlir::MLIRContext& conte
   return BuildStepModule(context, config);
 }
 
-}  // namespace
+/// The step as built, with the key its IR gives.
+struct BuiltStep {
+  std::unique_ptr<mlir::MLIRContext> context = std::make_unique<mlir::MLIRContext>();
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::string key;
+};
 
-absl::StatusOr<std::string> StepKey(const StepConfig& config) {
-  mlir::MLIRContext context;
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = Build(context, config);
+absl::StatusOr<BuiltStep> BuildKeyed(const StepConfig& config) {
+  BuiltStep step;
+  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = Build(*step.context, config);
   if (!module.ok()) return module.status();
-  return ArtifactKey(Print(**module), DetectHostTarget().Description());
+  step.module = *std::move(module);
+  step.key = ArtifactKey(Print(*step.module), DetectHostTarget().Description());
+  return step;
 }
 
-absl::StatusOr<StepArtifact> CompileStep(const StepConfig& config, std::vector<std::string>* remarks) {
-  const auto start = std::chrono::steady_clock::now();
-  mlir::MLIRContext context;
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = Build(context, config);
-  if (!module.ok()) return module.status();
-  StepArtifact artifact;
-  artifact.key = ArtifactKey(Print(**module), DetectHostTarget().Description());
-  if (absl::Status s = RunToStage(**module, Stage::kLinalg, /*print_ir_after_all=*/false, remarks); !s.ok()) {
+/// Compiles a step built by BuildKeyed (its module is lowered in place).
+absl::StatusOr<StepArtifact> CompileBuilt(BuiltStep& step, std::chrono::steady_clock::time_point start,
+                                          std::vector<std::string>* remarks) {
+  if (absl::Status s = RunToStage(*step.module, Stage::kLinalg, /*print_ir_after_all=*/false, remarks); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("compiling the step: ", s.message()));
   }
-  absl::StatusOr<KernelObject> kernels = CompileFusionKernels(**module);
+  absl::StatusOr<KernelObject> kernels = CompileFusionKernels(*step.module);
   if (!kernels.ok()) return kernels.status();
+  StepArtifact artifact;
+  artifact.key = step.key;
   artifact.kernels = *std::move(kernels);
-  artifact.step_ir = Print(**module);
+  artifact.step_ir = Print(*step.module);
   artifact.compile_seconds = SecondsSince(start);
   ++compilations;
   return artifact;
 }
 
+}  // namespace
+
+absl::StatusOr<std::string> StepKey(const StepConfig& config) {
+  absl::StatusOr<BuiltStep> step = BuildKeyed(config);
+  if (!step.ok()) return step.status();
+  return step->key;
+}
+
+absl::StatusOr<StepArtifact> CompileStep(const StepConfig& config, std::vector<std::string>* remarks) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<BuiltStep> step = BuildKeyed(config);
+  if (!step.ok()) return step.status();
+  return CompileBuilt(*step, start, remarks);
+}
+
 absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, const std::string& cache_dir) {
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::string> key = StepKey(config);
-  if (!key.ok()) return key.status();
+  // Built once: the key comes from this IR, and a miss compiles the same module.
+  absl::StatusOr<BuiltStep> step = BuildKeyed(config);
+  if (!step.ok()) return step.status();
   const ArtifactCache cache(cache_dir);
   CompileOutcome outcome;
-  outcome.cache_entry = cache.EntryDir(*key);
-  absl::StatusOr<StepArtifact> cached = cache.Load(*key);
+  outcome.cache_entry = cache.EntryDir(step->key);
+  absl::StatusOr<StepArtifact> cached = cache.Load(step->key);
   if (cached.ok()) {
     outcome.artifact = *std::move(cached);
     outcome.cache_hit = true;
@@ -79,7 +101,7 @@ absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, const
     return outcome;
   }
   if (!absl::IsNotFound(cached.status())) outcome.cache_note = std::string(cached.status().message());
-  absl::StatusOr<StepArtifact> compiled = CompileStep(config, &outcome.remarks);
+  absl::StatusOr<StepArtifact> compiled = CompileBuilt(*step, start, &outcome.remarks);
   if (!compiled.ok()) return compiled.status();
   outcome.artifact = *std::move(compiled);
   if (absl::Status s = cache.Store(outcome.artifact); !s.ok()) {
