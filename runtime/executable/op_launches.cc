@@ -3,6 +3,7 @@
 // is a kernel call on fixed sizes and resolved addresses.
 #include "runtime/executable/op_launches.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -89,6 +90,17 @@ absl::Status ForFloat(Value v, mlir::Operation* op, F&& f) {
   if (d == DType::kF32) return f(float{});
   if (d == DType::kF64) return f(double{});
   return absl::UnimplementedError(absl::StrCat(Describe(op), ": expected an f32 or f64 operand"));
+}
+
+/// The elements of a dense constant, splat or not (as the interpreter's constant op fills them).
+template <typename T>
+void FillDense(mlir::DenseElementsAttr attr, T* out, int64_t n) {
+  if (attr.isSplat()) {
+    std::fill(out, out + n, attr.getSplatValue<T>());
+    return;
+  }
+  int64_t i = 0;
+  for (T value : attr.getValues<T>()) out[i++] = value;
 }
 
 absl::Status CheckIds(const int32_t* ids, int64_t n, int64_t vocab, const std::string& where) {
@@ -264,9 +276,9 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     const int64_t bytes = Bytes(c.getResult()), n = Elements(c.getResult());
     char* value = Own(bytes);
     switch (*DTypeOf(c.getResult())) {
-      case DType::kF32: for (int64_t i = 0; i < n; ++i) reinterpret_cast<float*>(value)[i] = attr.isSplat() ? attr.getSplatValue<float>() : attr.getValues<float>()[i]; break;
-      case DType::kF64: for (int64_t i = 0; i < n; ++i) reinterpret_cast<double*>(value)[i] = attr.isSplat() ? attr.getSplatValue<double>() : attr.getValues<double>()[i]; break;
-      case DType::kI32: for (int64_t i = 0; i < n; ++i) reinterpret_cast<int32_t*>(value)[i] = attr.isSplat() ? attr.getSplatValue<int32_t>() : attr.getValues<int32_t>()[i]; break;
+      case DType::kF32: FillDense(attr, reinterpret_cast<float*>(value), n); break;
+      case DType::kF64: FillDense(attr, reinterpret_cast<double*>(value), n); break;
+      case DType::kI32: FillDense(attr, reinterpret_cast<int32_t*>(value), n); break;
     }
     const Address dst = Of(c.getResult());
     return add([value, dst, bytes] {
