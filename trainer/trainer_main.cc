@@ -39,7 +39,9 @@ ABSL_FLAG(int, eval_metrics_max_problems, 1024, "problems per multiple-choice ta
 ABSL_FLAG(std::string, dtype, "float32", "training dtype: float32");
 ABSL_FLAG(std::string, base_dir, "", "nanochat's base dir; empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat");
 ABSL_FLAG(bool, compile, true, "train with the compiled step (static [device_batch_size, max_seq_len], compiled once, cached under <base_dir>/compile_cache); false: the interpreter (eager)");
-ABSL_FLAG(std::string, packing, "pad", "pad (one conversation per row) or bestfit (packed rows)");
+ABSL_FLAG(std::string, packing, "bestfit",
+          "bestfit (whole conversations packed into rows; the default: far more supervised tokens per step) or pad "
+          "(one conversation per row, as nanochat)");
 ABSL_FLAG(int64_t, seed, 42, "seed of the data order's synthetic tasks");
 ABSL_FLAG(int, num_threads, 0, "CPU threads; 0: every core");
 ABSL_FLAG(bool, demo, false, "the embedded demo (also what no flags at all means); other flags given override its settings");

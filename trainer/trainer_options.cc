@@ -53,6 +53,12 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
                                 " rank(s) = ", examples_per_micro_step,
                                 "; gradient accumulation needs a whole number of micro-steps"));
   }
+  if (o.dtype == "bfloat16" && !__builtin_cpu_supports("avx512bf16")) {
+    // bf16 matmuls only pay where the CPU has bf16 dot products (AVX512_BF16, or AMX);
+    // emulated through float32 they would be slower than float32 itself.
+    return Invalid("--dtype=bfloat16 needs a CPU with AVX512_BF16 bf16 dot products, and this one has none; "
+                   "use --dtype=float32 here");
+  }
   if (o.dtype != "float32") {
     return Invalid("--dtype=" + o.dtype + " is not supported on this build's CPU path; allowed: float32");
   }

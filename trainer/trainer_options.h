@@ -30,7 +30,7 @@ struct TrainerOptions {
   std::string dtype = "float32";
   std::string base_dir;  // empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat
   bool compile = true;
-  std::string packing = "pad";  // pad | bestfit
+  std::string packing = "bestfit";  // pad | bestfit (the default: 13-19x the supervised tokens/sec, //trainer:bench)
   int64_t seed = 42;
   int num_threads = 0;  // 0: every core
   int world_size = 1;   // ranks (data-parallel); one in this build

@@ -28,6 +28,7 @@
 #include "absl/strings/str_format.h"
 #include <nlohmann/json.hpp>
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "trainer/bench/mixture_batches.h"
 #include "trainer/bench/pytorch_peer.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/compiled_step.h"
@@ -48,6 +49,9 @@ ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)
 ABSL_FLAG(std::string, path, "both",
           "both: the interpreter here and the compiled step in a child process (each its own peak memory); "
           "interpreter or compiled: that one only");
+ABSL_FLAG(bool, mixture, true,
+          "also time each path on real SFT-mixture batches, --packing=pad and bestfit, and report supervised "
+          "tokens/sec (the tokens that carry a target)");
 ABSL_FLAG(std::string, peer, "torch", "torch: also run the PyTorch eager peer, both malloc configurations; none: ours only");
 
 namespace gpt_sft::trainer {
@@ -222,6 +226,79 @@ nlohmann::ordered_json CompiledJson(const CompiledResult& c, int64_t tokens, int
           {"loss", c.loss}};
 }
 
+// Supervised tokens/sec on the SFT mixture: warm-up steps on the first batches, then one
+// full step (micro-step + optimizer update) per batch, timed.
+template <typename Step>
+absl::StatusOr<nlohmann::ordered_json> TimeMixture(Step& step, const bench::MixtureBatches& mix, int warmup) {
+  double seconds = 0;
+  int64_t supervised = 0;
+  std::vector<double> step_seconds;
+  for (size_t i = 0; i < mix.batches.size(); ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<double> loss = step.MicroStep(mix.batches[i]);
+    if (!loss.ok()) return loss.status();
+    if (absl::Status s = step.OptimizerStep(1.0); !s.ok()) return s;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (static_cast<int>(i) < warmup) continue;
+    seconds += t;
+    supervised += mix.supervised_tokens[i];
+    step_seconds.push_back(t);
+  }
+  const double timed = static_cast<double>(step_seconds.size());
+  return nlohmann::ordered_json{{"step_seconds", Median(step_seconds)},
+                                {"supervised_tokens_per_batch", supervised / timed},
+                                {"padding_fraction", mix.padding_fraction},
+                                {"supervised_tokens_per_second", supervised / seconds}};
+}
+
+/// Both packings on one path ("interpreter" or "compiled"), each with the step built for it.
+absl::StatusOr<nlohmann::ordered_json> RunMixture(const std::string& path, compiler::StepConfig config, int threads,
+                                                  int warmup, int steps) {
+  nlohmann::ordered_json out;
+  for (const data::Packing packing : {data::Packing::kPad, data::Packing::kBestFit}) {
+    const char* name = packing == data::Packing::kPad ? "pad" : "bestfit";
+    config.packed = packing == data::Packing::kBestFit;
+    absl::StatusOr<bench::MixtureBatches> mix =
+        bench::SftMixtureBatches(config.model.vocab_size, static_cast<int>(config.batch_size),
+                                 static_cast<int>(config.seq_len), packing, warmup + steps);
+    if (!mix.ok()) return mix.status();
+    absl::StatusOr<runtime::ParamStore> store = runtime::ParamStore::Create(config.model);
+    if (!store.ok()) return store.status();
+    store->InitNanochat(/*seed=*/1234);
+    absl::StatusOr<nlohmann::ordered_json> timed;
+    if (path == "interpreter") {
+      runtime::InterpreterOptions options;
+      options.num_threads = threads;
+      absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, &*store, options);
+      if (!step.ok()) return step.status();
+      timed = TimeMixture(**step, *mix, warmup);
+    } else {
+      const std::string cache = absl::StrFormat("/tmp/gpt-sft-bench-mixture-cache-%d", getpid());
+      absl::StatusOr<std::unique_ptr<CompiledStep>> step =
+          CompiledStep::Create(config, &*store, CompiledStepOptions{cache, threads, false});
+      std::filesystem::remove_all(cache);
+      if (!step.ok()) return step.status();
+      timed = TimeMixture(**step, *mix, warmup);
+    }
+    if (!timed.ok()) return timed.status();
+    out[name] = *timed;
+  }
+  return out;
+}
+
+void PrintMixture(const std::string& path, const nlohmann::json& mixture) {
+  std::cout << "\n" << path << " on the SFT mixture (supervised tokens: targets that carry loss):\n";
+  for (const char* name : {"pad", "bestfit"}) {
+    const nlohmann::json& m = mixture[name];
+    std::cout << absl::StrFormat("  --packing=%-8s %8.3f s/step %8.0f supervised tok/batch %9.1f supervised tok/s  (%.1f%% padding)\n",
+                                 name, m["step_seconds"].get<double>(), m["supervised_tokens_per_batch"].get<double>(),
+                                 m["supervised_tokens_per_second"].get<double>(), 100 * m["padding_fraction"].get<double>());
+  }
+  std::cout << absl::StrFormat("  bestfit / pad: %.1fx the supervised tokens/sec\n",
+                               mixture["bestfit"]["supervised_tokens_per_second"].get<double>() /
+                                   mixture["pad"]["supervised_tokens_per_second"].get<double>());
+}
+
 /// The compiled run in a child process of this binary, so its peak memory is its own.
 absl::StatusOr<nlohmann::json> RunCompiledInChild(int argc, char** argv) {
   std::vector<std::string> args = {"/proc/self/exe"};
@@ -331,6 +408,15 @@ int Main(int argc, char** argv) {
                              {"gflops_per_second", double(config.model.FlopsPerToken()) * tokens / ours_median / 1e9},
                              {"peak_rss_bytes", ours->peak_rss},
                              {"peak_tensor_bytes", ours->peak_live}};
+    if (absl::GetFlag(FLAGS_mixture)) {
+      absl::StatusOr<nlohmann::ordered_json> mixture = RunMixture("interpreter", config, threads, warmup, steps);
+      if (!mixture.ok()) {
+        std::cerr << "bench: the interpreter on the SFT mixture failed: " << mixture.status().message() << "\n";
+        return 1;
+      }
+      PrintMixture("interpreter", *mixture);
+      report["interpreter"]["mixture"] = *mixture;
+    }
   }
   if (path != "interpreter") {
     nlohmann::json compiled;
@@ -342,6 +428,14 @@ int Main(int argc, char** argv) {
         return 1;
       }
       compiled = CompiledJson(*c, tokens, flops);
+      if (absl::GetFlag(FLAGS_mixture)) {
+        absl::StatusOr<nlohmann::ordered_json> mixture = RunMixture("compiled", config, threads, warmup, steps);
+        if (!mixture.ok()) {
+          std::cerr << "bench: the compiled step on the SFT mixture failed: " << mixture.status().message() << "\n";
+          return 1;
+        }
+        compiled["mixture"] = *mixture;
+      }
       for (const runtime::LaunchProfileEntry& e : c->profile) {
         profile_text += absl::StrFormat("  %-26s %5d calls %8.1f ms\n", e.op, e.calls / steps, 1e3 * e.seconds / steps);
       }
@@ -366,6 +460,7 @@ int Main(int argc, char** argv) {
     std::cout << absl::StrFormat("  compile: cold %.2f s, warm start (cache hit) %.3f s\n",
                                  compiled["cold_compile_seconds"].get<double>(), compiled["warm_start_seconds"].get<double>());
     if (!profile_text.empty()) std::cout << "\ncompiled step by launch (per step, timed steps):\n" << profile_text;
+    if (compiled.contains("mixture")) PrintMixture("compiled", compiled["mixture"]);
     report["compiled"] = compiled;
     if (ours_median > 0) {
       std::cout << absl::StrFormat("\ncompiled vs interpreter: %.2fx faster\n", ours_median / compiled_median);
