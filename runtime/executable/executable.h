@@ -81,8 +81,11 @@ class Executable {
 
   const std::string& key() const { return key_; }
   int64_t arena_bytes() const { return arena_bytes_; }
-  /// Bytes the executable holds besides the arena (log-sum-exps, scratch, constants).
+  /// Bytes the executable holds besides the arena and the workspace (log-sum-exps, constants).
   int64_t owned_bytes() const { return owned_bytes_; }
+  /// The kernels' scratch block (attention tiles, Muon's matrices, ...): the largest launch's
+  /// need, sized at load for kernels::NumThreads() threads and shared by every launch.
+  int64_t workspace_bytes() const { return workspace_bytes_; }
   int64_t num_launches(std::string_view function) const;
   std::vector<LaunchProfileEntry> profile() const;
   void ResetProfile();
@@ -94,6 +97,7 @@ class Executable {
   std::string key_;
   int64_t arena_bytes_ = 0;
   int64_t owned_bytes_ = 0;
+  int64_t workspace_bytes_ = 0;
 };
 
 }  // namespace gpt_sft::runtime
