@@ -6,9 +6,11 @@
 // a time and share it), and turns every op into a launch whose buffers are resolved: an
 // arena offset from gpt-plan-buffers, an argument's memory (donated: parameters, gradient
 // accumulators and optimizer state are updated in place), or a small buffer of the
-// executable's own (attention's log-sum-exp, constants). Run then only checks the
-// arguments' types and calls the launches in order: no allocation, no shape inference, no
-// compilation. A batch of another shape is an error naming the argument and both shapes;
+// executable's own (attention's log-sum-exp, constants). The kernels' scratch (attention's
+// transposed k/v and tiles, Muon's Newton-Schulz matrices, ...) is one workspace block sized
+// at load for the largest launch and kernels::NumThreads() threads. Run then only checks the
+// arguments' types and calls the launches in order: no allocation (executable_allocations_test
+// counts them), no shape inference, no compilation. A batch of another shape is an error naming the argument and both shapes;
 // the executable never recompiles.
 //
 //   auto exe = Executable::Load(artifact);
