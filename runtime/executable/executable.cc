@@ -29,6 +29,8 @@ struct Executable::Impl {
   exec::OwnedMemory owned;
   exec::OwnedBuffer arena_memory;
   void* arena = nullptr;  // Addresses point at this pointer
+  exec::OwnedBuffer workspace_memory;
+  void* workspace = nullptr;  // WorkspaceRefs point at this pointer
   std::vector<std::unique_ptr<exec::Schedule>> schedules;
   bool profile = false;
   std::map<std::string, LaunchProfileEntry> profile_by_op;
@@ -90,7 +92,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
     }
     impl->arena = impl->arena_memory.get();
   }
-  exec::LaunchBuilder builder(&impl->arena, impl->kernels.get(), &impl->owned);
+  exec::LaunchBuilder builder(&impl->arena, &impl->workspace, impl->kernels.get(), &impl->owned);
   for (mlir::func::FuncOp func : funcs) {
     absl::StatusOr<std::unique_ptr<exec::Schedule>> schedule = builder.Build(func);
     if (!schedule.ok()) {
@@ -99,10 +101,20 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
     }
     impl->schedules.push_back(*std::move(schedule));
   }
+  // The kernels' scratch, one block for every launch (they run one at a time); never
+  // empty, so a launch's Workspace is never mistaken for a size query (workspace.h).
+  const int64_t workspace_bytes = std::max<int64_t>(kernels::kWorkspaceAlignment, builder.workspace_bytes());
+  impl->workspace_memory.reset(static_cast<char*>(std::aligned_alloc(kernels::kWorkspaceAlignment, workspace_bytes)));
+  if (!impl->workspace_memory) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate the step's kernel workspace of ", workspace_bytes, " bytes"));
+  }
+  impl->workspace = impl->workspace_memory.get();
   std::unique_ptr<Executable> exe(new Executable(std::move(impl)));
   exe->key_ = artifact.key;
   exe->arena_bytes_ = arena_bytes;
   exe->owned_bytes_ = exe->impl_->owned.bytes;
+  exe->workspace_bytes_ = workspace_bytes;
   return exe;
 }
 

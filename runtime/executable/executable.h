@@ -6,9 +6,11 @@
 // a time and share it), and turns every op into a launch whose buffers are resolved: an
 // arena offset from gpt-plan-buffers, an argument's memory (donated: parameters, gradient
 // accumulators and optimizer state are updated in place), or a small buffer of the
-// executable's own (attention's log-sum-exp, constants). Run then only checks the
-// arguments' types and calls the launches in order: no allocation, no shape inference, no
-// compilation. A batch of another shape is an error naming the argument and both shapes;
+// executable's own (attention's log-sum-exp, constants). The kernels' scratch (attention's
+// transposed k/v and tiles, Muon's Newton-Schulz matrices, ...) is one workspace block sized
+// at load for the largest launch and kernels::NumThreads() threads. Run then only checks the
+// arguments' types and calls the launches in order: no allocation (executable_allocations_test
+// counts them), no shape inference, no compilation. A batch of another shape is an error naming the argument and both shapes;
 // the executable never recompiles.
 //
 //   auto exe = Executable::Load(artifact);
@@ -81,8 +83,11 @@ class Executable {
 
   const std::string& key() const { return key_; }
   int64_t arena_bytes() const { return arena_bytes_; }
-  /// Bytes the executable holds besides the arena (log-sum-exps, scratch, constants).
+  /// Bytes the executable holds besides the arena and the workspace (log-sum-exps, constants).
   int64_t owned_bytes() const { return owned_bytes_; }
+  /// The kernels' scratch block (attention tiles, Muon's matrices, ...): the largest launch's
+  /// need, sized at load for kernels::NumThreads() threads and shared by every launch.
+  int64_t workspace_bytes() const { return workspace_bytes_; }
   int64_t num_launches(std::string_view function) const;
   std::vector<LaunchProfileEntry> profile() const;
   void ResetProfile();
@@ -94,6 +99,7 @@ class Executable {
   std::string key_;
   int64_t arena_bytes_ = 0;
   int64_t owned_bytes_ = 0;
+  int64_t workspace_bytes_ = 0;
 };
 
 }  // namespace gpt_sft::runtime

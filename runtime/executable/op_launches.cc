@@ -155,6 +155,11 @@ char* LaunchBuilder::Own(int64_t bytes) {
   return p;
 }
 
+WorkspaceRef LaunchBuilder::Scratch(int64_t bytes) {
+  workspace_bytes_ = std::max(workspace_bytes_, k::RoundUpToWorkspaceAlignment(bytes));
+  return WorkspaceRef{workspace_base_, bytes};
+}
+
 Address LaunchBuilder::OwnAddress(int64_t bytes) {
   owned_->bases.push_back(Own(bytes));
   return Address{&owned_->bases.back(), 0};
@@ -171,14 +176,6 @@ absl::StatusOr<std::unique_ptr<Schedule>> LaunchBuilder::Build(mlir::func::FuncO
     return absl::InvalidArgumentError(fn + " has no gpt.arena_bytes: the artifact was not memory-planned");
   }
   mlir::Block& block = func.getBody().front();
-  // One Newton-Schulz scratch for every Muon update: they run one after another.
-  int64_t muon_scratch = 0;
-  for (auto muon : block.getOps<gpt::MuonUpdateOp>()) {
-    const Value g = muon.getGrad();
-    muon_scratch = std::max<int64_t>(
-        muon_scratch, k::MuonScratchSize(Dim(g, 0), Dim(g, 1)) * static_cast<int64_t>(DTypeSize(*DTypeOf(g))));
-  }
-  if (muon_scratch > 0) muon_scratch_ = Own(muon_scratch);
   schedule->arg_ptrs.assign(block.getNumArguments(), nullptr);
   for (mlir::BlockArgument arg : block.getArguments()) {
     absl::StatusOr<BufferSpec> spec =
@@ -400,13 +397,14 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
       for (int64_t i = 0; i < s.B * s.T; ++i) iota[i] = static_cast<int32_t>(i % s.T);
     }
     const Address x = Of(in), y = Of(result);
+    const WorkspaceRef ws = Scratch(k::RotaryWorkspaceBytes(s));
     return ForFloat(in, op, [&](auto zero) {
       using T = decltype(zero);
       return add([=] {
         if (grad) {
-          k::RotaryGrad(x.as<const T>(), pos.as<const int32_t>(), y.as<T>(), s, base);
+          k::RotaryGrad(x.as<const T>(), pos.as<const int32_t>(), y.as<T>(), s, base, ws.get());
         } else {
-          k::Rotary(x.as<const T>(), pos.as<const int32_t>(), y.as<T>(), s, base);
+          k::Rotary(x.as<const T>(), pos.as<const int32_t>(), y.as<T>(), s, base, ws.get());
         }
         return absl::OkStatus();
       });
@@ -432,9 +430,10 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     const Address seg = a.getSegmentIds() ? Of(a.getSegmentIds()) : Address{};
     return ForFloat(a.getQ(), op, [&](auto zero) {
       using T = decltype(zero);
+      const WorkspaceRef ws = Scratch(k::AttentionWorkspaceBytes<T>(s, seg.base != nullptr));
       return add([=] {
         k::Attention(q.as<const T>(), kk.as<const T>(), v.as<const T>(),
-                     seg.base ? seg.as<const int32_t>() : nullptr, s, out.as<T>(), lse.as<T>());
+                     seg.base ? seg.as<const int32_t>() : nullptr, s, out.as<T>(), lse.as<T>(), ws.get());
         return absl::OkStatus();
       });
     });
@@ -466,14 +465,18 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     }
     return ForFloat(a.getQ(), op, [&](auto zero) {
       using T = decltype(zero);
+      // The recomputed forward runs before the backward: the two share the scratch.
+      const bool segmented = seg.base != nullptr;
+      const WorkspaceRef ws = Scratch(std::max(recompute ? k::AttentionWorkspaceBytes<T>(s, segmented) : 0,
+                                               k::AttentionGradWorkspaceBytes<T>(s, segmented)));
       return add([=] {
         const int32_t* segments = seg.base ? seg.as<const int32_t>() : nullptr;
         if (recompute) {
           k::Attention(q.as<const T>(), kk.as<const T>(), v.as<const T>(), segments, s, scratch_out.as<T>(),
-                       lse.as<T>());
+                       lse.as<T>(), ws.get());
         }
         k::AttentionGrad(q.as<const T>(), kk.as<const T>(), v.as<const T>(), segments, s, out.as<const T>(),
-                         lse.as<const T>(), dout.as<const T>(), dq.as<T>(), dk.as<T>(), dv.as<T>());
+                         lse.as<const T>(), dout.as<const T>(), dq.as<T>(), dk.as<T>(), dv.as<T>(), ws.get());
         return absl::OkStatus();
       });
     });
@@ -536,6 +539,7 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     if (ce.getIgnoreIndex() != -1) return absl::UnimplementedError(where + ": the compiled path ignores target -1 only");
     const Address logits = Of(ce.getLogits()), targets = Of(ce.getTargets()), loss = Of(ce.getResult());
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
+    const WorkspaceRef ws = Scratch(k::CrossEntropyWorkspaceBytes(N));
     return ForFloat(ce.getLogits(), op, [&](auto zero) {
       using T = decltype(zero);
       return add([=] {
@@ -546,7 +550,7 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
                                                            " is neither -1 nor in [0, ", V, ")"));
           }
         }
-        *loss.as<T>() = T(k::CrossEntropy(logits.as<const T>(), t, N, V).loss);
+        *loss.as<T>() = T(k::CrossEntropy(logits.as<const T>(), t, N, V, ws.get()).loss);
         return absl::OkStatus();
       });
     });
@@ -651,10 +655,11 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     const Address np = Of(u.getNewParam()), nb = Of(u.getNewMomentumBuffer());
     const int64_t rows = Dim(u.getGrad(), 0), cols = Dim(u.getGrad(), 1), bytes = Bytes(u.getGrad());
     const double momentum = u.getMomentum().convertToDouble();
-    char* scratch = muon_scratch_;  // sized for the largest update (Build)
     return ForFloat(u.getGrad(), op, [&](auto zero) {
       using T = decltype(zero);
+      const WorkspaceRef ws = Scratch(k::MuonScratchSize(rows, cols) * static_cast<int64_t>(sizeof(T)));
       return add([=] {
+        char* scratch = ws.get().data;
         if (!(np == p)) std::memmove(np.get(), p.get(), bytes);
         if (!(nb == buf)) std::memmove(nb.get(), buf.get(), bytes);
         const k::MuonHyper hyper{double(*lr.as<const T>()), momentum};

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "runtime/executable/executable.h"
+#include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::exec {
 
@@ -30,6 +31,16 @@ struct Address {
     return reinterpret_cast<T*>(get());
   }
   bool operator==(const Address& o) const { return base == o.base && offset == o.offset; }
+};
+
+/// A launch's scratch (kernels/cpu/workspace.h): `bytes` at the executable's workspace
+/// block, whose pointer `*base` is set once every launch is built and the largest need is
+/// known. Launches run one at a time, so every one starts at the block's base.
+struct WorkspaceRef {
+  void* const* base = nullptr;
+  int64_t bytes = 0;
+
+  kernels::Workspace get() const { return kernels::Workspace{static_cast<char*>(*base), bytes}; }
 };
 
 /// One op with its buffers resolved. `run` returns a non-OK status only for data the

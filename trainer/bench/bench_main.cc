@@ -161,7 +161,7 @@ struct CompiledResult {
   std::vector<double> forward_backward_seconds, step_seconds;
   double loss = 0;
   double cold_compile_seconds = 0, warm_load_seconds = 0;
-  int64_t peak_rss = 0, arena_bytes = 0, owned_bytes = 0, launches = 0;
+  int64_t peak_rss = 0, arena_bytes = 0, owned_bytes = 0, workspace_bytes = 0, launches = 0;
   int kernels = 0;
   std::vector<runtime::LaunchProfileEntry> profile;
 };
@@ -188,6 +188,7 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
   result.warm_load_seconds = (*step)->compile_report().seconds;
   result.arena_bytes = (*step)->compile_report().arena_bytes;
   result.owned_bytes = (*step)->executable().owned_bytes();
+  result.workspace_bytes = (*step)->executable().workspace_bytes();
   result.launches = (*step)->compile_report().launches;
   result.kernels = (*step)->compile_report().kernels;
   const StepBatch batch = RandomBatch(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
@@ -219,6 +220,7 @@ nlohmann::ordered_json CompiledJson(const CompiledResult& c, int64_t tokens, int
           {"peak_rss_bytes", c.peak_rss},
           {"arena_bytes", c.arena_bytes},
           {"side_buffer_bytes", c.owned_bytes},
+          {"workspace_bytes", c.workspace_bytes},
           {"cold_compile_seconds", c.cold_compile_seconds},
           {"warm_start_seconds", c.warm_load_seconds},
           {"launches_per_micro_step", c.launches},
@@ -454,8 +456,9 @@ int Main(int argc, char** argv) {
     PrintRow("  forward+backward (@micro_step)", compiled["forward_backward_seconds"].get<double>(), tokens, flops,
              compiled["peak_rss_bytes"].get<int64_t>(), "RSS");
     PrintRow("  full step: compiled", compiled_median, tokens, flops, compiled["peak_rss_bytes"].get<int64_t>(),
-             absl::StrFormat("RSS; arena %.2f GB; %d launches, %d fusion kernels; loss %.4f",
-                             compiled["arena_bytes"].get<int64_t>() / 1e9, compiled["launches_per_micro_step"].get<int>(),
+             absl::StrFormat("RSS; arena %.2f GB, workspace %.1f MB; %d launches, %d fusion kernels; loss %.4f",
+                             compiled["arena_bytes"].get<int64_t>() / 1e9,
+                             compiled["workspace_bytes"].get<int64_t>() / 1e6, compiled["launches_per_micro_step"].get<int>(),
                              compiled["fusion_kernels"].get<int>(), compiled["loss"].get<double>()));
     std::cout << absl::StrFormat("  compile: cold %.2f s, warm start (cache hit) %.3f s\n",
                                  compiled["cold_compile_seconds"].get<double>(), compiled["warm_start_seconds"].get<double>());

@@ -15,16 +15,20 @@
 // their strided [B,T,heads,D] layout. K (and V, for dP = dO V^T) are transposed once per
 // call into [B, Hkv, D, T'] copies, so Q K^T is an ordinary A B product; P^T and dS^T are
 // read in place by TileGemmTransposedA.
+//
+// Scratch comes from the caller's Workspace (workspace.h), carved in one order by the same
+// code that sizes it: the segment ranges and the transposed copies (and the backward's row
+// dots) first, then one equal slice per pool thread (ThreadSlot) for the tiles.
 #include "runtime/kernels/cpu/attention.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -34,13 +38,16 @@ constexpr int64_t kBlk = kAttentionBlock;
 enum class Visibility { kNone, kAll, kPartial };
 
 // Offsets into the [B,T,H,D], [B,T,Hkv,D] and [B,H,T] tensors, and which block pairs meet.
+// The segment-id ranges live in the workspace (`carver`).
 class Geometry {
  public:
-  Geometry(AttentionShape s, const int32_t* seg) : s_(s), seg_(seg), blocks_((s.T + kBlk - 1) / kBlk) {
+  Geometry(AttentionShape s, const int32_t* seg, WorkspaceCarver& carver)
+      : s_(s), seg_(seg), blocks_((s.T + kBlk - 1) / kBlk) {
     if (seg_ == nullptr) return;
     // Segment-id range of each (b, block): disjoint ranges cannot share an id.
-    lo_.resize(s.B * blocks_);
-    hi_.resize(s.B * blocks_);
+    lo_ = carver.Take<int32_t>(s.B * blocks_, "attention segment ranges");
+    hi_ = carver.Take<int32_t>(s.B * blocks_, "attention segment ranges");
+    if (carver.counting()) return;
     for (int64_t b = 0; b < s.B; ++b)
       for (int64_t blk = 0; blk < blocks_; ++blk) {
         const int32_t* ids = seg_ + b * s.T + blk * kBlk;
@@ -87,7 +94,42 @@ class Geometry {
   AttentionShape s_;
   const int32_t* seg_;
   int64_t blocks_;
-  std::vector<int32_t> lo_, hi_;
+  int32_t* lo_ = nullptr;
+  int32_t* hi_ = nullptr;
+};
+
+// The transposed copies [B, Hkv, D, TRow()] of k (and v).
+template <typename T>
+T* TakeTransposed(const Geometry& geo, WorkspaceCarver& carver) {
+  const AttentionShape& s = geo.shape();
+  return carver.Take<T>(s.B * s.Hkv * s.D * geo.TRow(), "attention's transposed k/v");
+}
+
+// One equal slice per thread for the tile scratch `Tiles` (a struct carved from a
+// WorkspaceCarver), as many slices as the workspace holds, at most NumThreads().
+template <typename Tiles>
+class PerThread {
+ public:
+  PerThread(WorkspaceCarver& carver, int64_t D) {
+    WorkspaceCarver count;
+    Tiles(count, D);
+    stride_ = count.used();
+    slots_ = carver.counting() ? NumThreads()
+                               : static_cast<int>(std::min<int64_t>(NumThreads(), carver.left() / stride_));
+    base_ = carver.Take<char>(stride_ * std::max(1, slots_), "attention's per-thread tiles");
+    D_ = D;
+  }
+  /// The running thread's tiles (inside a ParallelFor given max_threads = slots()).
+  Tiles ForThisThread() const {
+    WorkspaceCarver carver(Workspace{base_ + ThreadSlot() * stride_, stride_});
+    return Tiles(carver, D_);
+  }
+  int slots() const { return std::max(1, slots_); }
+
+ private:
+  char* base_ = nullptr;
+  int64_t stride_ = 0, D_ = 0;
+  int slots_ = 0;
 };
 
 // S [nq, nk] = Q_blk K_blk^T, masked (unscaled: the softmax applies 1/sqrt(D) inside its
@@ -102,36 +144,51 @@ void Scores(const Geometry& geo, Visibility vis, int64_t b, int64_t h, int64_t q
   if (vis == Visibility::kPartial) geo.Mask(b, q0, nq, k0, nk, S);
 }
 
-// x [B,T,Hkv,D] -> [B, Hkv, D, TRow()], one task per (b, g, block).
+// x [B,T,Hkv,D] -> xt [B, Hkv, D, TRow()], one task per (b, g, block); the padding
+// columns t >= T are never read.
 template <typename T>
-std::vector<T> TransposeHeads(const Geometry& geo, const T* x) {
+void TransposeHeads(const Geometry& geo, const T* x, T* xt) {
   const AttentionShape& s = geo.shape();
-  std::vector<T> xt(s.B * s.Hkv * s.D * geo.TRow());
   ParallelFor(s.B * s.Hkv * geo.blocks(), 4, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t bg = i / geo.blocks(), t0 = (i % geo.blocks()) * kBlk, b = bg / s.Hkv, g = bg % s.Hkv;
-      TransposeTile(geo.Len(t0 / kBlk), s.D, x + geo.Kv(b, t0, g), geo.KvRow(), xt.data() + geo.Kt(b, g, t0),
+      TransposeTile(geo.Len(t0 / kBlk), s.D, x + geo.Kv(b, t0, g), geo.KvRow(), xt + geo.Kt(b, g, t0),
                     geo.TRow());
     }
   });
-  return xt;
 }
+
+// The forward's tiles of one query block: S [kBlk, kBlk], acc [kBlk, D], m and l [kBlk].
+template <typename T>
+struct ForwardTiles {
+  T* S;
+  T* acc;
+  double *m, *l;
+  ForwardTiles(WorkspaceCarver& c, int64_t D)
+      : S(c.Take<T>(kBlk * kBlk, "attention scores")), acc(c.Take<T>(kBlk * D, "attention accumulator")),
+        m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")) {}
+};
 
 template <typename T>
 void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v, int64_t b, int64_t h, int64_t qb,
-                       T* out, T* lse) {
+                       T* out, T* lse, const ForwardTiles<T>& tiles) {
   const AttentionShape& s = geo.shape();
   const int64_t g = h / geo.rep(), q0 = qb * kBlk, nq = geo.Len(qb);
   const double scale = 1.0 / std::sqrt(double(s.D));
-  std::vector<T> S(kBlk * kBlk), acc(nq * s.D, T(0));
-  std::vector<double> m(nq, -std::numeric_limits<double>::infinity()), l(nq, 0.0);
+  T* const S = tiles.S;
+  T* const acc = tiles.acc;
+  double* const m = tiles.m;
+  double* const l = tiles.l;
+  std::fill(acc, acc + nq * s.D, T(0));
+  std::fill(m, m + nq, -std::numeric_limits<double>::infinity());
+  std::fill(l, l + nq, 0.0);
   for (int64_t kb = 0; kb <= qb; ++kb) {
     const Visibility vis = geo.Classify(b, qb, kb);
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
-    Scores(geo, vis, b, h, qb, kb, q, kt, S.data());
+    Scores(geo, vis, b, h, qb, kb, q, kt, S);
     for (int64_t i = 0; i < nq; ++i) {
-      T* row = S.data() + i * nk;
+      T* row = S + i * nk;
       // In scaled units, and representable in T so the exps below use exactly this shift.
       const double m_new = double(T(std::max(m[i], scale * MaxOf(row, nk))));
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
@@ -144,7 +201,7 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
         for (int64_t d = 0; d < s.D; ++d) acc[i * s.D + d] *= T(correction);
       m[i] = m_new;
     }
-    TileGemm(nq, s.D, nk, S.data(), nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc.data(), s.D, true);
+    TileGemm(nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true);
   }
   // Every query sees at least itself, so l > 0.
   for (int64_t i = 0; i < nq; ++i) {
@@ -154,31 +211,40 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
   }
 }
 
+// The backward's tiles of one task: P and dS [kBlk, kBlk], dk_acc and dv_acc [kBlk, D].
+template <typename T>
+struct GradTiles {
+  T *P, *dS, *dk_acc, *dv_acc;
+  GradTiles(WorkspaceCarver& c, int64_t D)
+      : P(c.Take<T>(kBlk * kBlk, "attention probabilities")), dS(c.Take<T>(kBlk * kBlk, "attention score grads")),
+        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")), dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")) {}
+};
+
 // Everything the backward needs, and the scratch of one task.
 template <typename T>
 struct GradTask {
   const Geometry& geo;
   const T *q, *k, *kt, *vt, *lse, *dout, *delta;  // kt, vt: TransposeHeads of k, v
   T* dq;
-  std::vector<T> P, dS, dk_acc, dv_acc;
+  T *P, *dS, *dk_acc, *dv_acc;  // this thread's GradTiles
 
   GradTask(const Geometry& g, const T* q_, const T* k_, const T* kt_, const T* vt_, const T* lse_, const T* dout_,
-           const T* delta_, T* dq_)
+           const T* delta_, T* dq_, const GradTiles<T>& tiles)
       : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
-        P(kBlk * kBlk), dS(kBlk * kBlk), dk_acc(kBlk * g.shape().D), dv_acc(kBlk * g.shape().D) {}
+        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc) {}
 
   // P and dS [nq, nk] of block pair (qb, kb) for head h.
   void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
-    Scores(geo, vis, b, h, qb, kb, q, kt, P.data());
+    Scores(geo, vis, b, h, qb, kb, q, kt, P);
     for (int64_t i = 0; i < nq; ++i) {
-      T* row = P.data() + i * nk;
+      T* row = P + i * nk;
       ExpAffine(row, nk, scale, lse[geo.L(b, h, q0 + i)], row);
     }
     TileGemm(nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk), geo.TRow(),
-             dS.data(), nk, false);  // dP
+             dS, nk, false);  // dP
     for (int64_t i = 0; i < nq; ++i) {
       const T di = delta[geo.L(b, h, q0 + i)];
       for (int64_t j = 0; j < nk; ++j) dS[i * nk + j] = P[i * nk + j] * (dS[i * nk + j] - di) * scale;
@@ -187,7 +253,7 @@ struct GradTask {
 
   void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
-    TileGemm(nq, geo.shape().D, nk, dS.data(), nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
+    TileGemm(nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
              dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true);
   }
 
@@ -195,8 +261,8 @@ struct GradTask {
   // share into dq (the caller owns every dq row of g's query heads).
   void KeyBlock(int64_t b, int64_t g, int64_t kb, bool with_dq, T* dk, T* dv) {
     const int64_t D = geo.shape().D, nk = geo.Len(kb);
-    std::fill(dk_acc.begin(), dk_acc.end(), T(0));
-    std::fill(dv_acc.begin(), dv_acc.end(), T(0));
+    std::fill(dk_acc, dk_acc + kBlk * D, T(0));
+    std::fill(dv_acc, dv_acc + kBlk * D, T(0));
     for (int64_t h = g * geo.rep(); h < (g + 1) * geo.rep(); ++h)
       for (int64_t qb = kb; qb < geo.blocks(); ++qb) {
         const Visibility vis = geo.Classify(b, qb, kb);
@@ -204,13 +270,13 @@ struct GradTask {
         const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
         ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
         // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
-        TileGemmTransposedA(nk, D, nq, P.data(), nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc.data(), D, true);
-        TileGemmTransposedA(nk, D, nq, dS.data(), nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc.data(), D, true);
+        TileGemmTransposedA(nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true);
+        TileGemmTransposedA(nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true);
         if (with_dq) AccumulateDq(b, h, qb, kb);
       }
     for (int64_t j = 0; j < nk; ++j) {
-      std::copy_n(dk_acc.data() + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
-      std::copy_n(dv_acc.data() + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
+      std::copy_n(dk_acc + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
+      std::copy_n(dv_acc + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
     }
   }
 
@@ -227,9 +293,8 @@ struct GradTask {
 
 // delta [B,H,T]: Delta_i = dO_i . O_i, summed in double.
 template <typename T>
-std::vector<T> RowDots(const Geometry& geo, const T* out, const T* dout) {
+void RowDots(const Geometry& geo, const T* out, const T* dout, T* delta) {
   const AttentionShape& s = geo.shape();
-  std::vector<T> delta(s.B * s.H * s.T);
   ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
     for (int64_t bt = begin; bt < end; ++bt)
       for (int64_t h = 0; h < s.H; ++h) {
@@ -239,63 +304,143 @@ std::vector<T> RowDots(const Geometry& geo, const T* out, const T* dout) {
         delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
       }
   });
-  return delta;
+}
+
+// The forward's workspace, in carving order; with a counting carver, only its size.
+template <typename T>
+struct ForwardWorkspace {
+  Geometry geo;
+  T* kt;
+  PerThread<ForwardTiles<T>> tiles;
+  ForwardWorkspace(AttentionShape s, const int32_t* seg, WorkspaceCarver& c)
+      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), tiles(c, s.D) {}
+};
+
+template <typename T>
+struct GradWorkspace {
+  Geometry geo;
+  T *delta, *kt, *vt;
+  PerThread<GradTiles<T>> tiles;
+  GradWorkspace(AttentionShape s, const int32_t* seg, WorkspaceCarver& c)
+      : geo(s, seg, c), delta(c.Take<T>(s.B * s.H * s.T, "attention row dots")), kt(TakeTransposed<T>(geo, c)),
+        vt(TakeTransposed<T>(geo, c)), tiles(c, s.D) {}
+};
+
+// Segment ids change only whether ranges are carved: any non-null pointer sizes them.
+const int32_t* SizingSegments(bool segment_ids) {
+  static const int32_t kAny = 0;
+  return segment_ids ? &kAny : nullptr;
 }
 
 }  // namespace
 
 template <typename T>
-void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse) {
-  const Geometry geo(s, seg);
-  const std::vector<T> kt = TransposeHeads(geo, k);
+int64_t AttentionWorkspaceBytes(AttentionShape s, bool segment_ids) {
+  WorkspaceCarver count;
+  ForwardWorkspace<T>(s, SizingSegments(segment_ids), count);
+  return count.used();
+}
+
+template <typename T>
+int64_t AttentionGradWorkspaceBytes(AttentionShape s, bool segment_ids) {
+  WorkspaceCarver count;
+  GradWorkspace<T>(s, SizingSegments(segment_ids), count);
+  return count.used();
+}
+
+template <typename T>
+void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse,
+               Workspace workspace) {
+  WorkspaceCarver carver(workspace);
+  const ForwardWorkspace<T> ws(s, seg, carver);
+  const Geometry& geo = ws.geo;
+  TransposeHeads(geo, k, ws.kt);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
   // Costliest (last) query blocks first, so the pool's tail is short.
-  ParallelFor(heads * nqb, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
-      ForwardQueryBlock(geo, q, kt.data(), v, bh / s.H, bh % s.H, qb, out, lse);
-    }
-  });
+  ParallelFor(
+      heads * nqb, 1,
+      [&](int64_t begin, int64_t end) {
+        const ForwardTiles<T> tiles = ws.tiles.ForThisThread();
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
+          ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles);
+        }
+      },
+      ws.tiles.slots());
+}
+
+template <typename T>
+void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse) {
+  const ScratchBuffer scratch(AttentionWorkspaceBytes<T>(s, seg != nullptr));
+  Attention(q, k, v, seg, s, out, lse, scratch.get());
+}
+
+template <typename T>
+void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out,
+                   const T* lse, const T* dout, T* dq, T* dk, T* dv, Workspace workspace,
+                   AttentionGradSchedule schedule) {
+  WorkspaceCarver carver(workspace);
+  const GradWorkspace<T> ws(s, seg, carver);
+  const Geometry& geo = ws.geo;
+  RowDots(geo, out, dout, ws.delta);
+  TransposeHeads(geo, k, ws.kt);
+  TransposeHeads(geo, v, ws.vt);
+  std::fill(dq, dq + s.B * s.T * s.H * s.D, T(0));
+  const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
+  if (schedule == AttentionGradSchedule::kAuto)
+    schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
+  auto task = [&] {
+    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread());
+  };
+  const int slots = ws.tiles.slots();
+  if (schedule == AttentionGradSchedule::kFused) {
+    ParallelFor(
+        groups, 1,
+        [&](int64_t begin, int64_t end) {
+          GradTask<T> t = task();
+          for (int64_t bg = begin; bg < end; ++bg)
+            for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
+        },
+        slots);
+    return;
+  }
+  // Key block 0 meets every query block: hand out the first key blocks first.
+  ParallelFor(
+      groups * nb, 1,
+      [&](int64_t begin, int64_t end) {
+        GradTask<T> t = task();
+        for (int64_t i = begin; i < end; ++i)
+          t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
+      },
+      slots);
+  const int64_t heads = s.B * s.H;
+  ParallelFor(
+      heads * nb, 1,
+      [&](int64_t begin, int64_t end) {
+        GradTask<T> t = task();
+        for (int64_t i = begin; i < end; ++i) t.QueryBlock((i % heads) / s.H, (i % heads) % s.H, nb - 1 - i / heads);
+      },
+      slots);
 }
 
 template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out,
                    const T* lse, const T* dout, T* dq, T* dk, T* dv, AttentionGradSchedule schedule) {
-  const Geometry geo(s, seg);
-  const std::vector<T> delta = RowDots(geo, out, dout), kt = TransposeHeads(geo, k), vt = TransposeHeads(geo, v);
-  std::fill(dq, dq + s.B * s.T * s.H * s.D, T(0));
-  const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
-  if (schedule == AttentionGradSchedule::kAuto)
-    schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
-  auto task = [&] { return GradTask<T>(geo, q, k, kt.data(), vt.data(), lse, dout, delta.data(), dq); };
-  if (schedule == AttentionGradSchedule::kFused) {
-    ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
-      GradTask<T> t = task();
-      for (int64_t bg = begin; bg < end; ++bg)
-        for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
-    });
-    return;
-  }
-  // Key block 0 meets every query block: hand out the first key blocks first.
-  ParallelFor(groups * nb, 1, [&](int64_t begin, int64_t end) {
-    GradTask<T> t = task();
-    for (int64_t i = begin; i < end; ++i) t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
-  });
-  const int64_t heads = s.B * s.H;
-  ParallelFor(heads * nb, 1, [&](int64_t begin, int64_t end) {
-    GradTask<T> t = task();
-    for (int64_t i = begin; i < end; ++i) t.QueryBlock((i % heads) / s.H, (i % heads) % s.H, nb - 1 - i / heads);
-  });
+  const ScratchBuffer scratch(AttentionGradWorkspaceBytes<T>(s, seg != nullptr));
+  AttentionGrad(q, k, v, seg, s, out, lse, dout, dq, dk, dv, scratch.get(), schedule);
 }
 
-template void Attention<float>(const float*, const float*, const float*, const int32_t*, AttentionShape, float*, float*);
-template void Attention<double>(const double*, const double*, const double*, const int32_t*, AttentionShape, double*,
-                                double*);
-template void AttentionGrad<float>(const float*, const float*, const float*, const int32_t*, AttentionShape,
-                                   const float*, const float*, const float*, float*, float*, float*,
-                                   AttentionGradSchedule);
-template void AttentionGrad<double>(const double*, const double*, const double*, const int32_t*, AttentionShape,
-                                    const double*, const double*, const double*, double*, double*, double*,
-                                    AttentionGradSchedule);
+#define INSTANTIATE(T)                                                                                          \
+  template int64_t AttentionWorkspaceBytes<T>(AttentionShape, bool);                                           \
+  template int64_t AttentionGradWorkspaceBytes<T>(AttentionShape, bool);                                       \
+  template void Attention<T>(const T*, const T*, const T*, const int32_t*, AttentionShape, T*, T*);            \
+  template void Attention<T>(const T*, const T*, const T*, const int32_t*, AttentionShape, T*, T*, Workspace); \
+  template void AttentionGrad<T>(const T*, const T*, const T*, const int32_t*, AttentionShape, const T*,       \
+                                 const T*, const T*, T*, T*, T*, AttentionGradSchedule);                       \
+  template void AttentionGrad<T>(const T*, const T*, const T*, const int32_t*, AttentionShape, const T*,       \
+                                 const T*, const T*, T*, T*, T*, Workspace, AttentionGradSchedule);
+INSTANTIATE(float)
+INSTANTIATE(double)
+#undef INSTANTIATE
 
 }  // namespace gpt_sft::runtime::kernels

@@ -8,12 +8,16 @@
 // disjoint segment-id ranges skipped. The forward saves the log-sum-exp per (b, h, t), from
 // which the backward recomputes the probabilities. Work is spread over the pool
 // (parallel.h): the forward over (b, h, query block); results do not depend on the thread
-// count. Allocates: a transposed copy of k (and of v in the backward), the size of k; tile
-// scratch (~70 KB per task); in the backward, [B,H,T] row dot products.
+// count. Scratch: a transposed copy of k (and of v in the backward), the size of k; tile
+// scratch per pool thread (~50 KB at D = 64, float); in the backward, [B,H,T] row dot
+// products. The overloads taking a Workspace use the caller's memory and allocate nothing
+// (size it with the *WorkspaceBytes function beside them); the others allocate it per call.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_
 
 #include <cstdint>
+
+#include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
 
@@ -26,6 +30,14 @@ inline constexpr int64_t kAttentionBlock = 64;
 /// `segment_ids` [B,T] may be null (plain causal). `lse` [B,H,T] receives the log-sum-exp.
 template <typename T>
 void Attention(const T* q, const T* k, const T* v, const int32_t* segment_ids, AttentionShape s, T* out, T* lse);
+/// The same in `workspace`, at least AttentionWorkspaceBytes<T>(s, segment_ids != null) bytes
+/// (sized for NumThreads() threads; a smaller thread count at run time uses less of it, a
+/// larger one runs on as many threads as it has room for).
+template <typename T>
+void Attention(const T* q, const T* k, const T* v, const int32_t* segment_ids, AttentionShape s, T* out, T* lse,
+               Workspace workspace);
+template <typename T>
+int64_t AttentionWorkspaceBytes(AttentionShape s, bool segment_ids);
 
 /// How the backward shares work. kFused: one task per (b, kv head) does everything (five
 /// tile products per block pair). kTwoPass: tasks per (b, kv head, key block) for dk, dv,
@@ -38,6 +50,13 @@ template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* segment_ids, AttentionShape s, const T* out,
                    const T* lse, const T* dout, T* dq, T* dk, T* dv,
                    AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
+/// The same in `workspace`, at least AttentionGradWorkspaceBytes<T>(s, segment_ids != null).
+template <typename T>
+void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* segment_ids, AttentionShape s, const T* out,
+                   const T* lse, const T* dout, T* dq, T* dk, T* dv, Workspace workspace,
+                   AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
+template <typename T>
+int64_t AttentionGradWorkspaceBytes(AttentionShape s, bool segment_ids);
 
 }  // namespace gpt_sft::runtime::kernels
 

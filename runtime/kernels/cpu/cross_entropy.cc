@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/vec_math.h"
@@ -21,12 +20,23 @@ int64_t CountTargets(const int32_t* targets, int64_t N) {
   return count;
 }
 
+
+int64_t Chunks(int64_t N) { return (N + kRowsPerChunk - 1) / kRowsPerChunk; }
+
 }  // namespace
 
+int64_t CrossEntropyWorkspaceBytes(int64_t N) {
+  WorkspaceCarver count;
+  count.Take<double>(Chunks(N), "cross-entropy partial sums");
+  return count.used();
+}
+
 template <typename T>
-CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V) {
-  const int64_t chunks = (N + kRowsPerChunk - 1) / kRowsPerChunk;
-  std::vector<double> partial(chunks, 0.0);
+CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace) {
+  const int64_t chunks = Chunks(N);
+  WorkspaceCarver carver(workspace);
+  double* partial = carver.Take<double>(chunks, "cross-entropy partial sums");
+  std::fill(partial, partial + chunks, 0.0);
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
     double sum = 0;
     for (int64_t n = begin; n < end; ++n) {
@@ -38,9 +48,15 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
     partial[begin / kRowsPerChunk] = sum;
   });
   double sum = 0;
-  for (double p : partial) sum += p;
+  for (int64_t c = 0; c < chunks; ++c) sum += partial[c];
   const int64_t count = CountTargets(targets, N);
   return {count > 0 ? sum / count : 0.0, count};
+}
+
+template <typename T>
+CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V) {
+  const ScratchBuffer scratch(CrossEntropyWorkspaceBytes(N));
+  return CrossEntropy(logits, targets, N, V, scratch.get());
 }
 
 namespace {
@@ -90,6 +106,8 @@ void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int6
 
 template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, int64_t, int64_t);
 template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t);
+template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, int64_t, int64_t, Workspace);
+template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t, Workspace);
 template void CrossEntropyGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float*);
 template void CrossEntropyGrad<double>(const double*, const int32_t*, int64_t, int64_t, double, double*);
 template void CrossEntropySoftcapGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float, float*);

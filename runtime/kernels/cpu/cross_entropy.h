@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "runtime/kernels/cpu/workspace.h"
+
 namespace gpt_sft::runtime::kernels {
 
 struct CrossEntropyResult {
@@ -14,6 +16,11 @@ struct CrossEntropyResult {
 
 template <typename T>
 CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V);
+/// The same with its per-chunk partial sums in `workspace` (CrossEntropyWorkspaceBytes(N)):
+/// no allocation. The gradients below need no scratch.
+template <typename T>
+CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace);
+int64_t CrossEntropyWorkspaceBytes(int64_t N);
 /// dlogits for an upstream gradient `dloss` of the mean loss; rows with target -1 get 0.
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits);

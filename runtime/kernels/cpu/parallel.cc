@@ -15,6 +15,7 @@ namespace gpt_sft::runtime::kernels {
 namespace {
 
 thread_local bool in_parallel_body = false;
+thread_local int thread_slot = 0;  // worker i: i + 1 (WorkerLoop)
 
 class Pool {
  public:
@@ -26,9 +27,9 @@ class Pool {
   int threads() const { return threads_.load(); }
   void set_threads(int n) { threads_.store(std::max(1, n)); }
 
-  void Run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+  void Run(int64_t n, int64_t grain, ChunkBody body, int max_threads) {
     const int64_t chunks = (n + grain - 1) / grain;
-    const int want = static_cast<int>(std::min<int64_t>(threads(), chunks));
+    const int want = static_cast<int>(std::min<int64_t>(std::min(threads(), max_threads), chunks));
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (want <= 1 || in_parallel_body || !busy.owns_lock()) {
       RunChunks(n, grain, body, nullptr);
@@ -50,7 +51,7 @@ class Pool {
 
  private:
   struct Job {
-    const std::function<void(int64_t, int64_t)>* body = nullptr;
+    const ChunkBody* body = nullptr;  // the caller's, alive until its Run returns
     int64_t n = 0, grain = 1;
     std::atomic<int64_t>* next = nullptr;
     int workers = 0;  // how many of the pool's workers take part
@@ -59,8 +60,7 @@ class Pool {
   // OpenBLAS runs single-threaded inside pool chunks (matmul.h says why).
   Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) { openblas_set_num_threads(1); }
 
-  static void RunChunks(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body,
-                        std::atomic<int64_t>* next) {
+  static void RunChunks(int64_t n, int64_t grain, ChunkBody body, std::atomic<int64_t>* next) {
     const bool outer = in_parallel_body;
     in_parallel_body = true;
     if (next == nullptr) {
@@ -80,6 +80,7 @@ class Pool {
   }
 
   void WorkerLoop(int index) {
+    thread_slot = index + 1;
     uint64_t seen = 0;
     for (;;) {
       Job job;
@@ -103,7 +104,7 @@ class Pool {
   Job job_;
   int pending_ = 0;
   uint64_t generation_ = 0;
-  std::vector<std::thread> workers_;
+  std::vector<std::thread> workers_;  // grows in EnsureWorkers only (the first big job)
 };
 
 }  // namespace
@@ -112,9 +113,11 @@ int NumThreads() { return Pool::Get().threads(); }
 
 void SetNumThreads(int n) { Pool::Get().set_threads(n); }
 
-void ParallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+void ParallelFor(int64_t n, int64_t grain, ChunkBody body, int max_threads) {
   if (n <= 0) return;
-  Pool::Get().Run(n, std::max<int64_t>(1, grain), body);
+  Pool::Get().Run(n, std::max<int64_t>(1, grain), body, std::max(1, max_threads));
 }
+
+int ThreadSlot() { return thread_slot; }
 
 }  // namespace gpt_sft::runtime::kernels

@@ -57,5 +57,32 @@ TEST(ParallelFor, ManyConsecutiveJobsComplete) {
   SetNumThreads(saved);
 }
 
+// Slots index per-thread scratch: below the thread count, never shared by two threads at
+// once, and 0 only when max_threads keeps the call on the caller.
+TEST(ParallelFor, ThreadSlotsAreDistinctAndBounded) {
+  const int saved = NumThreads();
+  SetNumThreads(3);
+  std::vector<std::atomic<int>> busy(3);
+  std::atomic<int> out_of_range{0}, shared{0};
+  ParallelFor(300, 1, [&](int64_t, int64_t) {
+    const int slot = ThreadSlot();
+    if (slot < 0 || slot >= 3) {
+      ++out_of_range;
+      return;
+    }
+    if (busy[slot].fetch_add(1) != 0) ++shared;
+    for (volatile int spin = 0; spin < 1000; ++spin) {
+    }
+    busy[slot].fetch_sub(1);
+  });
+  EXPECT_EQ(out_of_range.load(), 0);
+  EXPECT_EQ(shared.load(), 0);
+  std::atomic<int> nonzero{0};
+  ParallelFor(300, 1, [&](int64_t, int64_t) { nonzero += ThreadSlot() != 0; }, /*max_threads=*/1);
+  EXPECT_EQ(nonzero.load(), 0);
+  EXPECT_EQ(ThreadSlot(), 0);
+  SetNumThreads(saved);
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "runtime/kernels/cpu/workspace.h"
+
 namespace gpt_sft::runtime::kernels {
 
 struct RotaryShape {
@@ -17,6 +19,14 @@ template <typename T>
 void Rotary(const T* x, const int32_t* positions, T* y, RotaryShape s, double base = 10000.0);
 template <typename T>
 void RotaryGrad(const T* dy, const int32_t* positions, T* dx, RotaryShape s, double base = 10000.0);
+
+/// The same with the inverse frequencies in `workspace` (RotaryWorkspaceBytes(s)): no
+/// allocation.
+template <typename T>
+void Rotary(const T* x, const int32_t* positions, T* y, RotaryShape s, double base, Workspace workspace);
+template <typename T>
+void RotaryGrad(const T* dy, const int32_t* positions, T* dx, RotaryShape s, double base, Workspace workspace);
+int64_t RotaryWorkspaceBytes(RotaryShape s);
 
 }  // namespace gpt_sft::runtime::kernels
 
