@@ -26,6 +26,12 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
     return absl::InvalidArgumentError(absl::StrCat("the ParamStore's model config ", params->config().ToJson(),
                                                    " differs from the step's ", config.model.ToJson()));
   }
+  runtime::collectives::Communicator* comm = options.communicator;
+  const int world = comm ? comm->world_size() : 1;
+  if (world != config.dp_world_size) {
+    return absl::InvalidArgumentError(absl::StrCat("the step is built for dp_world_size ", config.dp_world_size,
+                                                   " but the communicator has ", world, " rank(s)"));
+  }
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CompiledStep> step(new CompiledStep(config, params));
   compiler::StepArtifact artifact;
@@ -35,7 +41,16 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
     if (!compiled.ok()) return compiled.status();
     artifact = *std::move(compiled);
   } else {
-    absl::StatusOr<compiler::CompileOutcome> outcome = compiler::CompileOrLoadStep(config, options.cache_dir);
+    // Rank 0 first; the barrier then lets the others find its artifact in the cache.
+    const bool first = comm == nullptr || comm->rank() == 0;
+    absl::StatusOr<compiler::CompileOutcome> outcome;
+    if (first) outcome = compiler::CompileOrLoadStep(config, options.cache_dir);
+    if (world > 1) {
+      if (absl::Status s = comm->Barrier(); !s.ok()) {
+        return absl::Status(s.code(), absl::StrCat("waiting for rank 0 to compile the step: ", s.message()));
+      }
+    }
+    if (!first) outcome = compiler::CompileOrLoadStep(config, options.cache_dir);
     if (!outcome.ok()) return outcome.status();
     report.cache_hit = outcome->cache_hit;
     report.cache_entry = outcome->cache_entry;
@@ -45,6 +60,7 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
   runtime::ExecutableOptions exe_options;
   exe_options.num_threads = options.num_threads;
   exe_options.profile = options.profile;
+  exe_options.communicator = comm;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = runtime::Executable::Load(artifact, exe_options);
   if (!exe.ok()) return exe.status();
   step->executable_ = *std::move(exe);

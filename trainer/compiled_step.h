@@ -18,6 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
+#include "runtime/collectives/communicator.h"
 #include "runtime/executable/executable.h"
 #include "runtime/interpreter/tensor.h"
 #include "runtime/params/param_store.h"
@@ -29,6 +30,10 @@ struct CompiledStepOptions {
   std::string cache_dir;  // the artifact cache; empty: compile without caching
   int num_threads = 0;
   bool profile = false;
+  /// The data-parallel ranks (null: one). Its world size must be config.dp_world_size. With
+  /// a cache dir, rank 0 compiles (or loads) first and the others wait at a barrier, then load
+  /// rank 0's artifact from the cache: one compilation per machine, not one per rank.
+  runtime::collectives::Communicator* communicator = nullptr;
 };
 
 /// What getting the executable cost, for the trainer's log and the benchmark.

@@ -35,6 +35,12 @@ absl::StatusOr<std::unique_ptr<EagerStep>> EagerStep::Create(const compiler::Ste
     return absl::InvalidArgumentError(absl::StrCat("the ParamStore's model config ", params->config().ToJson(),
                                                    " differs from the step's ", config.model.ToJson()));
   }
+  const int world = options.collectives ? options.collectives->GroupSize("dp") : 1;
+  if (world != config.dp_world_size) {
+    return absl::InvalidArgumentError(absl::StrCat("the step is built for dp_world_size ", config.dp_world_size,
+                                                   " but the interpreter's collectives have ", world,
+                                                   " rank(s) in group \"dp\""));
+  }
   std::unique_ptr<EagerStep> step(new EagerStep(config, params));
   Compiled& c = *step->compiled_;
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = compiler::BuildStepModule(c.context, config);

@@ -4,7 +4,9 @@
 //   @micro_step:     the same forward, then gpt.gradients of loss/grad_accum_steps with
 //                    respect to every parameter, added into the gradient arguments;
 //   @optimizer_step: one lr per group (initial lr x lr_multiplier, as gpt.mul of rank-0
-//                    tensors), then gpt.adamw_update or gpt.muon_update per parameter.
+//                    tensors), then per parameter its gradient averaged over the "dp" group
+//                    (gpt.all_reduce avg, when dp_world_size > 1) and gpt.adamw_update or
+//                    gpt.muon_update.
 #include "compiler/builder/step_builder.h"
 
 #include <string>
@@ -38,6 +40,8 @@ class StepEmitter {
   mlir::OwningOpRef<mlir::ModuleOp> Emit() {
     mlir::OwningOpRef<mlir::ModuleOp> module = mlir::ModuleOp::create(b_.getUnknownLoc());
     (*module)->setAttr("gpt.model_config", b_.getStringAttr(config_.model.ToJson()));
+    // The world the step's collectives expect; the runtimes check their communicator against it.
+    if (config_.dp_world_size > 1) (*module)->setAttr("gpt.dp_world_size", b_.getI64IntegerAttr(config_.dp_world_size));
     b_.setInsertionPointToEnd(module->getBody());
     EmitLogitsFunction();
     EmitLossFunction();
@@ -165,7 +169,7 @@ class StepEmitter {
       const ParamSpec& p = layout_[i];
       mlir::Location loc = mlir::NameLoc::get(b_.getStringAttr(p.name), func.getLoc());
       Value lr = GroupLr(p.group, lrm, loc);
-      Value param = func.getArgument(i), grad = func.getArgument(n + i);
+      Value param = func.getArgument(i), grad = AverageOverRanks(func.getArgument(n + i), loc);
       if (UsesAdamW(p.group)) {
         auto update = b_.create<gpt::AdamwUpdateOp>(
             loc, param, grad, func.getArgument(state_arg), func.getArgument(state_arg + 1), lr, step,
@@ -185,6 +189,13 @@ class StepEmitter {
     }
     new_params.insert(new_params.end(), new_state.begin(), new_state.end());
     EndFunction(func.getLoc(), new_params);
+  }
+
+  /// The gradient averaged over the data-parallel group; itself on one rank, so a
+  /// single-rank step has no collective at all.
+  Value AverageOverRanks(Value grad, mlir::Location loc) {
+    if (config_.dp_world_size == 1) return grad;
+    return b_.create<gpt::AllReduceOp>(loc, grad, gpt::ReductionKind::Avg, b_.getStringAttr("dp"));
   }
 
   /// initial_lr(group) x lr_multiplier, emitted once per group.

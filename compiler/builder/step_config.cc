@@ -32,6 +32,9 @@ absl::Status StepConfig::Validate() const {
   if (grad_accum_steps < 1) {
     return absl::InvalidArgumentError(absl::StrCat("grad_accum_steps must be >= 1, got ", grad_accum_steps));
   }
+  if (dp_world_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("dp_world_size must be >= 1, got ", dp_world_size));
+  }
   if (optimizer.muon_ns_steps < 1) {
     return absl::InvalidArgumentError(absl::StrCat("muon_ns_steps must be >= 1, got ", optimizer.muon_ns_steps));
   }

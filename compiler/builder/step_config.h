@@ -42,7 +42,11 @@ struct StepConfig {
   int64_t batch_size = 4;   // B: static always
   int64_t seq_len = 2048;   // T: static, or kDynamicDim for evaluation at any length
   bool packed = false;      // inputs carry segment_ids and positions [B, T] (best-fit packing)
-  int grad_accum_steps = 1; // micro_step's loss is divided by it before backward
+  int grad_accum_steps = 1; // micro_step's loss is divided by it before backward (per rank)
+  /// Ranks of the data-parallel group "dp". Above 1, optimizer_step averages every gradient
+  /// over the group (gpt.all_reduce avg) before its update; every rank then runs the same
+  /// full update, so the ranks' parameters stay bit-identical (no sharded optimizer state).
+  int dp_world_size = 1;
   ElementType dtype = ElementType::kF32;
   OptimizerConfig optimizer;
 

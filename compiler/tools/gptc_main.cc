@@ -43,6 +43,7 @@ ABSL_FLAG(int64_t, batch, 4, "rows per micro-batch (B)");
 ABSL_FLAG(int64_t, seq, 2048, "positions per row (T); -1: dynamic");
 ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fit packing)");
 ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
+ABSL_FLAG(int, dp_world_size, 1, "data-parallel ranks: above 1, optimizer_step averages each gradient over them");
 ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
 ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built), autodiff, fused, planned, linalg or llvm (the fusion kernels' optimized LLVM IR)");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
@@ -72,6 +73,7 @@ absl::StatusOr<StepConfig> ConfigFromFlags() {
   config.seq_len = absl::GetFlag(FLAGS_seq);
   config.packed = absl::GetFlag(FLAGS_packed);
   config.grad_accum_steps = absl::GetFlag(FLAGS_grad_accum_steps);
+  config.dp_world_size = absl::GetFlag(FLAGS_dp_world_size);
   const std::string dtype = absl::GetFlag(FLAGS_dtype);
   if (dtype == "f32") {
     config.dtype = ElementType::kF32;
@@ -81,7 +83,7 @@ absl::StatusOr<StepConfig> ConfigFromFlags() {
     return absl::InvalidArgumentError("--dtype must be f32 or f64, got '" + dtype + "'");
   }
   if (absl::Status s = config.Validate(); !s.ok()) {
-    return absl::InvalidArgumentError(std::string(s.message()) + " (check --batch, --seq, --grad_accum_steps)");
+    return absl::InvalidArgumentError(std::string(s.message()) + " (check --batch, --seq, --grad_accum_steps, --dp_world_size)");
   }
   return config;
 }

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "runtime/collectives/communicator.h"
 #include "runtime/executable/op_launches.h"
 #include "runtime/executable/schedule.h"
 #include "runtime/jit/object_library.h"
@@ -77,6 +78,24 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
   mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(artifact.step_ir, &context);
   if (!module) return absl::DataLossError(absl::StrCat("compiled step ", artifact.key, ": its IR does not parse"));
 
+  const int64_t built_for = [&]() -> int64_t {
+    auto a = (*module)->getAttrOfType<mlir::IntegerAttr>("gpt.dp_world_size");
+    return a ? a.getInt() : 1;
+  }();
+  const int world = options.communicator ? options.communicator->world_size() : 1;
+  if (built_for != world) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "compiled step ", artifact.key, " was built for ", built_for, " data-parallel rank(s) but runs on ", world,
+        options.communicator ? absl::StrCat(" (", std::string(options.communicator->backend()), " communicator)")
+                             : std::string(" (no communicator given)"),
+        "; build the step with StepConfig::dp_world_size equal to the world size"));
+  }
+  if (options.communicator && options.communicator->memory_space() != collectives::MemorySpace::kHost) {
+    return absl::FailedPreconditionError(absl::StrCat("compiled step ", artifact.key, ": the CPU executable needs a ",
+                                                      "host-memory communicator, got ",
+                                                      std::string(options.communicator->backend())));
+  }
+
   std::vector<mlir::func::FuncOp> funcs;
   int64_t arena_bytes = 0;
   for (auto func : module->getOps<mlir::func::FuncOp>()) {
@@ -92,7 +111,8 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
     }
     impl->arena = impl->arena_memory.get();
   }
-  exec::LaunchBuilder builder(&impl->arena, &impl->workspace, impl->kernels.get(), &impl->owned);
+  exec::LaunchBuilder builder(&impl->arena, &impl->workspace, impl->kernels.get(), &impl->owned,
+                             options.communicator);
   for (mlir::func::FuncOp func : funcs) {
     absl::StatusOr<std::unique_ptr<exec::Schedule>> schedule = builder.Build(func);
     if (!schedule.ok()) {

@@ -35,11 +35,20 @@
 
 namespace gpt_sft::runtime {
 
+namespace collectives {
+class Communicator;
+}  // namespace collectives
+
 struct ExecutableOptions {
   /// > 0: sets the kernels' thread count (kernels::SetNumThreads) at load; 0 leaves it.
   int num_threads = 0;
   /// Time every launch and sum by op name (profile()).
   bool profile = false;
+  /// The ranks of the step's "dp" group (gpt.all_reduce runs through it, on host buffers);
+  /// null: one rank. Its world size must be the one the step was built for
+  /// (StepConfig::dp_world_size, the module's gpt.dp_world_size), else Load refuses. Not owned;
+  /// it must outlive the executable.
+  collectives::Communicator* communicator = nullptr;
 };
 
 /// An argument or result of an entry point as compiled.

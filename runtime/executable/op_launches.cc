@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "runtime/collectives/communicator.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/embedding.h"
@@ -142,6 +143,16 @@ gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
     return softcap;
   }
   return {};
+}
+
+collectives::ReduceOp ToReduceOp(gpt::ReductionKind kind) {
+  switch (kind) {
+    case gpt::ReductionKind::Sum: return collectives::ReduceOp::kSum;
+    case gpt::ReductionKind::Avg: return collectives::ReduceOp::kAvg;
+    case gpt::ReductionKind::Max: return collectives::ReduceOp::kMax;
+    case gpt::ReductionKind::Min: return collectives::ReduceOp::kMin;
+  }
+  return collectives::ReduceOp::kSum;
 }
 
 }  // namespace
@@ -669,10 +680,32 @@ absl::Status LaunchBuilder::AddLaunch(mlir::Operation* op, Schedule& schedule) {
     });
   }
 
-  // One rank: every collective is the identity (runtime/collectives brings more ranks).
-  if (llvm::isa<gpt::AllReduceOp, gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) {
+  // gpt.all_reduce: the operand copied into the result's buffer, then reduced there in place
+  // over the communicator's ranks. One rank (no communicator): the copy alone.
+  if (auto r = llvm::dyn_cast<gpt::AllReduceOp>(op)) {
+    if (absl::Status s = copy_launch(r.getX(), r.getResult()); !s.ok()) return s;
+    if (communicator_ == nullptr || communicator_->world_size() == 1) return absl::OkStatus();
+    const std::optional<DType> dtype = DTypeOf(r.getResult());
+    if (dtype != DType::kF32 && dtype != DType::kF64) {
+      return absl::UnimplementedError(where + ": all_reduce runs on f32 or f64 tensors");
+    }
+    const collectives::DataType type =
+        dtype == DType::kF32 ? collectives::DataType::kFloat32 : collectives::DataType::kFloat64;
+    const collectives::ReduceOp reduce = ToReduceOp(r.getReduction());
+    const Address buffer = Of(r.getResult());
+    const int64_t count = Bytes(r.getResult()) / (dtype == DType::kF32 ? 4 : 8);
+    collectives::Communicator* comm = communicator_;
+    return add([comm, buffer, count, type, reduce, where] {
+      absl::Status s = comm->AllReduce(buffer.get(), count, type, reduce);
+      if (s.ok()) return s;
+      return absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
+    });
+  }
+  // Sharded collectives are not emitted by the step builder yet (the optimizer state is
+  // replicated: StepConfig::dp_world_size); one rank makes them the identity.
+  if (llvm::isa<gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) {
     if (auto size = op->getAttrOfType<mlir::IntegerAttr>("group_size"); size && size.getInt() != 1) {
-      return absl::UnimplementedError(where + ": the compiled path runs one rank so far");
+      return absl::UnimplementedError(where + ": the compiled path runs reduce_scatter and all_gather on one rank only");
     }
     return copy_launch(op->getOperand(0), op->getResult(0));
   }

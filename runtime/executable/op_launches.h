@@ -24,15 +24,21 @@
 #include "runtime/executable/schedule.h"
 #include "runtime/jit/object_library.h"
 
+namespace gpt_sft::runtime::collectives {
+class Communicator;
+}  // namespace gpt_sft::runtime::collectives
+
 namespace gpt_sft::runtime::exec {
 
 class LaunchBuilder {
  public:
   /// `arena_base` points at the executable's arena pointer, `workspace_base` at its
-  /// workspace block's; `owned` receives side buffers.
+  /// workspace block's; `owned` receives side buffers; `communicator` (null: one rank) runs
+  /// the collectives.
   LaunchBuilder(void* const* arena_base, void* const* workspace_base, const ObjectLibrary* kernels,
-                OwnedMemory* owned)
-      : arena_base_(arena_base), workspace_base_(workspace_base), kernels_(kernels), owned_(owned) {}
+                OwnedMemory* owned, collectives::Communicator* communicator = nullptr)
+      : arena_base_(arena_base), workspace_base_(workspace_base), kernels_(kernels), owned_(owned),
+        communicator_(communicator) {}
 
   /// The schedule of `func`: argument and result specs, addresses, one launch per op.
   absl::StatusOr<std::unique_ptr<Schedule>> Build(mlir::func::FuncOp func);
@@ -56,6 +62,7 @@ class LaunchBuilder {
   int64_t workspace_bytes_ = 0;
   const ObjectLibrary* kernels_;
   OwnedMemory* owned_;
+  collectives::Communicator* communicator_;
   llvm::DenseMap<mlir::Value, Address> where_;
   llvm::DenseMap<mlir::Value, Address> lse_of_;  // gpt.attention result -> its log-sum-exp
   llvm::DenseSet<mlir::Operation*> absorbed_;  // ops an earlier launch computes (epilogues)

@@ -6,5 +6,5 @@
 
 // EMIT: gptc: --emit: unknown stage 'ptx'; expected one of: gpt, autodiff, fused, planned, linalg, llvm
 // DTYPE: gptc: --dtype must be f32 or f64, got 'f16'
-// BATCH: gptc: batch_size must be positive, got 0 (check --batch, --seq, --grad_accum_steps)
+// BATCH: gptc: batch_size must be positive, got 0 (check --batch, --seq, --grad_accum_steps, --dp_world_size)
 // FUNC: gptc: --function: no entry point named 'step'

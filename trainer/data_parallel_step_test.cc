@@ -1,0 +1,230 @@
+// Data-parallel training steps, run as real MPI ranks (mpi_test: 2 and 4 processes). Each
+// optimizer step takes kGlobalMicroBatches micro-batches; rank r takes its contiguous share
+// and accumulates over it (grad_accum_steps = kGlobalMicroBatches / world), and the step's
+// gpt.all_reduce averages the gradients over the ranks. Every rank also runs the one-rank
+// reference in-process (all micro-batches, no communicator), and the parameters after 5
+// optimizer steps must agree within 1e-5 relative, for the interpreter and for the compiled
+// step, with the ranks bit-identical to each other and no recompilation on any rank.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/step_compiler.h"
+#include "data/collate/batch.h"
+#include "gtest/gtest.h"
+#include "runtime/collectives/mpi_communicator.h"
+#include "runtime/interpreter/communicator_collectives.h"
+#include "runtime/params/param_store.h"
+#include "trainer/batch_tensors.h"
+#include "trainer/compiled_step.h"
+#include "trainer/eager_step.h"
+#include "trainer/param_checksum.h"
+
+namespace gpt_sft::trainer {
+namespace {
+
+constexpr int kVocab = 97, kB = 2, kT = 16, kGlobalMicroBatches = 4, kOptimizerSteps = 5;
+
+runtime::collectives::Communicator& World() {
+  static std::unique_ptr<runtime::collectives::Communicator> world = [] {
+    auto made = runtime::collectives::MakeMpiCommunicator();
+    if (!made.ok()) {
+      ADD_FAILURE() << made.status();
+      std::abort();
+    }
+    return *std::move(made);
+  }();
+  return *world;
+}
+
+compiler::StepConfig Config(bool packed, int world) {
+  compiler::StepConfig config;
+  config.model = *compiler::ModelConfig::FromDepth(2, kVocab, 64, 64, 2);
+  config.batch_size = kB;
+  config.seq_len = kT;
+  config.packed = packed;
+  config.grad_accum_steps = kGlobalMicroBatches / world;
+  config.dp_world_size = world;
+  return config;
+}
+
+// Micro-batch `index` of optimizer step `step`: the same on every rank. Packed rows hold
+// two documents (segment ids 0 and 1); every fifth target is ignored.
+data::Batch MicroBatch(int step, int index) {
+  std::mt19937 rng(1000 * step + index);
+  data::Batch b = data::NewBatch(kB, kT);
+  for (int r = 0; r < kB; ++r) {
+    const int split = kT / 2 + r;
+    for (int t = 0; t < kT; ++t) {
+      b.inputs[b.Offset(r, t)] = static_cast<int32_t>(rng() % kVocab);
+      b.segment_ids[b.Offset(r, t)] = t < split ? 0 : 1;
+      b.positions[b.Offset(r, t)] = t < split ? t : t - split;
+      b.targets[b.Offset(r, t)] = (t % 5 == 4) ? -1 : static_cast<int32_t>(rng() % kVocab);
+    }
+  }
+  b.supervised_tokens = data::CountSupervised(b);
+  return b;
+}
+
+runtime::ParamStore RandomParams() {
+  runtime::ParamStore params = *runtime::ParamStore::Create(Config(false, 1).model);
+  params.InitNanochat(11, /*zero_output_projections=*/false);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.f, 0.02f);
+  for (runtime::Param& p : params.params()) {  // nanochat's zero lm_head would hide the other grads
+    if (p.name == "lm_head.weight") {
+      for (int64_t i = 0; i < p.numel(); ++i) p.data()[i] = normal(rng);
+    }
+  }
+  return params;
+}
+
+// The worst parameter's max |a - b| over its max |b|.
+double MaxRelDiff(const runtime::ParamStore& a, const runtime::ParamStore& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.params().size(); ++i) {
+    const runtime::Param& pa = a.params()[i];
+    const runtime::Param& pb = b.params()[i];
+    double diff = 0, scale = 1e-30;
+    for (int64_t j = 0; j < pa.numel(); ++j) {
+      diff = std::max(diff, double(std::abs(pa.data()[j] - pb.data()[j])));
+      scale = std::max(scale, double(std::abs(pb.data()[j])));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+// The same over the updates (after - before): the optimizers are nearly invariant to the
+// gradients' scale (AdamW's m / sqrt(v), Muon's orthogonalisation), so this is the sharper
+// check that each rank applied the average of every rank's gradients.
+double MaxRelUpdateDiff(const runtime::ParamStore& a, const runtime::ParamStore& b, const runtime::ParamStore& start) {
+  double worst = 0;
+  for (size_t i = 0; i < a.params().size(); ++i) {
+    const float *pa = a.params()[i].data(), *pb = b.params()[i].data(), *p0 = start.params()[i].data();
+    double diff = 0, scale = 1e-30;
+    for (int64_t j = 0; j < a.params()[i].numel(); ++j) {
+      diff = std::max(diff, std::abs(double(pa[j] - p0[j]) - double(pb[j] - p0[j])));
+      scale = std::max(scale, std::abs(double(pb[j] - p0[j])));
+    }
+    worst = std::max(worst, diff / scale);
+  }
+  return worst;
+}
+
+// The bar on the parameters, and a tighter one on the updates.
+void ExpectMatchesOneRank(const runtime::ParamStore& params, const runtime::ParamStore& reference, int rank,
+                          int world) {
+  const runtime::ParamStore start = RandomParams();
+  EXPECT_LE(MaxRelDiff(params, reference), 1e-5) << "rank " << rank << " of " << world;
+  EXPECT_LE(MaxRelUpdateDiff(params, reference, start), 1e-3) << "rank " << rank << " of " << world;
+}
+
+// kOptimizerSteps steps over micro-batches [first, first + count) of each step.
+template <typename Step>
+void Train(Step& step, int first, int count) {
+  for (int s = 0; s < kOptimizerSteps; ++s) {
+    for (int m = first; m < first + count; ++m) {
+      absl::StatusOr<double> loss = step.MicroStep(ToStepBatch(MicroBatch(s, m), step.config().packed));
+      ASSERT_TRUE(loss.ok()) << loss.status();
+      ASSERT_TRUE(std::isfinite(*loss));
+    }
+    ASSERT_TRUE(step.OptimizerStep(1.0 - 0.1 * s).ok());
+  }
+}
+
+// The ranks' parameters are the same bits: every rank's checksum equals rank 0's.
+void ExpectRanksBitIdentical(const runtime::ParamStore& params) {
+  absl::Status same = VerifyParamsIdenticalAcrossRanks(params, World());
+  EXPECT_TRUE(same.ok()) << same;
+}
+
+runtime::ParamStore OneRankReference(bool packed, bool compiled) {
+  runtime::ParamStore params = RandomParams();
+  const compiler::StepConfig config = Config(packed, 1);
+  if (compiled) {
+    auto step = CompiledStep::Create(config, &params);
+    EXPECT_TRUE(step.ok()) << step.status();
+    if (step.ok()) Train(**step, 0, kGlobalMicroBatches);
+  } else {
+    auto step = EagerStep::Create(config, &params);
+    EXPECT_TRUE(step.ok()) << step.status();
+    if (step.ok()) Train(**step, 0, kGlobalMicroBatches);
+  }
+  return params;
+}
+
+class DataParallelStep : public ::testing::TestWithParam<bool> {};  // packed or padded
+
+TEST_P(DataParallelStep, EagerRanksMatchOneRankOverTheSameGlobalBatch) {
+  runtime::collectives::Communicator& world = World();
+  const bool packed = GetParam();
+  const int share = kGlobalMicroBatches / world.world_size();
+  runtime::ParamStore params = RandomParams();
+  runtime::InterpreterOptions options;
+  options.collectives = std::make_shared<runtime::CommunicatorCollectives>(world);
+  auto step = EagerStep::Create(Config(packed, world.world_size()), &params, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  Train(**step, world.rank() * share, share);
+  const runtime::ParamStore reference = OneRankReference(packed, /*compiled=*/false);
+  ExpectMatchesOneRank(params, reference, world.rank(), world.world_size());
+  ExpectRanksBitIdentical(params);
+}
+
+TEST_P(DataParallelStep, CompiledRanksMatchOneRankWithoutRecompiling) {
+  runtime::collectives::Communicator& world = World();
+  const bool packed = GetParam();
+  const int share = kGlobalMicroBatches / world.world_size();
+  runtime::ParamStore params = RandomParams();
+  CompiledStepOptions options;
+  options.communicator = &world;
+  auto step = CompiledStep::Create(Config(packed, world.world_size()), &params, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  const int64_t compilations = compiler::StepCompilations();
+  Train(**step, world.rank() * share, share);
+  EXPECT_EQ(compiler::StepCompilations(), compilations) << "rank " << world.rank() << " recompiled";
+  const runtime::ParamStore reference = OneRankReference(packed, /*compiled=*/true);
+  ExpectMatchesOneRank(params, reference, world.rank(), world.world_size());
+  ExpectRanksBitIdentical(params);
+}
+
+INSTANTIATE_TEST_SUITE_P(Packing, DataParallelStep, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Packed" : "Padded"; });
+
+TEST(DataParallelCompile, RankZeroCompilesAndTheOthersLoadItsArtifact) {
+  runtime::collectives::Communicator& world = World();
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  ASSERT_NE(tmp, nullptr);
+  const std::string cache = std::string(tmp) + "/dp_cache_" + std::to_string(world.world_size());
+  runtime::ParamStore params = RandomParams();
+  CompiledStepOptions options;
+  options.communicator = &world;
+  options.cache_dir = cache;
+  auto step = CompiledStep::Create(Config(true, world.world_size()), &params, options);
+  ASSERT_TRUE(step.ok()) << step.status();
+  if (world.rank() > 0) EXPECT_TRUE((*step)->compile_report().cache_hit) << "rank " << world.rank();
+}
+
+TEST(DataParallelStepErrors, AStepBuiltForAnotherWorldIsRefusedNamingBothSizes) {
+  runtime::collectives::Communicator& world = World();
+  runtime::ParamStore params = RandomParams();
+  CompiledStepOptions options;
+  options.communicator = &world;
+  auto step = CompiledStep::Create(Config(false, world.world_size() * 2 > 4 ? 1 : world.world_size() * 2), &params,
+                                   options);
+  ASSERT_FALSE(step.ok());
+  EXPECT_NE(std::string(step.status().message()).find("dp_world_size"), std::string::npos) << step.status();
+  runtime::InterpreterOptions eager;
+  eager.collectives = std::make_shared<runtime::CommunicatorCollectives>(world);
+  auto eager_step = EagerStep::Create(Config(false, 1), &params, eager);
+  ASSERT_FALSE(eager_step.ok());
+  EXPECT_NE(std::string(eager_step.status().message()).find("dp_world_size 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpt_sft::trainer
