@@ -14,7 +14,14 @@ absl::Status MetricsLog::Append(const StepRecord& r) {
   nlohmann::ordered_json j;
   j["run"] = r.run;
   j["step"] = r.step;
+  j["mode"] = r.mode;
+  j["world_size"] = r.world_size;
   j["loss"] = r.loss;
+  j["loss_mean"] = r.loss_mean;
+  nlohmann::json shapes = nlohmann::json::array();
+  for (const auto& [b, t] : r.batch_shapes) shapes.push_back({b, t});
+  j["batch_shapes"] = shapes;
+  j["recompilations"] = r.recompilations;
   j["lr_multiplier"] = r.lr_multiplier;
   j["tokens"] = r.tokens;
   j["supervised_tokens"] = r.supervised_tokens;

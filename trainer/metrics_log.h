@@ -9,6 +9,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -17,9 +19,14 @@ namespace gpt_sft::trainer {
 struct StepRecord {
   int64_t run = 0;  // the run's id: its start, in seconds since the epoch
   int64_t step = 0;
-  double loss = 0;          // the last micro-batch's, as nanochat logs it
+  std::string mode;         // "compiled" or "eager"
+  int world_size = 1;       // data-parallel ranks
+  double loss = 0;          // rank 0's last micro-batch's, as nanochat logs it
+  double loss_mean = 0;     // over every micro-batch of every rank (the step's full batch)
+  std::vector<std::pair<int64_t, int64_t>> batch_shapes;  // the distinct [B, T] of its micro-batches
+  int64_t recompilations = 0;  // compilations after the compiled step was made, so far
   double lr_multiplier = 0;
-  int64_t tokens = 0;       // positions processed (B*T per micro-step)
+  int64_t tokens = 0;       // positions processed (B*T per micro-step, every rank)
   int64_t supervised_tokens = 0;
   double padding_fraction = 0;  // of the step's positions, not supervised
   double step_seconds = 0;

@@ -1,5 +1,6 @@
 #include "trainer/sft_run.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -14,7 +15,9 @@
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
+#include "runtime/interpreter/communicator_collectives.h"
 #include "trainer/batch_tensors.h"
+#include "trainer/checkpoint_reload_check.h"
 #include "trainer/demo_setup.h"
 #include "trainer/eval/validation_loss.h"
 #include "trainer/sft_evaluation.h"
@@ -22,6 +25,8 @@
 #include "trainer/eager_step.h"
 #include "compiler/codegen/step_compiler.h"
 #include "trainer/metrics_log.h"
+#include "trainer/param_checksum.h"
+#include "trainer/run_summary.h"
 #include "trainer/runfiles.h"
 #include "trainer/throughput_meter.h"
 
@@ -111,6 +116,7 @@ compiler::StepConfig StepConfigFor(const TrainerOptions& o, const compiler::Mode
   c.seq_len = o.max_seq_len;
   c.packed = o.packing == "bestfit";
   c.grad_accum_steps = o.GradAccumSteps();
+  c.dp_world_size = o.world_size;
   c.optimizer.unembedding_lr = o.unembedding_lr;
   c.optimizer.embedding_lr = o.embedding_lr;
   c.optimizer.matrix_lr = o.matrix_lr;
@@ -141,12 +147,86 @@ absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::Conversat
   return result->mean_loss;
 }
 
+/// Sums `values` over every rank, in place (f64: token counts stay exact).
+absl::Status SumOverRanks(runtime::collectives::Communicator& world, std::vector<double>& values) {
+  return world.AllReduce(values.data(), int64_t(values.size()), runtime::collectives::DataType::kFloat64,
+                         runtime::collectives::ReduceOp::kSum);
+}
+
+absl::StatusOr<double> ReduceOverRanks(runtime::collectives::Communicator& world, double value,
+                                       runtime::collectives::ReduceOp op) {
+  if (absl::Status s = world.AllReduce(&value, 1, runtime::collectives::DataType::kFloat64, op); !s.ok()) return s;
+  return value;
+}
+
+/// The validation loss over every rank's shard of the validation batches (their mean).
+absl::StatusOr<double> GlobalValidationLoss(EagerStep& step, const data::ConversationSource& val,
+                                            const data::LoaderOptions& options, int eval_steps,
+                                            runtime::collectives::Communicator& world) {
+  absl::StatusOr<double> local = MeanValidationLoss(step, val, options, eval_steps);
+  if (!local.ok()) return local.status();
+  return ReduceOverRanks(world, *local, runtime::collectives::ReduceOp::kAvg);
+}
+
+std::string CompiledLine(const compiler::StepConfig& config, const CompileReport& r, int world_size) {
+  return absl::StrCat(
+      "[VALIDATION] ✓ Model is compiled (static batch [", config.batch_size, ", ", config.seq_len, "]; artifact ", r.key,
+      ", ",
+      r.cache_hit ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)", r.seconds,
+                                    r.compile_seconds)
+                  : absl::StrFormat("compiled in %.2f s", r.seconds),
+      "; arena ", absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0), ", ", r.launches,
+      " launches per micro-step, ", r.kernels, " fusion kernels",
+      world_size > 1 ? absl::StrCat("; gradients averaged over ", world_size, " ranks in the step") : std::string(),
+      ")");
+}
+
+/// After rank 0 saved: every rank reloads the checkpoint from disk, compares it bit for bit
+/// with its trained weights, and evaluates the reloaded weights on the same validation
+/// batches.
+absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, int64_t step,
+                                                        const runtime::ParamStore& trained,
+                                                        const compiler::StepConfig& config,
+                                                        const runtime::InterpreterOptions& interpreter,
+                                                        const data::ConversationSource& val,
+                                                        const data::LoaderOptions& loader, int eval_steps,
+                                                        double val_loss_saved,
+                                                        runtime::collectives::Communicator& world) {
+  if (absl::Status s = world.Barrier(); !s.ok()) return s;  // rank 0's files are complete
+  absl::StatusOr<ReloadComparison> compared = ReloadAndCompare(dir, step, trained);
+  if (!compared.ok()) return compared.status();
+  absl::StatusOr<std::unique_ptr<EagerStep>> reloaded_step =
+      EagerStep::Create(config, compared->reloaded.get(), interpreter);
+  if (!reloaded_step.ok()) return reloaded_step.status();
+  absl::StatusOr<double> reloaded_loss = GlobalValidationLoss(**reloaded_step, val, loader, eval_steps, world);
+  if (!reloaded_loss.ok()) return reloaded_loss.status();
+  absl::StatusOr<double> all_exact =
+      ReduceOverRanks(world, compared->bit_exact ? 1.0 : 0.0, runtime::collectives::ReduceOp::kMin);
+  if (!all_exact.ok()) return all_exact.status();
+  CheckpointSummary c;
+  c.step = step;
+  c.verified = true;
+  c.reload_bit_exact = *all_exact == 1.0;
+  c.mismatch = compared->mismatch;
+  c.val_loss_saved = val_loss_saved;
+  c.val_loss_reloaded = *reloaded_loss;
+  return c;
+}
+
 }  // namespace
 
-absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
+absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, runtime::collectives::Communicator& world) {
+  if (world.world_size() != o.world_size || world.rank() != o.rank) {
+    return absl::InvalidArgumentError(absl::StrCat("RunSft: options say rank ", o.rank, " of ", o.world_size,
+                                                   ", the communicator rank ", world.rank(), " of ",
+                                                   world.world_size()));
+  }
   const bool leader = o.rank == 0;
   absl::StatusOr<Setup> setup = Load(o, log);
   if (!setup.ok()) return setup.status();
+  // Every rank loaded the same file; a rank that read other bytes would train a different
+  // model and average gradients that do not belong together.
+  if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
   const compiler::ModelConfig& model = setup->params->config();
   const compiler::StepConfig config = StepConfigFor(o, model);
   if (absl::Status s = config.Validate(); !s.ok()) {
@@ -160,36 +240,38 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
         << "=> Setting grad accum steps: " << accum << "\n"
         << absl::StrFormat("Scaling the LR for the AdamW parameters ∝1/√(%d/768) = %.6f\n", model.n_embd,
                            std::pow(model.n_embd / 768.0, -0.5));
+    if (o.world_size > 1) {
+      log << "[ranks] " << o.world_size << " data-parallel ranks (" << world.backend() << "), "
+          << (o.num_threads > 0 ? std::to_string(o.num_threads) : std::string("every")) << " thread(s) each" << std::endl;
+    }
   }
 
   // The interpreter's step: training with --compile=false, and evaluation always (nanochat
   // evaluates orig_model, the uncompiled view of the same weights).
   runtime::InterpreterOptions interpreter;
   interpreter.num_threads = o.num_threads;
+  if (o.world_size > 1) interpreter.collectives = std::make_shared<runtime::CommunicatorCollectives>(world);
   const auto build_start = Clock::now();
   absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, setup->params.get(), interpreter);
   if (!step.ok()) return step.status();
   double build_seconds = Seconds(build_start);
   std::unique_ptr<CompiledStep> compiled;
   int64_t compilations_at_start = 0;
+  RunSummary summary;
   if (o.compile) {
     CompiledStepOptions options;
-    options.cache_dir = setup->base_dir + "/compile_cache";
+    options.cache_dir = o.compile_cache_dir.empty() ? setup->base_dir + "/compile_cache" : o.compile_cache_dir;
     options.num_threads = o.num_threads;
+    if (o.world_size > 1) options.communicator = &world;
     absl::StatusOr<std::unique_ptr<CompiledStep>> made = CompiledStep::Create(config, setup->params.get(), options);
     if (!made.ok()) return made.status();
     compiled = *std::move(made);
     compilations_at_start = compiler::StepCompilations();
     const CompileReport& r = compiled->compile_report();
     build_seconds = r.seconds;
+    summary.compile = CompileSummary{r.cache_hit, r.seconds, r.compile_seconds, r.key, r.arena_bytes};
     if (leader) {
-      log << "[VALIDATION] ✓ Model is compiled (static batch [" << config.batch_size << ", " << config.seq_len
-          << "]; artifact " << r.key << ", "
-          << (r.cache_hit ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)",
-                                            r.seconds, r.compile_seconds)
-                          : absl::StrFormat("compiled in %.2f s", r.seconds))
-          << "; arena " << absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0) << ", " << r.launches
-          << " launches per micro-step, " << r.kernels << " fusion kernels)" << std::endl;
+      log << CompiledLine(config, r, o.world_size) << std::endl;
       if (!r.cache_note.empty()) log << "compile cache: " << r.cache_note << std::endl;
     }
   } else if (leader) {
@@ -201,6 +283,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
   auto optimizer_step = [&](double lrm) {
     return compiled ? compiled->OptimizerStep(lrm) : (*step)->OptimizerStep(lrm);
   };
+  auto recompilations = [&] { return compiled ? compiler::StepCompilations() - compilations_at_start : 0; };
 
   data::TaskSource train_source(setup->train, setup->tokenizer, 4 * (o.max_seq_len + 1));
   data::TaskSource val_source(setup->val, setup->tokenizer, 4 * (o.max_seq_len + 1));
@@ -218,8 +301,11 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
         << "; step IR built and differentiated in " << absl::StrFormat("%.2f", build_seconds) << " s" << std::endl;
   }
 
-  std::string out_dir = absl::StrCat(setup->base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kSft),
-                                     "/d", model.n_layer);
+  const std::string out_dir =
+      !o.output_dir.empty()
+          ? o.output_dir
+          : absl::StrCat(setup->base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kSft), "/d",
+                         model.n_layer);
   std::unique_ptr<MetricsLog> metrics;
   if (leader) {
     std::error_code ec;
@@ -230,6 +316,8 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
     metrics = std::move(*opened);
   }
 
+  // The multiple-choice and generation metrics run on every rank over the same problems
+  // (each rank's answers are identical; only rank 0 reports them).
   absl::StatusOr<std::unique_ptr<SftEvaluation>> evaluation =
       SftEvaluation::Create(setup->params.get(), setup->tokenizer.get(), setup->words_path, o.eval_metrics_max_problems,
                             o.seed, o.num_threads);
@@ -241,10 +329,11 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
   const int64_t run_id = std::chrono::duration_cast<std::chrono::seconds>(
                              std::chrono::system_clock::now().time_since_epoch()).count();
   double val_loss = std::nan("");
+  double final_loss_mean = 0;
   for (int64_t it = 0; it < num_iterations; ++it) {
     const bool last_step = it == num_iterations - 1;
     if (last_step || it % o.eval_every == 0) {
-      absl::StatusOr<double> v = MeanValidationLoss(**step, val_source, loader_options, o.eval_steps);
+      absl::StatusOr<double> v = GlobalValidationLoss(**step, val_source, loader_options, o.eval_steps, world);
       if (!v.ok()) return v.status();
       val_loss = *v;
       if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
@@ -256,10 +345,16 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
       if (leader) log << FormatMetricsLine(it, metrics_now) << std::endl;
     }
     if (last_step) break;  // nanochat evaluates at the last iteration but does not train on it
+    if (it == 1 && compiled && o.test_only_force_recompile) {
+      absl::StatusOr<compiler::StepArtifact> again = compiler::CompileStep(config);
+      if (!again.ok()) return again.status();
+      if (leader) log << "[test-only] compiled the step a second time (--test_only_force_recompile)" << std::endl;
+    }
 
     const auto start = Clock::now();
-    double loss = 0;
+    double loss = 0, loss_sum = 0;
     int64_t supervised = 0, positions = 0;
+    std::vector<std::pair<int64_t, int64_t>> shapes;
     for (int m = 0; m < accum; ++m) {
       absl::StatusOr<data::Batch> batch = (*train)->Next();
       if (!batch.ok()) return batch.status();
@@ -268,18 +363,28 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
             << batch->B << ", " << batch->T << "] (static: every micro-batch is [" << o.device_batch_size << ", "
             << o.max_seq_len << "])" << std::endl;
       }
+      const std::pair<int64_t, int64_t> shape{batch->B, batch->T};
+      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
       absl::StatusOr<double> micro = micro_step(ToStepBatch(*batch, config.packed));
       if (!micro.ok()) return micro.status();
       loss = *micro;  // nanochat logs the last micro-batch's loss
+      loss_sum += *micro;
       supervised += batch->supervised_tokens;
       positions += batch->NumPositions();
     }
     const double lrm = 1.0 - double(it) / num_iterations;
     if (absl::Status s = optimizer_step(lrm); !s.ok()) return s;
+    // The step's figures over every rank: nanochat all-reduces num_tokens the same way.
+    std::vector<double> totals = {loss_sum, double(supervised), double(positions)};
+    if (absl::Status s = SumOverRanks(world, totals); !s.ok()) return s;
+    const double loss_mean = totals[0] / (double(accum) * o.world_size);
+    supervised = int64_t(totals[1]);
+    positions = int64_t(totals[2]);
     const double seconds = Seconds(start);
     meter.AddStep(seconds, positions, supervised);
     if (it == 0) result.first_loss = loss;
     result.final_loss = loss;
+    final_loss_mean = loss_mean;
     ++result.steps_trained;
     if (!leader) continue;
     log << absl::StrFormat("Step %05d/%05d | Training loss: %.6f| lrm: %.6f| num_tokens: %s", it, num_iterations,
@@ -294,8 +399,13 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
     }
     StepRecord record;
     record.run = run_id;
+    record.mode = compiled ? "compiled" : "eager";
+    record.world_size = o.world_size;
     record.step = it;
     record.loss = loss;
+    record.loss_mean = loss_mean;
+    record.batch_shapes = shapes;
+    record.recompilations = recompilations();
     record.lr_multiplier = lrm;
     record.tokens = positions;
     record.supervised_tokens = supervised;
@@ -309,20 +419,70 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
   result.val_loss = val_loss;
   // Anything compiled after the step was made is a recompilation (the executable refuses
   // other shapes instead, so this stays 0; the report checks it rather than assuming it).
-  const int64_t recompilations = compiled ? compiler::StepCompilations() - compilations_at_start : 0;
-  result.recompilations = recompilations;
+  absl::StatusOr<double> all_recompilations =
+      ReduceOverRanks(world, double(recompilations()), runtime::collectives::ReduceOp::kSum);
+  if (!all_recompilations.ok()) return all_recompilations.status();
+  result.recompilations = int64_t(*all_recompilations);
 
+  const int64_t checkpoint_step = num_iterations - 1;
   if (leader) {
     runtime::CheckpointRecord record;
-    record.step = num_iterations - 1;
+    record.step = checkpoint_step;
     if (std::isfinite(val_loss)) record.val_loss = val_loss;
     record.metrics = metrics_now;
     absl::StatusOr<runtime::ResolvedCheckpoint> saved = runtime::SaveCheckpoint(out_dir, *setup->params, record);
     if (!saved.ok()) return saved.status();
-    result.checkpoint_dir = out_dir;
-    result.checkpoint_step = record.step;
+    summary.checkpoint.model_path = saved->model_path;
     log << "Saved the model to " << saved->model_path << " and " << saved->meta_path << "\n";
-    log << "[VALIDATION] Summary: " << (o.compile ? "compiled" : "eager (interpreter)") << " | steps "
+  }
+  result.checkpoint_dir = out_dir;
+  result.checkpoint_step = checkpoint_step;
+  summary.checkpoint.step = checkpoint_step;
+  bool checkpoint_ok = true;
+  if (o.verify_checkpoint) {
+    absl::StatusOr<CheckpointSummary> verified =
+        VerifySavedCheckpoint(out_dir, checkpoint_step, *setup->params, config, interpreter, val_source,
+                              loader_options, o.eval_steps, val_loss, world);
+    if (!verified.ok()) return verified.status();
+    verified->model_path = summary.checkpoint.model_path;
+    summary.checkpoint = *verified;
+    checkpoint_ok = verified->reload_bit_exact && verified->val_loss_reloaded == verified->val_loss_saved;
+    if (leader) {
+      log << (checkpoint_ok ? "[VALIDATION] ✓ Checkpoint reloaded bit-exactly" : "[VALIDATION] ✗ Checkpoint reload differs")
+          << absl::StrFormat(" (%d tensors%s); validation loss %.6f trained, %.6f reloaded",
+                             setup->params->params().size(),
+                             verified->mismatch.empty() ? "" : "; first difference: " + verified->mismatch,
+                             verified->val_loss_saved, verified->val_loss_reloaded)
+          << std::endl;
+    }
+  }
+  absl::StatusOr<double> peak_rss =
+      ReduceOverRanks(world, double(ThroughputMeter::PeakRssBytes()), runtime::collectives::ReduceOp::kMax);
+  if (!peak_rss.ok()) return peak_rss.status();
+
+  if (leader) {
+    summary.mode = compiled ? "compiled" : "eager";
+    summary.world_size = o.world_size;
+    summary.backend = std::string(world.backend());
+    summary.num_threads = o.num_threads;
+    summary.batch_size = config.batch_size;
+    summary.seq_len = config.seq_len;
+    summary.packing = o.packing;
+    summary.steps_trained = result.steps_trained;
+    summary.first_loss = result.first_loss;
+    summary.final_loss = result.final_loss;
+    summary.final_loss_mean = final_loss_mean;
+    if (std::isfinite(val_loss)) summary.val_loss = val_loss;
+    summary.recompilations_training = result.recompilations;
+    summary.recompilations_evaluation = 0;  // evaluation runs on the interpreter
+    summary.peak_rss_bytes = int64_t(*peak_rss);
+    summary.tokens_per_second = meter.TokensPerSecond();
+    summary.supervised_tokens_per_second = meter.SupervisedTokensPerSecond();
+    summary.seconds_per_step = meter.SecondsPerStep();
+    summary.measured_steps = meter.measured_steps();
+    if (absl::Status s = WriteRunSummary(summary, out_dir + "/run_summary.json"); !s.ok()) return s;
+    log << "[VALIDATION] Summary: " << (o.compile ? "compiled" : "eager (interpreter)")
+        << (o.world_size > 1 ? absl::StrCat(" on ", o.world_size, " ranks") : std::string()) << " | steps "
         << result.steps_trained << " | tokens/sec "
         << absl::StrFormat("%.0f", meter.TokensPerSecond()) << " | supervised tokens/sec "
         << absl::StrFormat("%.0f", meter.SupervisedTokensPerSecond()) << " | time/step "
@@ -330,8 +490,14 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log) {
         << (meter.measured_steps() == 0 ? "; fewer than 6 steps ran, so none measured" : "") << ") | final loss "
         << absl::StrFormat("%.6f", result.final_loss) << " | compile time "
         << (o.compile ? absl::StrFormat("%.2f s", build_seconds) : std::string("n/a (eager)"))
-        << " | recompilations " << recompilations << " (training), 0 (evaluation: the interpreter) | peak memory " << absl::StrFormat("%.2f GB RSS", ThroughputMeter::PeakRssBytes() / 1e9)
+        << " | recompilations " << result.recompilations << " (training), 0 (evaluation: the interpreter) | peak memory "
+        << absl::StrFormat("%.2f GB RSS", *peak_rss / 1e9) << (o.world_size > 1 ? " (the largest rank)" : "")
         << std::endl;
+  }
+  if (!checkpoint_ok) {
+    return absl::DataLossError(absl::StrCat("the checkpoint saved to ", out_dir, " does not reload as trained: ",
+                                            summary.checkpoint.mismatch.empty() ? "validation loss differs"
+                                                                                : summary.checkpoint.mismatch));
   }
   return result;
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "runtime/collectives/communicator.h"
 #include "trainer/trainer_options.h"
 
 namespace gpt_sft::trainer {
@@ -23,8 +24,13 @@ struct SftResult {
   int64_t recompilations = 0;  // compilations after the compiled step was made (expected 0)
 };
 
-/// `options` must have passed ValidateOptions. Progress and nanochat's log lines go to `log`.
-absl::StatusOr<SftResult> RunSft(const TrainerOptions& options, std::ostream& log);
+/// `options` must have passed ValidateOptions, with rank and world_size those of `world` (a
+/// world of one rank, or the data-parallel ranks: each trains on its shard of every step's
+/// batch, the step averages the gradients, rank 0 logs and writes). Progress and nanochat's
+/// log lines go to `log`. When the checkpoint does not reload as trained (verify_checkpoint)
+/// the run summary is still written and the result is DataLoss.
+absl::StatusOr<SftResult> RunSft(const TrainerOptions& options, std::ostream& log,
+                                 runtime::collectives::Communicator& world);
 
 }  // namespace gpt_sft::trainer
 

@@ -7,7 +7,10 @@
 // model are created under the base dir when missing (trainer/demo_setup.h), then fine-tuned
 // on the offline task mixture; flags given beside --demo override the demo's settings. With
 // flags it is nanochat's chat_sft (trainer/sft_run.h).
+#include <chrono>
 #include <iostream>
+#include <memory>
+#include <streambuf>
 #include <set>
 #include <string>
 
@@ -16,7 +19,10 @@
 #include "absl/flags/usage.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "data/tools/user_path.h"
+#include "runtime/collectives/communicator.h"
+#include "runtime/collectives/mpi_communicator.h"
 #include "trainer/demo_setup.h"
+#include "trainer/rank_launcher.h"
 #include "trainer/sft_run.h"
 #include "trainer/trainer_options.h"
 
@@ -44,6 +50,14 @@ ABSL_FLAG(std::string, packing, "bestfit",
           "(one conversation per row, as nanochat)");
 ABSL_FLAG(int64_t, seed, 42, "seed of the data order's synthetic tasks");
 ABSL_FLAG(int, num_threads, 0, "CPU threads; 0: every core");
+ABSL_FLAG(int, nproc_per_node, 1,
+          "data-parallel ranks on this machine; > 1 relaunches the trainer as that many ranks through OpenMPI's "
+          "mpirun (under mpirun itself it must equal the world size, or be omitted)");
+ABSL_FLAG(double, collective_timeout_s, 300, "how long a rank waits for the others in one collective before the job ends");
+ABSL_FLAG(std::string, output_dir, "", "the checkpoint, metrics.jsonl and run_summary.json; empty: <base_dir>/chatsft_checkpoints/d<depth>");
+ABSL_FLAG(std::string, compile_cache_dir, "", "the compiled-artifact cache; empty: <base_dir>/compile_cache");
+ABSL_FLAG(bool, verify_checkpoint, true, "reload the saved checkpoint and check it bit-exact, with the same validation loss");
+ABSL_FLAG(bool, test_only_force_recompile, false, "test-only: compile the step a second time at step 1 (a planted recompilation)");
 ABSL_FLAG(bool, demo, false, "the embedded demo (also what no flags at all means); other flags given override its settings");
 
 namespace gpt_sft::trainer {
@@ -75,10 +89,23 @@ TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::
   if (use("packing")) o.packing = absl::GetFlag(FLAGS_packing);
   if (use("seed")) o.seed = absl::GetFlag(FLAGS_seed);
   if (use("num_threads")) o.num_threads = absl::GetFlag(FLAGS_num_threads);
+  if (use("nproc_per_node")) o.nproc_per_node = absl::GetFlag(FLAGS_nproc_per_node);
+  if (use("collective_timeout_s")) o.collective_timeout_s = absl::GetFlag(FLAGS_collective_timeout_s);
+  if (use("output_dir")) o.output_dir = data::UserPath(absl::GetFlag(FLAGS_output_dir));
+  if (use("compile_cache_dir")) o.compile_cache_dir = data::UserPath(absl::GetFlag(FLAGS_compile_cache_dir));
+  if (use("verify_checkpoint")) o.verify_checkpoint = absl::GetFlag(FLAGS_verify_checkpoint);
+  if (use("test_only_force_recompile")) o.test_only_force_recompile = absl::GetFlag(FLAGS_test_only_force_recompile);
   return o;
 }
 
-int Fail(const absl::Status& status, int code) {
+/// A failed run's exit: the message on stderr; with several ranks it names this rank and
+/// ends the whole job, so no rank is left waiting in a collective for one that is gone.
+int Fail(const absl::Status& status, int code, const runtime::collectives::Communicator* world = nullptr) {
+  if (world != nullptr && world->world_size() > 1) {
+    std::cerr << "trainer: error: rank " << world->rank() << " of " << world->world_size() << ": " << status.message()
+              << std::endl;
+    runtime::collectives::AbortMpiWorld(code);
+  }
   std::cerr << "trainer: error: " << status.message() << std::endl;
   return code;
 }
@@ -97,22 +124,93 @@ std::set<std::string> GivenFlags(int argc, char** argv) {
   return names;
 }
 
-int Main(bool demo, const std::set<std::string>& given) {
+/// The demo's options (flags given override them), its tokenizer and base model created
+/// under the base dir when missing. Logs to `log`.
+absl::StatusOr<TrainerOptions> DemoSetup(const std::set<std::string>& given, bool create, std::ostream& log) {
+  absl::StatusOr<std::string> base_dir = runtime::NanochatBaseDir();
+  if (!base_dir.ok()) return base_dir.status();
+  log << "[demo] no flags given: the embedded demo. It fine-tunes a small model on the offline task mixture under "
+      << *base_dir << ", creating what is missing first." << std::endl;
+  TrainerOptions options = FromFlags(DemoOptions(*base_dir), /*only_given=*/true, given);
+  if (create) {
+    if (absl::Status s = EnsureDemoModel(options.base_dir, log); !s.ok()) return s;
+  }
+  return options;
+}
+
+/// Every rank of an mpirun job: rank 0 sets the demo up while the others wait (setting up
+/// takes longer than a collective's timeout, so they wait on a world of their own).
+absl::Status DemoSetupOnRankZero(const runtime::collectives::Communicator& world) {
+  runtime::collectives::MpiOptions patient;
+  patient.timeout = std::chrono::hours(1);
+  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> setup_world =
+      runtime::collectives::MakeMpiCommunicator(patient);
+  if (!setup_world.ok()) return setup_world.status();
+  return (*setup_world)->Barrier();
+}
+
+/// Starts the world: under mpirun the MPI one (its size must be --nproc_per_node when given),
+/// else a world of one rank.
+absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> StartWorld(const TrainerOptions& options,
+                                                                               const std::set<std::string>& given) {
+  if (!runtime::collectives::LaunchedByMpirun()) return runtime::collectives::MakeSingleRankCommunicator();
+  runtime::collectives::MpiOptions mpi;
+  mpi.timeout = std::chrono::milliseconds(int64_t(options.collective_timeout_s * 1000));
+  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world =
+      runtime::collectives::MakeMpiCommunicator(mpi);
+  if (!world.ok()) return world.status();
+  if (given.count("nproc_per_node") && options.nproc_per_node != (*world)->world_size()) {
+    return absl::InvalidArgumentError(absl::StrCat("--nproc_per_node=", options.nproc_per_node, " but mpirun started ",
+                                                   (*world)->world_size(),
+                                                   " ranks; omit the flag under mpirun, or make them equal"));
+  }
+  return world;
+}
+
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
+int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
   demo = demo || absl::GetFlag(FLAGS_demo);
   TrainerOptions options = FromFlags(TrainerOptions(), /*only_given=*/false, given);
-  if (demo) {
-    absl::StatusOr<std::string> base_dir = runtime::NanochatBaseDir();
-    if (!base_dir.ok()) return Fail(base_dir.status(), 2);
-    std::cout << "[demo] no flags given: the embedded demo. It fine-tunes a small model on the offline task "
-                 "mixture under "
-              << *base_dir << ", creating what is missing first." << std::endl;
-    options = FromFlags(DemoOptions(*base_dir), /*only_given=*/true, given);
-    if (absl::Status s = EnsureDemoModel(options.base_dir, std::cout); !s.ok()) return Fail(s, 1);
+  const bool launched = runtime::collectives::LaunchedByMpirun();
+  if (!launched && options.nproc_per_node > 1) {
+    // Set up once here, before the ranks exist; then become mpirun.
+    if (demo) {
+      absl::StatusOr<TrainerOptions> demo_options = DemoSetup(given, /*create=*/true, std::cout);
+      if (!demo_options.ok()) return Fail(demo_options.status(), 1);
+      options = *demo_options;
+    }
+    options.world_size = options.nproc_per_node;
+    if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2);
+    std::cout << "[ranks] starting " << options.nproc_per_node << " ranks on this machine through mpirun" << std::endl;
+    return Fail(RelaunchAsRanks(options.nproc_per_node, argc, argv), 1);
   }
-  if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2);
-  absl::StatusOr<SftResult> result = RunSft(options, std::cout);
-  if (!result.ok()) return Fail(result.status(), 1);
+
+  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world = StartWorld(options, given);
+  if (!world.ok()) return Fail(world.status(), 2);
+  runtime::collectives::Communicator& ranks = **world;
+  const bool leader = ranks.rank() == 0;
+  NullBuffer discard;
+  std::ostream quiet(&discard);
+  std::ostream& log = leader ? std::cout : quiet;
   if (demo) {
+    absl::StatusOr<TrainerOptions> demo_options = DemoSetup(given, /*create=*/leader, log);
+    if (!demo_options.ok()) return Fail(demo_options.status(), 1, &ranks);
+    options = *demo_options;
+    if (ranks.world_size() > 1) {
+      if (absl::Status s = DemoSetupOnRankZero(ranks); !s.ok()) return Fail(s, 1, &ranks);
+    }
+  }
+  options.world_size = ranks.world_size();
+  options.rank = ranks.rank();
+  if (options.num_threads == 0 && LocalRankCount() > 1) options.num_threads = ThreadsPerLocalRank();
+  if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2, &ranks);
+  absl::StatusOr<SftResult> result = RunSft(options, log, ranks);
+  if (!result.ok()) return Fail(result.status(), 1, &ranks);
+  if (demo && leader) {
     std::cout << "[demo] done: training loss " << result->first_loss << " -> " << result->final_loss
               << "; talk to it: ./bazelw run //trainer:chat -- --checkpoint_dir=" << result->checkpoint_dir
               << std::endl;
@@ -128,5 +226,5 @@ int main(int argc, char** argv) {
   const bool demo = argc == 1;
   const std::set<std::string> given = gpt_sft::trainer::GivenFlags(argc, argv);
   absl::ParseCommandLine(argc, argv);
-  return gpt_sft::trainer::Main(demo, given);
+  return gpt_sft::trainer::Main(demo, given, argc, argv);
 }

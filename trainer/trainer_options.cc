@@ -35,6 +35,7 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
                                     {"eval_steps", o.eval_steps},
                                     {"eval_metrics_every", o.eval_metrics_every},
                                     {"eval_metrics_max_problems", o.eval_metrics_max_problems},
+                                    {"nproc_per_node", o.nproc_per_node},
                                     {"world_size", o.world_size}}) {
     if (absl::Status s = Positive(flag, value); !s.ok()) return s;
   }
@@ -67,6 +68,9 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   }
   if (o.rank < 0 || o.rank >= o.world_size) {
     return Invalid(absl::StrCat("--rank=", o.rank, " must be in [0, world_size=", o.world_size, ")"));
+  }
+  if (!(o.collective_timeout_s > 0)) {
+    return Invalid(absl::StrCat("--collective_timeout_s=", o.collective_timeout_s, " must be > 0"));
   }
   if (o.max_seq_len > 65536) return Invalid(absl::StrCat("--max_seq_len=", o.max_seq_len, " exceeds 65536"));
   return absl::OkStatus();

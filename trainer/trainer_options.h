@@ -32,8 +32,16 @@ struct TrainerOptions {
   bool compile = true;
   std::string packing = "bestfit";  // pad | bestfit (the default: 13-19x the supervised tokens/sec, //trainer:bench)
   int64_t seed = 42;
-  int num_threads = 0;  // 0: every core
-  int world_size = 1;   // ranks (data-parallel); one in this build
+  int num_threads = 0;  // 0: every core (with several ranks on one machine: its share of them)
+  int nproc_per_node = 1;  // ranks on this machine; > 1 relaunches the trainer through mpirun
+  double collective_timeout_s = 300;  // how long a rank waits for the others in one collective
+  std::string output_dir;             // empty: <base_dir>/chatsft_checkpoints/d<depth>
+  std::string compile_cache_dir;      // empty: <base_dir>/compile_cache
+  bool verify_checkpoint = true;      // reload the saved checkpoint: bit-exact, same validation loss
+  // Test-only: compiles the step a second time at step 1, the fault a shape-polymorphic
+  // trainer would hit; the recompilation counters and the validation report must show it.
+  bool test_only_force_recompile = false;
+  int world_size = 1;  // data-parallel ranks in the job (from the launcher, not a flag)
   int rank = 0;
 
   /// grad_accum_steps = target_examples_per_step / (device_batch_size * world_size).
