@@ -19,13 +19,15 @@
 namespace gpt_sft::trainer {
 namespace {
 
-/// $MPIRUN, else the first executable `mpirun` on $PATH; empty when neither.
+/// $MPIRUN, else "mpirun" when one is on $PATH; empty when neither. The bare name, not the
+/// path found: OpenMPI started by an absolute path takes its parent directory as --prefix, and
+/// with /bin/mpirun (merged /usr) that prefix is "/", which it refuses.
 std::string FindMpirun() {
   if (const char* explicit_path = std::getenv("MPIRUN"); explicit_path && *explicit_path) return explicit_path;
   const char* path = std::getenv("PATH");
   for (absl::string_view dir : absl::StrSplit(path ? path : "", ':', absl::SkipEmpty())) {
     std::string candidate = absl::StrCat(std::string(dir), "/mpirun");
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (::access(candidate.c_str(), X_OK) == 0) return "mpirun";
   }
   return "";
 }

@@ -149,21 +149,13 @@ absl::Status DemoSetupOnRankZero(const runtime::collectives::Communicator& world
   return (*setup_world)->Barrier();
 }
 
-/// Starts the world: under mpirun the MPI one (its size must be --nproc_per_node when given),
-/// else a world of one rank.
-absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> StartWorld(const TrainerOptions& options,
-                                                                               const std::set<std::string>& given) {
+/// Starts the world: under mpirun the MPI one, else a world of one rank.
+absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> StartWorld(const TrainerOptions& options) {
   if (!runtime::collectives::LaunchedByMpirun()) return runtime::collectives::MakeSingleRankCommunicator();
   runtime::collectives::MpiOptions mpi;
   mpi.timeout = std::chrono::milliseconds(int64_t(options.collective_timeout_s * 1000));
   absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world =
       runtime::collectives::MakeMpiCommunicator(mpi);
-  if (!world.ok()) return world.status();
-  if (given.count("nproc_per_node") && options.nproc_per_node != (*world)->world_size()) {
-    return absl::InvalidArgumentError(absl::StrCat("--nproc_per_node=", options.nproc_per_node, " but mpirun started ",
-                                                   (*world)->world_size(),
-                                                   " ranks; omit the flag under mpirun, or make them equal"));
-  }
   return world;
 }
 
@@ -189,9 +181,15 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
     return Fail(RelaunchAsRanks(options.nproc_per_node, argc, argv), 1);
   }
 
-  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world = StartWorld(options, given);
+  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world = StartWorld(options);
   if (!world.ok()) return Fail(world.status(), 2);
   runtime::collectives::Communicator& ranks = **world;
+  if (given.count("nproc_per_node") && options.nproc_per_node != ranks.world_size()) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--nproc_per_node=", options.nproc_per_node,
+                                                        " but mpirun started ", ranks.world_size(),
+                                                        " ranks; omit the flag under mpirun, or make them equal")),
+                2, &ranks);
+  }
   const bool leader = ranks.rank() == 0;
   NullBuffer discard;
   std::ostream quiet(&discard);

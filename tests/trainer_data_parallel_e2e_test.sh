@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# End to end over `trainer --nproc_per_node=2` on the tiny demo config: the trainer relaunches
+# itself as 2 MPI ranks, only rank 0 prints the step lines and writes the checkpoint, the run's
+# validation loss matches the 1-rank run's over the same global batch, a flag that disagrees
+# with mpirun's world is an error naming both, and a rank killed mid-run ends the whole job
+# (non-zero, within 30 s) without a checkpoint or a temp file left behind.
+set -uo pipefail
+trainer="$1"; run_ranks="$2"
+tmp="${TEST_TMPDIR:-$(mktemp -d)}"
+export NANOCHAT_BASE_DIR="$tmp/base"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect() { grep -qE -- "$1" "$2" || fail "no line matching '$1' in $2: $(tail -20 "$2")"; }
+common=(--demo --max_iterations=6 --eval_every=3 --eval_steps=2 --eval_metrics_max_problems=16)
+
+# 1. One rank (sets the demo up), then two.
+"$trainer" "${common[@]}" --num_threads=1 --output_dir="$tmp/one" > "$tmp/one.log" 2>&1 \
+  || fail "1-rank run failed: $(tail -20 "$tmp/one.log")"
+"$trainer" "${common[@]}" --nproc_per_node=2 --output_dir="$tmp/two" > "$tmp/two.log" 2>&1 \
+  || fail "2-rank run failed: $(tail -20 "$tmp/two.log")"
+log="$tmp/two.log"
+expect '^\[ranks\] starting 2 ranks on this machine through mpirun$' "$log"
+expect '^\[ranks\] 2 data-parallel ranks \(mpi\), 1 thread\(s\) each$' "$log"
+expect '^\[VALIDATION\] ✓ Model is compiled .*gradients averaged over 2 ranks in the step\)$' "$log"
+expect '^=> Setting grad accum steps: 2$' "$log"
+expect '^\[VALIDATION\] ✓ Checkpoint reloaded bit-exactly' "$log"
+expect '^\[VALIDATION\] Summary: compiled on 2 ranks \| .*recompilations 0 \(training\)' "$log"
+for s in 0 1 2 3 4; do
+  n=$(grep -c "^Step 0000$s/00006 | Training loss" "$log")
+  [[ "$n" == 1 ]] || fail "step $s logged $n times (only rank 0 logs)"
+done
+[[ -f "$tmp/two/model_000005.safetensors" && -f "$tmp/two/run_summary.json" ]] || fail "no checkpoint/summary: $(ls "$tmp/two")"
+grep -q '"world_size": 2' "$tmp/two/run_summary.json" || fail "summary is not a 2-rank run"
+[[ $(wc -l < "$tmp/two/metrics.jsonl") == 5 ]] || fail "metrics.jsonl should have 5 records (rank 0 only)"
+val() { grep -oE '^Step 00005 \| Validation loss: [0-9.]+' "$1" | awk '{print $NF}'; }
+one=$(val "$tmp/one.log"); two=$(val "$tmp/two.log")
+awk -v a="$one" -v b="$two" 'BEGIN { d = (a - b) / a; if (d < 0) d = -d; exit !(a > 0 && d < 0.03) }' \
+  || fail "2-rank validation loss $two is not within 3% of the 1-rank run's $one"
+
+# 2. --nproc_per_node must agree with mpirun's world.
+"$run_ranks" -np 2 "$trainer" "${common[@]}" --nproc_per_node=3 --output_dir="$tmp/bad" > "$tmp/bad.log" 2>&1 \
+  && fail "a --nproc_per_node that disagrees with mpirun was accepted"
+expect 'trainer: error: rank [01] of 2: --nproc_per_node=3 but mpirun started 2 ranks' "$tmp/bad.log"
+
+# 3. Kill rank 1 mid-run: the job ends, non-zero, within 30 s, and writes nothing partial.
+fault="$tmp/fault"
+"$trainer" --demo --max_iterations=400 --eval_every=1000 --eval_steps=2 --nproc_per_node=2 \
+  --collective_timeout_s=20 --output_dir="$fault" > "$tmp/fault.log" 2>&1 &
+job=$!
+for _ in $(seq 1 240); do grep -q '^Step 00002/' "$tmp/fault.log" && break; sleep 0.5; done
+grep -q '^Step 00002/' "$tmp/fault.log" || { kill -9 "$job"; fail "the run never reached step 2: $(tail "$tmp/fault.log")"; }
+self=$(readlink -f "$trainer")
+victim=""
+for pid in $(pgrep -f -- "--output_dir=$fault"); do
+  [[ "$(readlink -f /proc/"$pid"/exe 2>/dev/null)" == "$self" ]] || continue
+  tr '\0' '\n' < /proc/"$pid"/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$pid
+done
+[[ -n "$victim" ]] || { kill -9 "$job"; fail "found no rank 1 process"; }
+kill -9 "$victim"
+start=$SECONDS
+while kill -0 "$job" 2>/dev/null && (( SECONDS - start < 30 )); do sleep 0.5; done
+if kill -0 "$job" 2>/dev/null; then
+  pkill -9 -f -- "--output_dir=$fault"; fail "the job was still running 30 s after rank 1 died"
+fi
+wait "$job" && fail "the job exited 0 after rank 1 was killed"
+sleep 1
+pgrep -f -- "--output_dir=$fault" > /dev/null && fail "ranks outlived the job: $(pgrep -af -- "--output_dir=$fault")"
+ls "$fault"/model_* "$fault"/*.tmp.* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
+echo "PASS (job ended $((SECONDS - start)) s after rank 1 was killed)"
