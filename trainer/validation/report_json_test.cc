@@ -1,0 +1,60 @@
+#include "trainer/validation/report_json.h"
+
+#include "gtest/gtest.h"
+#include "trainer/validation/synthetic_report.h"
+
+namespace gpt_sft::trainer::validation {
+namespace {
+
+TEST(ReportJson, RoundTripsThroughText) {
+  const ValidationReport report = SyntheticReport();
+  const std::string text = ReportToJson(report).dump(2);
+  absl::StatusOr<ValidationReport> back = ReportFromJson(Json::parse(text), "report.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == report);
+  EXPECT_EQ(ReportToJson(*back).dump(2), text);
+}
+
+TEST(ReportJson, RoundTripsAFailedRun) {
+  ValidationReport report = SyntheticReport();
+  TestRun& crashed = report.tests[1];
+  crashed.exit_code = 1;
+  crashed.summary.reset();
+  crashed.failures = {"exited with status 1"};
+  crashed.error_tail = "trainer: error: --max_seq_len=9: too short\n";
+  crashed.figures.compile_seconds.reset();
+  report.criteria[4].status = CriterionStatus::kNotMeasured;
+  report.criteria[4].value.reset();
+  report.plots = PlotSet{false, {}, "/usr/bin/python3: No module named 'matplotlib'"};
+  report.config.model_config = nullptr;
+  absl::StatusOr<ValidationReport> back = ReportFromJson(Json::parse(ReportToJson(report).dump()), "r");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_TRUE(*back == report);
+}
+
+TEST(ReportJson, CarriesStatusAndMissingFiguresAsNull) {
+  ValidationReport report = SyntheticReport();
+  report.tests[0].figures.seconds_per_step.reset();
+  report.tests[1].failures = {"criterion no_recompilation: test2: 1 training, 0 evaluation"};
+  const Json j = ReportToJson(report);
+  EXPECT_EQ(j["schema"], kReportSchema);
+  EXPECT_TRUE(j["tests"][0]["figures"]["seconds_per_step"].is_null());
+  EXPECT_EQ(j["tests"][1]["status"], "failed");
+  EXPECT_EQ(j["tests"][0]["status"], "passed");
+  EXPECT_EQ(j["criteria"][3]["id"], "speedup");
+  EXPECT_EQ(j["criteria"][3]["status"], "pass");
+}
+
+TEST(ReportJson, ErrorsNameTheField) {
+  Json j = ReportToJson(SyntheticReport());
+  j["tests"][2].erase("command");
+  absl::StatusOr<ValidationReport> back = ReportFromJson(j, "r.json");
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("r.json tests: no field \"command\""), std::string::npos) << back.status();
+  j = ReportToJson(SyntheticReport());
+  j["schema"] = "other";
+  EXPECT_FALSE(ReportFromJson(j, "r.json").ok());
+}
+
+}  // namespace
+}  // namespace gpt_sft::trainer::validation
