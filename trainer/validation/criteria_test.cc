@@ -84,6 +84,9 @@ TEST(Criteria, MissingMeasurementIsCrossedNeverTicked) {
   EXPECT_NE(c.measured.find("not measured"), std::string::npos);
   EXPECT_FALSE(c.value.has_value());
   EXPECT_EQ(j.exit_code, 1);
+  EXPECT_NE(Verdict(j.tests, j.criteria, false).find("not measured: speedup; performance targets: 2 of 3 met"),
+            std::string::npos)
+      << Verdict(j.tests, j.criteria, false);
 }
 
 TEST(Criteria, RecompilationFailsTheCompiledTest) {
