@@ -102,13 +102,26 @@ class Checklist {
                                     : absl::StrCat("no batch shapes recorded by ", absl::StrJoin(missing, ", ")));
       return c;
     }
-    std::vector<std::string> shapes;
+    std::vector<std::string> shapes, unconfigured;
     for (const BatchShape& s : seen) shapes.push_back(ShapeText(s));
-    Decide(c, seen.size() == 1,
-           seen.size() == 1 ? absl::StrCat("every micro-batch of ", steps, " steps in ", tests_.size(), " tests was ",
-                                           shapes[0])
-                            : absl::StrCat(seen.size(), " shapes: ", absl::StrJoin(shapes, ", ")),
-           static_cast<double>(seen.size()));
+    for (const TestRun& t : tests_) {
+      // The shape seen must be the one the run was configured with, not merely one shape.
+      if (seen.size() == 1 && t.summary && t.summary->batch_shape && *t.summary->batch_shape != seen[0]) {
+        unconfigured.push_back(absl::StrCat(t.id, " was configured for ", ShapeText(*t.summary->batch_shape)));
+      }
+    }
+    if (seen.size() != 1) {
+      Decide(c, false, absl::StrCat(seen.size(), " shapes: ", absl::StrJoin(shapes, ", ")),
+             static_cast<double>(seen.size()));
+    } else if (!unconfigured.empty()) {
+      Decide(c, false, absl::StrCat("every micro-batch was ", shapes[0], ", but ", absl::StrJoin(unconfigured, "; ")),
+             1.0);
+    } else {
+      Decide(c, true,
+             absl::StrCat("every micro-batch of ", steps, " steps in ", tests_.size(), " tests was ", shapes[0],
+                          ", the configured static shape"),
+             1.0);
+    }
     return c;
   }
 
@@ -278,13 +291,19 @@ class Checklist {
         continue;
       }
       const CheckpointSummary& k = *t.summary->checkpoint;
+      if (k.verified.has_value() && !*k.verified) {
+        missing.push_back(t.id + " (not reloaded: --verify_checkpoint=false)");
+        continue;
+      }
       const bool same_loss = k.val_loss_saved && k.val_loss_reloaded && *k.val_loss_saved == *k.val_loss_reloaded;
       if (!k.reload_bit_exact || !same_loss) {
         bad.push_back(t.id);
         c.tests.push_back(t.id);
       }
       parts.push_back(absl::StrFormat(
-          "%s: step %d, %s, val loss %s -> %s", t.id, k.step, k.reload_bit_exact ? "bit-exact" : "NOT bit-exact",
+          "%s: step %d, %s, val loss %s -> %s", t.id, k.step,
+          k.reload_bit_exact ? "bit-exact"
+                             : "NOT bit-exact" + (k.mismatch.empty() ? std::string() : " (" + k.mismatch + ")"),
           k.val_loss_saved ? absl::StrFormat("%.9g", *k.val_loss_saved) : std::string("?"),
           k.val_loss_reloaded ? absl::StrFormat("%.9g", *k.val_loss_reloaded) : std::string("?")));
     }

@@ -184,6 +184,20 @@ TEST(Criteria, StaticShapesSeeEveryShape) {
   EXPECT_NE(c.measured.find("[4, 300]"), std::string::npos) << c.measured;
 }
 
+TEST(Criteria, StaticShapesMustBeTheConfiguredOne) {
+  std::vector<TestRun> tests = SyntheticTests();
+  for (TestRun& t : tests) t.summary->batch_shape = BatchShape{4, 2048};
+  const Criterion c = Find(Judge(tests).criteria, "static_shapes");
+  EXPECT_EQ(c.status, CriterionStatus::kFail);
+  EXPECT_NE(c.measured.find("test1 was configured for [4, 2048]"), std::string::npos) << c.measured;
+}
+
+TEST(Criteria, CheckpointNotReloadedIsNotMeasured) {
+  std::vector<TestRun> tests = SyntheticTests();
+  for (TestRun& t : tests) t.summary->checkpoint->verified = false;
+  EXPECT_EQ(Find(Judge(tests).criteria, "checkpoint").status, CriterionStatus::kNotMeasured);
+}
+
 TEST(JudgeTest, CrashAndWrongModeAreFailures) {
   TestRun t = SyntheticTest(TestRole::kCompiled, 8, 0.2);
   t.exit_code = 0;

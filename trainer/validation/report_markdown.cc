@@ -117,6 +117,15 @@ void FiguresSection(const ValidationReport& r, std::ostream& out) {
   row("Mode, ranks", [](const TestRun& t) {
     return absl::StrCat(t.role == TestRole::kEager ? "eager" : "compiled", ", ", t.world_size);
   });
+  row("Configured batch, packing", [](const TestRun& t) {
+    if (!t.summary || !t.summary->batch_shape) return std::string(kNotMeasured);
+    return absl::StrCat("[", (*t.summary->batch_shape)[0], ", ", (*t.summary->batch_shape)[1], "], ",
+                        t.summary->packing.value_or("?"));
+  });
+  row("Threads per rank, collectives", [](const TestRun& t) {
+    if (!t.summary || !t.summary->num_threads) return std::string(kNotMeasured);
+    return absl::StrCat(*t.summary->num_threads, ", ", t.summary->backend.value_or("?"));
+  });
   row("Steps (measured)", [](const TestRun& t) {
     return absl::StrCat(t.figures.steps, " (", t.figures.measured_steps, ")");
   });

@@ -42,6 +42,10 @@ TestRun SyntheticTest(TestRole role, int steps, double seconds, double loss_slop
   RunSummary s;
   s.mode = compiled ? "compiled" : "eager";
   s.world_size = t.world_size;
+  s.backend = t.world_size > 1 ? "mpi" : "single";
+  s.num_threads = 1;
+  s.batch_shape = BatchShape{4, 512};
+  s.packing = "bestfit";
   s.steps_trained = steps;
   s.first_loss = t.steps.front().loss;
   s.final_loss = t.steps.back().loss;
@@ -64,6 +68,7 @@ TestRun SyntheticTest(TestRole role, int steps, double seconds, double loss_slop
   CheckpointSummary k;
   k.model_path = absl::StrCat(t.output_dir, "/model_", steps, ".safetensors");
   k.step = steps;
+  k.verified = true;
   k.reload_bit_exact = true;
   k.val_loss_saved = s.val_loss;
   k.val_loss_reloaded = s.val_loss;

@@ -51,12 +51,14 @@ bool CompileSummary::operator==(const CompileSummary& o) const {
 }
 
 bool CheckpointSummary::operator==(const CheckpointSummary& o) const {
-  return model_path == o.model_path && step == o.step && reload_bit_exact == o.reload_bit_exact &&
+  return model_path == o.model_path && step == o.step && verified == o.verified &&
+         reload_bit_exact == o.reload_bit_exact && mismatch == o.mismatch &&
          val_loss_saved == o.val_loss_saved && val_loss_reloaded == o.val_loss_reloaded;
 }
 
 bool RunSummary::operator==(const RunSummary& o) const {
-  return mode == o.mode && world_size == o.world_size && steps_trained == o.steps_trained &&
+  return mode == o.mode && world_size == o.world_size && backend == o.backend && num_threads == o.num_threads &&
+         batch_shape == o.batch_shape && packing == o.packing && steps_trained == o.steps_trained &&
          first_loss == o.first_loss && final_loss == o.final_loss && final_loss_mean == o.final_loss_mean &&
          val_loss == o.val_loss && compile == o.compile && recompilations_training == o.recompilations_training &&
          recompilations_evaluation == o.recompilations_evaluation && peak_rss_bytes == o.peak_rss_bytes &&
@@ -105,7 +107,12 @@ absl::StatusOr<std::vector<StepMetrics>> ReadMetricsJsonl(const std::string& pat
 
 absl::StatusOr<RunSummary> RunSummaryFromJson(const Json& j, const std::string& where) {
   RunSummary r;
+  std::optional<std::vector<int64_t>> shape;
   for (absl::Status s : {ReadField(j, "mode", r.mode, where), ReadField(j, "world_size", r.world_size, where),
+                         ReadOptionalField(j, "backend", r.backend, where),
+                         ReadOptionalField(j, "num_threads", r.num_threads, where),
+                         ReadOptionalField(j, "batch_shape", shape, where),
+                         ReadOptionalField(j, "packing", r.packing, where),
                          ReadField(j, "steps_trained", r.steps_trained, where),
                          ReadOptionalField(j, "first_loss", r.first_loss, where),
                          ReadOptionalField(j, "final_loss", r.final_loss, where),
@@ -117,6 +124,10 @@ absl::StatusOr<RunSummary> RunSummaryFromJson(const Json& j, const std::string& 
                          ReadOptionalField(j, "tokens_per_second", r.tokens_per_second, where),
                          ReadOptionalField(j, "seconds_per_step", r.seconds_per_step, where)}) {
     if (!s.ok()) return s;
+  }
+  if (shape) {
+    if (shape->size() != 2) return absl::DataLossError(where + ": field \"batch_shape\" is not [B, T]");
+    r.batch_shape = BatchShape{(*shape)[0], (*shape)[1]};
   }
   if (j.contains("compile") && !j["compile"].is_null()) {
     const Json& c = j["compile"];
@@ -135,11 +146,13 @@ absl::StatusOr<RunSummary> RunSummaryFromJson(const Json& j, const std::string& 
     CheckpointSummary checkpoint;
     for (absl::Status s : {ReadField(c, "model_path", checkpoint.model_path, at),
                            ReadField(c, "step", checkpoint.step, at),
+                           ReadOptionalField(c, "verified", checkpoint.verified, at),
                            ReadField(c, "reload_bit_exact", checkpoint.reload_bit_exact, at),
                            ReadOptionalField(c, "val_loss_saved", checkpoint.val_loss_saved, at),
                            ReadOptionalField(c, "val_loss_reloaded", checkpoint.val_loss_reloaded, at)}) {
       if (!s.ok()) return s;
     }
+    if (c.contains("mismatch") && c["mismatch"].is_string()) checkpoint.mismatch = c["mismatch"].get<std::string>();
     r.checkpoint = checkpoint;
   }
   return r;
@@ -181,6 +194,14 @@ Json ToJson(const RunSummary& r) {
   Json j;
   j["mode"] = r.mode;
   j["world_size"] = r.world_size;
+  WriteOptionalField(j, "backend", r.backend);
+  WriteOptionalField(j, "num_threads", r.num_threads);
+  if (r.batch_shape) {
+    j["batch_shape"] = {(*r.batch_shape)[0], (*r.batch_shape)[1]};
+  } else {
+    j["batch_shape"] = nullptr;
+  }
+  WriteOptionalField(j, "packing", r.packing);
   j["steps_trained"] = r.steps_trained;
   WriteOptionalField(j, "first_loss", r.first_loss);
   WriteOptionalField(j, "final_loss", r.final_loss);
@@ -204,7 +225,9 @@ Json ToJson(const RunSummary& r) {
     Json c;
     c["model_path"] = r.checkpoint->model_path;
     c["step"] = r.checkpoint->step;
+    WriteOptionalField(c, "verified", r.checkpoint->verified);
     c["reload_bit_exact"] = r.checkpoint->reload_bit_exact;
+    c["mismatch"] = r.checkpoint->mismatch;
     WriteOptionalField(c, "val_loss_saved", r.checkpoint->val_loss_saved);
     WriteOptionalField(c, "val_loss_reloaded", r.checkpoint->val_loss_reloaded);
     j["checkpoint"] = c;

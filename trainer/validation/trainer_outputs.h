@@ -49,7 +49,9 @@ struct CompileSummary {
 struct CheckpointSummary {
   std::string model_path;
   int64_t step = 0;
+  std::optional<bool> verified;  // the trainer reloaded it (false with --verify_checkpoint=false)
   bool reload_bit_exact = false;
+  std::string mismatch;          // the first tensor that differed, when not bit-exact
   std::optional<double> val_loss_saved, val_loss_reloaded;
 
   bool operator==(const CheckpointSummary& o) const;
@@ -59,6 +61,10 @@ struct CheckpointSummary {
 struct RunSummary {
   std::string mode;
   int world_size = 1;
+  std::optional<std::string> backend;  // the collectives': "single" or "mpi"
+  std::optional<int> num_threads;      // per rank
+  std::optional<BatchShape> batch_shape;  // the static [B, T] the run was configured with
+  std::optional<std::string> packing;
   int64_t steps_trained = 0;
   std::optional<double> first_loss, final_loss, final_loss_mean, val_loss;
   std::optional<CompileSummary> compile;  // absent for eager runs

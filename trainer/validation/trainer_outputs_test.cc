@@ -16,13 +16,14 @@ constexpr char kRecord[] =
     R"("recompilations":0})";
 
 constexpr char kSummary[] = R"({
-  "mode": "compiled", "world_size": 1, "steps_trained": 7, "first_loss": 8.3, "final_loss": 4.1,
+  "mode": "compiled", "world_size": 1, "backend": "single", "num_threads": 2, "batch_shape": [4, 512],
+  "packing": "bestfit", "steps_trained": 7, "first_loss": 8.3, "final_loss": 4.1,
   "final_loss_mean": 4.0, "val_loss": 4.2,
   "compile": {"cache_hit": false, "seconds": 0.2, "compile_seconds": 0.19, "key": "0123456789abcdef",
               "arena_bytes": 1048576},
   "recompilations_training": 0, "recompilations_evaluation": 0, "peak_rss_bytes": 2000000,
   "tokens_per_second": 30000.5, "seconds_per_step": 0.27,
-  "checkpoint": {"model_path": "/x/model_000007.safetensors", "step": 7, "reload_bit_exact": true,
+  "checkpoint": {"model_path": "/x/model_000007.safetensors", "step": 7, "verified": true, "reload_bit_exact": true, "mismatch": "",
                  "val_loss_saved": 4.2, "val_loss_reloaded": 4.2}})";
 
 std::string WriteTemp(const std::string& name, const std::string& contents) {
@@ -83,11 +84,15 @@ TEST(ReadRunSummary, ReadsTheSummary) {
   EXPECT_EQ(s->mode, "compiled");
   EXPECT_EQ(s->steps_trained, 7);
   EXPECT_EQ(s->final_loss_mean, 4.0);
+  EXPECT_EQ(s->batch_shape, (BatchShape{4, 512}));
+  EXPECT_EQ(s->backend, "single");
+  EXPECT_EQ(s->num_threads, 2);
   ASSERT_TRUE(s->compile.has_value());
   EXPECT_FALSE(s->compile->cache_hit);
   EXPECT_EQ(s->compile->key, "0123456789abcdef");
   ASSERT_TRUE(s->checkpoint.has_value());
   EXPECT_TRUE(s->checkpoint->reload_bit_exact);
+  EXPECT_EQ(s->checkpoint->verified, true);
   EXPECT_EQ(s->checkpoint->val_loss_reloaded, 4.2);
 }
 
@@ -119,6 +124,7 @@ TEST(TrainerOutputsJson, RoundTrips) {
   eager.compile.reset();
   eager.checkpoint.reset();
   eager.val_loss.reset();
+  eager.batch_shape.reset();
   absl::StatusOr<RunSummary> e2 = RunSummaryFromJson(ToJson(eager), "eager");
   ASSERT_TRUE(e2.ok()) << e2.status();
   EXPECT_EQ(eager, *e2);
