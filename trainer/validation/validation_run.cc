@@ -255,7 +255,10 @@ class Validation {
     report_.criteria = EvaluateCriteria(report_.tests, report_.config.thresholds);
     ChargeFailures(report_.criteria, report_.tests);
     for (TestRun& t : report_.tests) {
-      if (!t.passed()) t.error_tail = tails_[t.id];
+      // The end of stderr explains a crash or an early exit; a run that finished and failed a
+      // criterion is explained by the criterion.
+      const bool ended_badly = !t.ran || t.exit_code != 0 || t.term_signal != 0 || !t.summary;
+      if (!t.passed() && ended_badly) t.error_tail = tails_[t.id];
     }
     report_.exit_code = ExitCode(report_.tests, report_.criteria, o_.strict_targets);
     report_.verdict = Verdict(report_.tests, report_.criteria, o_.strict_targets);
