@@ -366,9 +366,11 @@ void JudgeTest(TestRun& t, int expected_world_size) {
   }
   if (t.term_signal != 0) t.failures.push_back(absl::StrCat("killed by signal ", t.term_signal));
   else if (t.exit_code != 0) t.failures.push_back(absl::StrCat("exited with status ", t.exit_code));
-  if (t.steps.empty()) t.failures.push_back("no metrics records in " + t.output_dir + "/metrics.jsonl");
+  const bool exited_cleanly = t.term_signal == 0 && t.exit_code == 0;
+  // After a crash, missing outputs are its consequence, not news.
+  if (exited_cleanly && t.steps.empty()) t.failures.push_back("no metrics records in " + t.output_dir + "/metrics.jsonl");
   if (!t.summary) {
-    if (t.exit_code == 0 && t.term_signal == 0) t.failures.push_back("no run_summary.json in " + t.output_dir);
+    if (exited_cleanly) t.failures.push_back("no run_summary.json in " + t.output_dir);
     return;
   }
   const std::string want_mode = t.role == TestRole::kEager ? "eager" : "compiled";
