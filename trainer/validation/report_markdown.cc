@@ -193,7 +193,8 @@ void DefinitionsSection(const ValidationReport& r, std::ostream& out) {
   out << "## Definitions\n\n"
       << "- **Tests.** One invocation, same data, seed and flags: Test 1 trains with the interpreter "
          "(`--compile=false`); Test 2 with the compiled step, its compile cache a fresh folder, so the compile is "
-         "cold; Test 2b reruns Test 2's flags for one optimizer step (`--max_iterations=2`) with the same cache, so "
+         "cold; Test 2b reruns Test 2's flags for one optimizer step (`--max_iterations=2`, the smallest evaluation: the step IR "
+         "and so the artifact key do not depend on it) with the same cache, so "
          "it loads Test 2's artifact: its compile figure is the **warm** start; Test 3 is Test 2 on "
       << r.config.nproc_per_node
       << " ranks (`--nproc_per_node`), the same global batch per step (fewer micro-batches per rank).\n"
@@ -208,8 +209,7 @@ void DefinitionsSection(const ValidationReport& r, std::ostream& out) {
       << "- **N ranks vs one rank**: each rank packs its own shard of the conversations (`r, r+W, …`), so the "
          "rows differ from the one-rank run's and the losses are close, not equal. Tolerances, relative: every "
          "step's mean loss within "
-      << absl::StrFormat("%g%%", 100 * t.max_ranks_step_loss_rel_diff) << ", the final validation loss (the same "
-         "validation batches on every run) within "
+      << absl::StrFormat("%g%%", 100 * t.max_ranks_step_loss_rel_diff) << ", the final validation loss within "
       << absl::StrFormat("%g%%", 100 * t.max_ranks_val_loss_rel_diff) << ".\n"
       << "- **Checkpoint**: each trainer saves its final checkpoint, loads it again, compares every byte with the "
          "weights in memory and recomputes the validation loss from the loaded weights; equal means equal bits.\n\n";
