@@ -95,7 +95,7 @@ struct Thresholds {
   // N ranks vs one rank (both compiled), relative: the per-step mean loss over all
   // micro-batches, and the final validation loss. Not bit-equal: each rank packs its own shard.
   double max_ranks_step_loss_rel_diff = 0.05;
-  double max_ranks_val_loss_rel_diff = 0.02;
+  double max_ranks_val_loss_rel_diff = 0.03;  // as //tests:trainer_data_parallel_e2e_test allows
 
   bool operator==(const Thresholds& o) const;
 };
