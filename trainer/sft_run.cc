@@ -233,6 +233,10 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     return absl::InvalidArgumentError(absl::StrCat("--max_seq_len=", o.max_seq_len, ": ", s.message()));
   }
   const int accum = o.GradAccumSteps();
+  // --eval_steps counts batches over all ranks (each rank takes its share of them), so the
+  // validation loss covers the same conversations whatever the world size and N-rank runs
+  // compare with one-rank runs. nanochat's chat_sft runs eval_steps on every rank instead.
+  const int eval_steps_per_rank = std::max(1, o.eval_steps / o.world_size);
   if (leader) {
     log << "Target examples per step: " << o.target_examples_per_step << "\n"
         << "Device batch size: " << o.device_batch_size << "\n"
@@ -333,7 +337,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   for (int64_t it = 0; it < num_iterations; ++it) {
     const bool last_step = it == num_iterations - 1;
     if (last_step || it % o.eval_every == 0) {
-      absl::StatusOr<double> v = GlobalValidationLoss(**step, val_source, loader_options, o.eval_steps, world);
+      absl::StatusOr<double> v = GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world);
       if (!v.ok()) return v.status();
       val_loss = *v;
       if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
@@ -442,7 +446,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   if (o.verify_checkpoint) {
     absl::StatusOr<CheckpointSummary> verified =
         VerifySavedCheckpoint(out_dir, checkpoint_step, *setup->params, config, interpreter, val_source,
-                              loader_options, o.eval_steps, val_loss, world);
+                              loader_options, eval_steps_per_rank, val_loss, world);
     if (!verified.ok()) return verified.status();
     verified->model_path = summary.checkpoint.model_path;
     summary.checkpoint = *verified;
