@@ -137,12 +137,24 @@ data::LoaderOptions LoaderOptionsFor(const TrainerOptions& o, const data::Tokeni
 }
 
 /// nanochat rebuilds the validation loader at every evaluation, so it always sees the same
-/// first batches.
+/// first batches. The batches are those of a one-rank loader, dealt out: this rank takes
+/// batches rank, rank + world, ... of them (`eval_steps` in all), so every world size
+/// evaluates exactly the same rows.
 absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::ConversationSource& val,
-                                          const data::LoaderOptions& options, int eval_steps) {
+                                          data::LoaderOptions options, int eval_steps_per_rank, int rank,
+                                          int world_size) {
+  options.rank = 0;
+  options.world_size = 1;
   absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&val, options);
   if (!loader.ok()) return loader.status();
-  absl::StatusOr<ValidationLossResult> result = ValidationLoss(step, LoaderSource(loader->get()), eval_steps);
+  int64_t index = 0;
+  BatchSource this_ranks_share = [&]() -> absl::StatusOr<data::Batch> {
+    while (true) {
+      absl::StatusOr<data::Batch> batch = (*loader)->Next();
+      if (!batch.ok() || index++ % world_size == rank) return batch;
+    }
+  };
+  absl::StatusOr<ValidationLossResult> result = ValidationLoss(step, this_ranks_share, eval_steps_per_rank);
   if (!result.ok()) return result.status();
   return result->mean_loss;
 }
@@ -163,7 +175,7 @@ absl::StatusOr<double> ReduceOverRanks(runtime::collectives::Communicator& world
 absl::StatusOr<double> GlobalValidationLoss(EagerStep& step, const data::ConversationSource& val,
                                             const data::LoaderOptions& options, int eval_steps,
                                             runtime::collectives::Communicator& world) {
-  absl::StatusOr<double> local = MeanValidationLoss(step, val, options, eval_steps);
+  absl::StatusOr<double> local = MeanValidationLoss(step, val, options, eval_steps, world.rank(), world.world_size());
   if (!local.ok()) return local.status();
   return ReduceOverRanks(world, *local, runtime::collectives::ReduceOp::kAvg);
 }
@@ -234,8 +246,8 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   }
   const int accum = o.GradAccumSteps();
   // --eval_steps counts batches over all ranks (each rank takes its share of them), so the
-  // validation loss covers the same conversations whatever the world size and N-rank runs
-  // compare with one-rank runs. nanochat's chat_sft runs eval_steps on every rank instead.
+  // validation loss is over the same rows whatever the world size and N-rank runs compare
+  // with one-rank runs. nanochat's chat_sft runs eval_steps of its own shard on every rank.
   const int eval_steps_per_rank = std::max(1, o.eval_steps / o.world_size);
   if (leader) {
     log << "Target examples per step: " << o.target_examples_per_step << "\n"
