@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -70,9 +71,9 @@ std::map<std::string, std::string> CurrentEnvironment() {
   return env;
 }
 
-absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
-                                         const std::map<std::string, std::string>& env) {
-  if (argv.empty()) return absl::InvalidArgumentError("RunProcess: empty argv");
+absl::StatusOr<SpawnedChild> SpawnWithPipes(const std::vector<std::string>& argv,
+                                            const std::map<std::string, std::string>& env) {
+  if (argv.empty()) return absl::InvalidArgumentError("SpawnWithPipes: empty argv");
   Pipe out, err;
   if (absl::Status s = OpenPipe(out); !s.ok()) return s;
   if (absl::Status s = OpenPipe(err); !s.ok()) return s;
@@ -96,20 +97,39 @@ absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) return absl::NotFoundError(absl::StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
 
-  // Our copies of the write ends must close, or the reads below never see EOF.
-  close(out.write_end);
-  out.write_end = -1;
-  close(err.write_end);
-  err.write_end = -1;
+  // Our copies of the write ends close (in ~Pipe), or the caller's reads never see EOF; the
+  // read ends go to the caller.
+  SpawnedChild child;
+  child.pid = pid;
+  std::swap(child.stdout_fd, out.read_end);
+  std::swap(child.stderr_fd, err.read_end);
+  return child;
+}
 
-  ProcessResult result;
-  DrainBoth(out.read_end, err.read_end, result.stdout_text, result.stderr_text);
+absl::StatusOr<ExitStatus> WaitForExit(pid_t pid, const std::string& name) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid ", argv[0], ": ", std::strerror(errno)));
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid ", name, ": ", std::strerror(errno)));
   }
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  ExitStatus exit;
+  if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) exit.term_signal = WTERMSIG(status);
+  return exit;
+}
+
+absl::StatusOr<ProcessResult> RunProcess(const std::vector<std::string>& argv,
+                                         const std::map<std::string, std::string>& env) {
+  if (argv.empty()) return absl::InvalidArgumentError("RunProcess: empty argv");
+  absl::StatusOr<SpawnedChild> child = SpawnWithPipes(argv, env);
+  if (!child.ok()) return child.status();
+  ProcessResult result;
+  DrainBoth(child->stdout_fd, child->stderr_fd, result.stdout_text, result.stderr_text);
+  close(child->stdout_fd);
+  close(child->stderr_fd);
+  absl::StatusOr<ExitStatus> exit = WaitForExit(child->pid, argv[0]);
+  if (!exit.ok()) return exit.status();
+  result.exit_code = exit->exit_code;
+  result.term_signal = exit->term_signal;
   return result;
 }
 

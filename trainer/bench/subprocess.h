@@ -1,7 +1,11 @@
-// Runs a program to completion with a given environment and captures its stdout and stderr.
-// Just enough process handling for the benchmark's peers; no shell is involved.
+// Runs a program with a given environment, its stdout and stderr on pipes; no shell is
+// involved. RunProcess captures both to completion (the benchmark's peers); SpawnWithPipes and
+// WaitForExit are the two halves for callers that read the pipes themselves (the validation
+// driver streams them into a log, with a timeout).
 #ifndef GPT_SFT_TRAINER_BENCH_SUBPROCESS_H_
 #define GPT_SFT_TRAINER_BENCH_SUBPROCESS_H_
+
+#include <sys/types.h>
 
 #include <map>
 #include <string>
@@ -17,6 +21,24 @@ struct ProcessResult {
   std::string stdout_text;
   std::string stderr_text;
 };
+
+/// A started child: its pid and the read ends of its stdout and stderr (the caller's to close).
+struct SpawnedChild {
+  pid_t pid = -1;
+  int stdout_fd = -1, stderr_fd = -1;
+};
+
+/// Spawns argv[0] (an absolute path; no PATH search) with argv and exactly `env`, stdin
+/// /dev/null. Fails only if it cannot be started (naming argv[0] and errno).
+absl::StatusOr<SpawnedChild> SpawnWithPipes(const std::vector<std::string>& argv,
+                                            const std::map<std::string, std::string>& env);
+
+/// Waits for `pid` to end: exit_code and term_signal as in ProcessResult. `name` is for errors.
+struct ExitStatus {
+  int exit_code = -1;
+  int term_signal = 0;
+};
+absl::StatusOr<ExitStatus> WaitForExit(pid_t pid, const std::string& name);
 
 /// The environment of this process as name -> value.
 std::map<std::string, std::string> CurrentEnvironment();

@@ -1,10 +1,7 @@
 #include "trainer/validation/logged_process.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -13,6 +10,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "trainer/bench/subprocess.h"
 
 namespace gpt_sft::trainer::validation {
 namespace {
@@ -79,33 +77,11 @@ absl::StatusOr<LoggedRun> RunLogged(const std::vector<std::string>& argv,
   std::ofstream log(options.log_path, std::ios::binary | std::ios::trunc);
   if (!log) return absl::UnavailableError("cannot create the log file " + options.log_path);
 
-  int out_fds[2], err_fds[2];
-  if (pipe2(out_fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  Fd out_read{out_fds[0]}, out_write{out_fds[1]};
-  if (pipe2(err_fds, O_CLOEXEC) != 0) return absl::InternalError(absl::StrCat("pipe2: ", std::strerror(errno)));
-  Fd err_read{err_fds[0]}, err_write{err_fds[1]};
-
-  std::vector<char*> c_argv;
-  for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
-  c_argv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (const auto& [name, value] : env) env_strings.push_back(name + "=" + value);
-  std::vector<char*> c_env;
-  for (std::string& e : env_strings) c_env.push_back(e.data());
-  c_env.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_write.fd, STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_write.fd, STDERR_FILENO);
   const auto start = Clock::now();
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, c_argv[0], &actions, nullptr, c_argv.data(), c_env.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return absl::NotFoundError(absl::StrCat("cannot start ", argv[0], ": ", std::strerror(rc)));
-  out_write.Close();  // else the reads below never see EOF
-  err_write.Close();
+  absl::StatusOr<bench::SpawnedChild> child = bench::SpawnWithPipes(argv, env);
+  if (!child.ok()) return child.status();
+  const pid_t pid = child->pid;
+  Fd out_read{child->stdout_fd}, err_read{child->stderr_fd};
 
   LoggedRun result;
   PrefixedEcho echo(options.console, options.console_prefix);
@@ -142,13 +118,11 @@ absl::StatusOr<LoggedRun> RunLogged(const std::vector<std::string>& argv,
     }
   }
   echo.Flush();
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid ", argv[0], ": ", std::strerror(errno)));
-  }
+  absl::StatusOr<bench::ExitStatus> exit = bench::WaitForExit(pid, argv[0]);
+  if (!exit.ok()) return exit.status();
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) result.term_signal = WTERMSIG(status);
+  result.exit_code = exit->exit_code;
+  result.term_signal = exit->term_signal;
   result.stderr_tail = LastLines(result.stderr_tail, 40);
   result.log_tail = LastLines(log_tail, 40);
   if (!log) return absl::UnavailableError("cannot write the log file " + options.log_path);
