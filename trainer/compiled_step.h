@@ -61,6 +61,9 @@ class CompiledStep {
   /// As EagerStep::OptimizerStep.
   absl::Status OptimizerStep(double lr_multiplier);
   absl::Status ResetGradients();
+  /// Gives the step's scratch (the arena) back to the OS between steps, for work that runs
+  /// beside it, e.g. the interpreter's evaluation (Executable::ReleaseScratchMemory).
+  absl::Status ReleaseScratchMemory() { return executable_->ReleaseScratchMemory(); }
 
   const runtime::Tensor& grad(size_t i) const { return grads_[i]; }
   int64_t steps_taken() const { return steps_taken_; }

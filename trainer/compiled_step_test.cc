@@ -104,6 +104,31 @@ void ExpectCompiledMatchesEager(bool packed) {
 TEST(CompiledStep, MatchesTheInterpreterPadded) { ExpectCompiledMatchesEager(false); }
 TEST(CompiledStep, MatchesTheInterpreterPacked) { ExpectCompiledMatchesEager(true); }
 
+// The trainer gives the arena back around every evaluation; the steps after must not notice.
+TEST(CompiledStep, ReleasingTheScratchBetweenRunsChangesNothing) {
+  const compiler::StepConfig config = Config(/*packed=*/true, 2);
+  runtime::ParamStore kept_params = RandomParams(), released_params = RandomParams();
+  auto kept = CompiledStep::Create(config, &kept_params);
+  auto released = CompiledStep::Create(config, &released_params);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_TRUE(released.ok()) << released.status();
+  uint32_t seed = 7;
+  for (int step = 0; step < 3; ++step) {
+    for (int m = 0; m < 2; ++m) {
+      const data::Batch batch = RandomBatch(seed++);
+      ASSERT_TRUE((*released)->ReleaseScratchMemory().ok());
+      absl::StatusOr<double> a = (*kept)->MicroStep(ToStepBatch(batch, true));
+      absl::StatusOr<double> b = (*released)->MicroStep(ToStepBatch(batch, true));
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(*a, *b) << "step " << step << " micro " << m;
+    }
+    ASSERT_TRUE((*released)->ReleaseScratchMemory().ok());
+    ASSERT_TRUE((*kept)->OptimizerStep(1.0).ok());
+    ASSERT_TRUE((*released)->OptimizerStep(1.0).ok());
+  }
+  EXPECT_EQ(MaxRelDiff(kept_params, released_params), 0.0);
+}
+
 TEST(CompiledStep, RefusesAnotherBatchShape) {
   runtime::ParamStore params = RandomParams();
   auto step = CompiledStep::Create(Config(false, 1), &params);

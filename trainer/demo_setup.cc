@@ -19,7 +19,7 @@ namespace {
 const char* const kDemoTexts[] = {"external/english_text/GPL-3", "external/english_text/Apache-2.0",
                                   "external/wordlist/words"};
 
-absl::Status TrainTokenizer(const std::string& path, std::ostream& log) {
+absl::Status TrainTokenizer(const std::string& path, int vocab_size, const char* tag, std::ostream& log) {
   std::vector<std::string> texts;
   int64_t bytes = 0;
   for (const char* name : kDemoTexts) {
@@ -32,27 +32,41 @@ absl::Status TrainTokenizer(const std::string& path, std::ostream& log) {
     texts.push_back(ss.str());
     bytes += static_cast<int64_t>(texts.back().size());
   }
-  log << "[demo] training a " << kDemoVocabSize << "-token BPE tokenizer on " << bytes / 1024
+  log << tag << " training a " << vocab_size << "-token BPE tokenizer on " << bytes / 1024
       << " KiB of this machine's English text (Debian's licences and word list)..." << std::endl;
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<data::Tokenizer> tok = data::Tokenizer::Train(texts, kDemoVocabSize);
+  absl::StatusOr<data::Tokenizer> tok = data::Tokenizer::Train(texts, vocab_size);
   if (!tok.ok()) return tok.status();
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   if (absl::Status s = tok->Save(path); !s.ok()) return s;
-  log << "[demo] tokenizer: " << tok->vocab_size() << " tokens in "
+  log << tag << " tokenizer: " << tok->vocab_size() << " tokens in "
       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s, saved to " << path
       << std::endl;
   return absl::OkStatus();
 }
 
-absl::Status WriteRandomBase(const std::string& base_dir, int vocab_size, std::ostream& log) {
-  absl::StatusOr<compiler::ModelConfig> config = compiler::ModelConfig::FromDepth(kDemoDepth, vocab_size);
+absl::Status WriteRandomBase(const std::string& base_dir, int depth, int vocab_size, uint64_t seed,
+                             const char* tag, std::ostream& log) {
+  absl::StatusOr<compiler::ModelConfig> config = compiler::ModelConfig::FromDepth(depth, vocab_size);
   if (!config.ok()) return config.status();
   const std::string dir = absl::StrCat(base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kBase),
                                        "/d", config->n_layer);
-  log << "[demo] writing a randomly initialised base model (depth " << config->n_layer << ", width "
-      << config->n_embd << ", " << config->NumParams() << " parameters, nanochat's init) to " << dir << std::endl;
-  return WriteRandomCheckpoint(dir, *config, /*seed=*/42).status();
+  log << tag << " writing a randomly initialised base model (depth " << config->n_layer << ", width "
+      << config->n_embd << ", " << config->n_head << " heads, vocabulary " << vocab_size << ", " << config->NumParams()
+      << " parameters, nanochat's init) to " << dir << std::endl;
+  return WriteRandomCheckpoint(dir, *config, seed).status();
+}
+
+// The tokenizer at TokenizerPath, trained first when missing.
+absl::StatusOr<data::Tokenizer> EnsureTokenizer(const std::string& base_dir, int vocab_size, const char* tag,
+                                                std::ostream& log) {
+  const std::string path = TokenizerPath(base_dir);
+  if (!std::filesystem::exists(path)) {
+    if (absl::Status s = TrainTokenizer(path, vocab_size, tag, log); !s.ok()) return s;
+  } else {
+    log << tag << " using the tokenizer at " << path << std::endl;
+  }
+  return data::Tokenizer::Load(path);
 }
 
 }  // namespace
@@ -73,24 +87,34 @@ TrainerOptions DemoOptions(const std::string& base_dir) {
   return o;
 }
 
-absl::Status EnsureDemoModel(const std::string& base_dir, std::ostream& log) {
-  const std::string tokenizer_path = TokenizerPath(base_dir);
-  if (!std::filesystem::exists(tokenizer_path)) {
-    if (absl::Status s = TrainTokenizer(tokenizer_path, log); !s.ok()) return s;
-  } else {
-    log << "[demo] using the tokenizer at " << tokenizer_path << std::endl;
+absl::Status EnsureRandomBaseModel(const std::string& base_dir, const RandomBaseModelSpec& spec, std::ostream& log) {
+  absl::StatusOr<data::Tokenizer> tok = EnsureTokenizer(base_dir, spec.vocab_size, "[setup]", log);
+  if (!tok.ok()) return tok.status();
+  if (tok->vocab_size() != spec.vocab_size) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        TokenizerPath(base_dir), " has ", tok->vocab_size(), " tokens but --vocab_size=", spec.vocab_size,
+        " was asked; use another --base_dir (the tokenizer is shared by every model under it)"));
   }
-  const std::string base_root =
-      absl::StrCat(base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kBase));
+  const std::string tag = absl::StrCat("d", spec.depth);
+  absl::StatusOr<runtime::ResolvedCheckpoint> existing =
+      runtime::ResolveCheckpoint(base_dir, runtime::CheckpointSource::kBase, tag, std::nullopt);
+  if (existing.ok()) {
+    log << "[setup] using the base model at " << existing->model_path << std::endl;
+    return absl::OkStatus();
+  }
+  return WriteRandomBase(base_dir, spec.depth, tok->vocab_size(), spec.seed, "[setup]", log);
+}
+
+absl::Status EnsureDemoModel(const std::string& base_dir, std::ostream& log) {
+  absl::StatusOr<data::Tokenizer> tok = EnsureTokenizer(base_dir, kDemoVocabSize, "[demo]", log);
+  if (!tok.ok()) return tok.status();
   absl::StatusOr<runtime::ResolvedCheckpoint> existing =
       runtime::ResolveCheckpoint(base_dir, runtime::CheckpointSource::kBase, std::nullopt, std::nullopt);
   if (existing.ok()) {
     log << "[demo] using the base model at " << existing->model_path << std::endl;
     return absl::OkStatus();
   }
-  absl::StatusOr<data::Tokenizer> tok = data::Tokenizer::Load(tokenizer_path);
-  if (!tok.ok()) return tok.status();
-  return WriteRandomBase(base_dir, tok->vocab_size(), log);
+  return WriteRandomBase(base_dir, kDemoDepth, tok->vocab_size(), /*seed=*/42, "[demo]", log);
 }
 
 }  // namespace gpt_sft::trainer

@@ -5,6 +5,7 @@
 #ifndef GPT_SFT_TRAINER_DEMO_SETUP_H_
 #define GPT_SFT_TRAINER_DEMO_SETUP_H_
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -25,8 +26,21 @@ std::string TokenizerPath(const std::string& base_dir);
 /// (init_lr_frac 1: a random model is not pretrained, so SFT's 0.02 would barely move it).
 TrainerOptions DemoOptions(const std::string& base_dir);
 
-/// Trains and saves the tokenizer if TokenizerPath is missing; writes a random base
-/// checkpoint (step 0, tag d2) if <base_dir>/base_checkpoints has none.
+/// A random base model to create: nanochat's shape for `depth` (width 64 x depth), over a
+/// tokenizer of `vocab_size` tokens trained on the machine's text.
+struct RandomBaseModelSpec {
+  int depth = kDemoDepth;
+  int vocab_size = kDemoVocabSize;
+  uint64_t seed = 42;
+};
+
+/// Trains and saves the tokenizer if TokenizerPath is missing (an existing one of another
+/// vocabulary size is an error naming the file and both sizes); writes a random base checkpoint
+/// (step 0, tag d<depth>) unless <base_dir>/base_checkpoints/d<depth> already holds one.
+absl::Status EnsureRandomBaseModel(const std::string& base_dir, const RandomBaseModelSpec& spec, std::ostream& log);
+
+/// The demo's: a tokenizer of kDemoVocabSize and a depth-kDemoDepth model, unless the base dir
+/// already has a tokenizer and a base checkpoint (of any tag).
 absl::Status EnsureDemoModel(const std::string& base_dir, std::ostream& log);
 
 }  // namespace gpt_sft::trainer

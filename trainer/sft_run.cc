@@ -1,5 +1,7 @@
 #include "trainer/sft_run.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -300,6 +302,18 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     return compiled ? compiled->OptimizerStep(lrm) : (*step)->OptimizerStep(lrm);
   };
   auto recompilations = [&] { return compiled ? compiler::StepCompilations() - compilations_at_start : 0; };
+  // Evaluation runs on the interpreter while the compiled step sits idle, so one working set
+  // is resident at a time, not two: the step's arena (scratch between steps) is given back
+  // before, and the interpreter's cached blocks after. The eager run keeps its cache: it is
+  // the training step's own working set.
+  auto begin_evaluation = [&]() -> absl::Status {
+    return compiled ? compiled->ReleaseScratchMemory() : absl::OkStatus();
+  };
+  auto end_evaluation = [&] {
+    if (!compiled) return;
+    (*step)->allocator().ReleaseCache();
+    malloc_trim(0);
+  };
 
   data::TaskSource train_source(setup->train, setup->tokenizer, 4 * (o.max_seq_len + 1));
   data::TaskSource val_source(setup->val, setup->tokenizer, 4 * (o.max_seq_len + 1));
@@ -348,18 +362,24 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   double final_loss_mean = 0;
   for (int64_t it = 0; it < num_iterations; ++it) {
     const bool last_step = it == num_iterations - 1;
-    if (last_step || it % o.eval_every == 0) {
+    const bool evaluate_loss = last_step || it % o.eval_every == 0;
+    const bool evaluate_metrics = last_step || (it > 0 && it % o.eval_metrics_every == 0);
+    if (evaluate_loss || evaluate_metrics) {
+      if (absl::Status s = begin_evaluation(); !s.ok()) return s;
+    }
+    if (evaluate_loss) {
       absl::StatusOr<double> v = GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world);
       if (!v.ok()) return v.status();
       val_loss = *v;
       if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
     }
-    if (last_step || (it > 0 && it % o.eval_metrics_every == 0)) {
+    if (evaluate_metrics) {
       absl::StatusOr<std::vector<std::pair<std::string, double>>> m = (*evaluation)->Run();
       if (!m.ok()) return m.status();
       metrics_now = *m;
       if (leader) log << FormatMetricsLine(it, metrics_now) << std::endl;
     }
+    if (evaluate_loss || evaluate_metrics) end_evaluation();
     if (last_step) break;  // nanochat evaluates at the last iteration but does not train on it
     if (it == 1 && compiled && o.test_only_force_recompile) {
       absl::StatusOr<compiler::StepArtifact> again = compiler::CompileStep(config);
@@ -456,6 +476,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   summary.checkpoint.step = checkpoint_step;
   bool checkpoint_ok = true;
   if (o.verify_checkpoint) {
+    if (absl::Status s = begin_evaluation(); !s.ok()) return s;
     absl::StatusOr<CheckpointSummary> verified =
         VerifySavedCheckpoint(out_dir, checkpoint_step, *setup->params, config, interpreter, val_source,
                               loader_options, eval_steps_per_rank, val_loss, world);

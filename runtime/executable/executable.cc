@@ -18,6 +18,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/collectives/communicator.h"
+#include "runtime/executable/arena_memory.h"
 #include "runtime/executable/op_launches.h"
 #include "runtime/executable/schedule.h"
 #include "runtime/jit/object_library.h"
@@ -28,7 +29,7 @@ namespace gpt_sft::runtime {
 struct Executable::Impl {
   std::unique_ptr<ObjectLibrary> kernels;
   exec::OwnedMemory owned;
-  exec::OwnedBuffer arena_memory;
+  exec::ArenaMemory arena_memory;
   void* arena = nullptr;  // Addresses point at this pointer
   exec::OwnedBuffer workspace_memory;
   void* workspace = nullptr;  // WorkspaceRefs point at this pointer
@@ -104,12 +105,10 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
     if (auto a = func->getAttrOfType<mlir::IntegerAttr>("gpt.arena_bytes")) arena_bytes = std::max(arena_bytes, a.getInt());
   }
   if (arena_bytes > 0) {
-    const int64_t rounded = (arena_bytes + 63) / 64 * 64;
-    impl->arena_memory.reset(static_cast<char*>(std::aligned_alloc(64, rounded)));
-    if (!impl->arena_memory) {
-      return absl::ResourceExhaustedError(absl::StrCat("cannot allocate the step's arena of ", arena_bytes, " bytes"));
-    }
-    impl->arena = impl->arena_memory.get();
+    absl::StatusOr<exec::ArenaMemory> arena = exec::ArenaMemory::Map(arena_bytes);
+    if (!arena.ok()) return arena.status();
+    impl->arena_memory = *std::move(arena);
+    impl->arena = impl->arena_memory.data();
   }
   exec::LaunchBuilder builder(&impl->arena, &impl->workspace, impl->kernels.get(), &impl->owned,
                              options.communicator);
@@ -192,6 +191,8 @@ const void* Executable::ResultData(std::string_view function, int index) const {
   if (s == nullptr || index < 0 || index >= static_cast<int>(s->result_addrs.size())) return nullptr;
   return s->result_addrs[index].get();
 }
+
+absl::Status Executable::ReleaseScratchMemory() { return impl_->arena_memory.Release(); }
 
 int64_t Executable::num_launches(std::string_view function) const {
   const exec::Schedule* s = impl_->Find(function);

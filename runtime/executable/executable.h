@@ -90,6 +90,13 @@ class Executable {
     return static_cast<const T*>(ResultData(function, index));
   }
 
+  /// Gives the arena's pages back to the OS until the next Run touches them again. The arena
+  /// holds only a Run's intermediates, so nothing is lost but the last Run's results that
+  /// live there (ResultData then reads zeros): read them first. For a caller that runs other
+  /// work between steps (the trainer's interpreted evaluation) and wants one working set
+  /// resident at a time.
+  absl::Status ReleaseScratchMemory();
+
   const std::string& key() const { return key_; }
   int64_t arena_bytes() const { return arena_bytes_; }
   /// Bytes the executable holds besides the arena and the workspace (log-sum-exps, constants).

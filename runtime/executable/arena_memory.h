@@ -1,0 +1,47 @@
+// ArenaMemory: the compiled step's arena as its own anonymous mapping, so that its pages can
+// be given back to the OS between runs. The arena holds intermediates only (parameters,
+// gradients and optimizer state live in the caller's buffers), so nothing in it is needed
+// once a Run's results have been read; a caller that runs something else in between (the
+// trainer's interpreted evaluation) releases it and keeps one working set resident, not two.
+// Touching released pages maps fresh zero pages again, so a released arena is always valid.
+//
+// The mapping starts on a 2 MiB boundary and asks for transparent huge pages (MADV_HUGEPAGE;
+// Debian's default THP mode is "madvise"): a step streams through a GiB of activations, and
+// 4 KiB pages cost it a TLB miss every 4 KiB. Where THP is off the advice is ignored.
+#ifndef GPT_SFT_RUNTIME_EXECUTABLE_ARENA_MEMORY_H_
+#define GPT_SFT_RUNTIME_EXECUTABLE_ARENA_MEMORY_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+
+namespace gpt_sft::runtime::exec {
+
+class ArenaMemory {
+ public:
+  ArenaMemory() = default;
+  /// `bytes` (> 0) of page-aligned, zero-filled memory; ResourceExhausted naming the size
+  /// when the OS refuses it.
+  static absl::StatusOr<ArenaMemory> Map(int64_t bytes);
+  ~ArenaMemory();
+  ArenaMemory(ArenaMemory&& other) noexcept;
+  ArenaMemory& operator=(ArenaMemory&& other) noexcept;
+  ArenaMemory(const ArenaMemory&) = delete;
+  ArenaMemory& operator=(const ArenaMemory&) = delete;
+
+  void* data() const { return data_; }
+  int64_t bytes() const { return bytes_; }
+  /// Gives every page back (MADV_DONTNEED): resident size drops by what the last runs
+  /// touched, and the contents read as zeros afterwards.
+  absl::Status Release();
+
+ private:
+  void* data_ = nullptr;     // 2 MiB aligned, inside the mapping
+  int64_t bytes_ = 0;
+  void* mapping_ = nullptr;  // what munmap takes
+  int64_t mapped_bytes_ = 0;
+};
+
+}  // namespace gpt_sft::runtime::exec
+
+#endif  // GPT_SFT_RUNTIME_EXECUTABLE_ARENA_MEMORY_H_
