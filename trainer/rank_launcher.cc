@@ -19,6 +19,8 @@
 namespace gpt_sft::trainer {
 namespace {
 
+constexpr char kRelaunchedVariable[] = "GPT_SFT_RANKS_STARTED_BY_TRAINER";
+
 /// $MPIRUN, else "mpirun" when one is on $PATH; empty when neither. The bare name, not the
 /// path found: OpenMPI started by an absolute path takes its parent directory as --prefix, and
 /// with /bin/mpirun (merged /usr) that prefix is "/", which it refuses.
@@ -40,6 +42,8 @@ int EnvInt(const char* name) {
 
 }  // namespace
 
+bool RelaunchedByTrainer() { return EnvInt(kRelaunchedVariable) == 1; }
+
 absl::Status RelaunchAsRanks(int nproc, int argc, char** argv) {
   const std::string mpirun = FindMpirun();
   if (mpirun.empty()) {
@@ -58,6 +62,7 @@ absl::Status RelaunchAsRanks(int nproc, int argc, char** argv) {
   std::vector<char*> c_args;
   for (std::string& a : args) c_args.push_back(a.data());
   c_args.push_back(nullptr);
+  ::setenv(kRelaunchedVariable, "1", /*overwrite=*/1);
   ::execv(c_args[0], c_args.data());
   return absl::InternalError(absl::StrCat("cannot start ", *script, " with ", mpirun, ": ", std::strerror(errno)));
 }

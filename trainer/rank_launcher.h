@@ -10,9 +10,15 @@
 
 namespace gpt_sft::trainer {
 
-/// Execs `run_ranks.sh -np nproc <this binary> argv[1..]`. Returns only when that cannot
-/// start: no mpirun ($MPIRUN or on PATH), no run_ranks.sh among the runfiles, exec failed.
+/// Execs `run_ranks.sh -np nproc <this binary> argv[1..]`, with RelaunchedByTrainer() true in
+/// the ranks. Returns only when that cannot start: no mpirun ($MPIRUN or on PATH), no
+/// run_ranks.sh among the runfiles, exec failed.
 absl::Status RelaunchAsRanks(int nproc, int argc, char** argv);
+
+/// True in ranks that RelaunchAsRanks started (an environment variable mpirun passes on), false
+/// under a user's own mpirun: what the launching trainer already did and printed (the demo's
+/// setup) is not printed again.
+bool RelaunchedByTrainer();
 
 /// The ranks of this job on this machine (the launcher's local size), 1 when not launched.
 int LocalRankCount();

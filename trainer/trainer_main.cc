@@ -17,6 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "data/tools/user_path.h"
 #include "runtime/collectives/communicator.h"
@@ -102,8 +103,10 @@ TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::
 /// ends the whole job, so no rank is left waiting in a collective for one that is gone.
 int Fail(const absl::Status& status, int code, const runtime::collectives::Communicator* world = nullptr) {
   if (world != nullptr && world->world_size() > 1) {
-    std::cerr << "trainer: error: rank " << world->rank() << " of " << world->world_size() << ": " << status.message()
-              << std::endl;
+    // One string, one write: ranks failing together must not interleave their lines.
+    std::cerr << absl::StrCat("trainer: error: rank ", world->rank(), " of ", world->world_size(), ": ",
+                              status.message(), "\n")
+              << std::flush;
     runtime::collectives::AbortMpiWorld(code);
   }
   std::cerr << "trainer: error: " << status.message() << std::endl;
@@ -195,7 +198,9 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
   std::ostream quiet(&discard);
   std::ostream& log = leader ? std::cout : quiet;
   if (demo) {
-    absl::StatusOr<TrainerOptions> demo_options = DemoSetup(given, /*create=*/leader, log);
+    // Ranks our launcher started find the demo set up and announced already.
+    std::ostream& setup_log = RelaunchedByTrainer() ? quiet : log;
+    absl::StatusOr<TrainerOptions> demo_options = DemoSetup(given, /*create=*/leader, setup_log);
     if (!demo_options.ok()) return Fail(demo_options.status(), 1, &ranks);
     options = *demo_options;
     if (ranks.world_size() > 1) {
