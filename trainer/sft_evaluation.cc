@@ -1,10 +1,12 @@
 #include "trainer/sft_evaluation.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "data/tasks/spelling_tasks.h"
 #include "data/tasks/synthetic_multiple_choice.h"
 #include "trainer/eval/logits_evaluator.h"
 #include "trainer/eval/multiple_choice_eval.h"
+#include "trainer/eval/problem_share.h"
 #include "trainer/generation/generative_eval.h"
 #include "trainer/generation/generator.h"
 
@@ -19,12 +21,14 @@ absl::StatusOr<std::unique_ptr<SftEvaluation>> SftEvaluation::Create(const runti
                                                                     const data::Tokenizer* tokenizer,
                                                                     const std::string& words_path,
                                                                     int64_t max_problems, int64_t seed,
-                                                                    int num_threads) {
+                                                                    int num_threads,
+                                                                    runtime::collectives::Communicator* world) {
   std::unique_ptr<SftEvaluation> eval(new SftEvaluation());
   eval->tokenizer_ = tokenizer;
   eval->words_path_ = words_path;
   eval->max_problems_ = max_problems;
   eval->seed_ = seed;
+  eval->world_ = world;
   runtime::InterpreterOptions options;
   options.num_threads = num_threads;
   absl::StatusOr<std::unique_ptr<LogitsEvaluator>> logits = LogitsEvaluator::Create(params, options);
@@ -37,27 +41,43 @@ absl::StatusOr<std::unique_ptr<SftEvaluation>> SftEvaluation::Create(const runti
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, double>>> SftEvaluation::Run() {
-  std::vector<std::pair<std::string, double>> metrics;
+  ProblemShare share;
+  if (world_ != nullptr) share = {world_->rank(), world_->world_size()};
+  // This rank's [correct, scored] per metric, then summed over the ranks.
+  std::vector<double> counts;
   // Held out: the training mixture draws its synthetic problems from seeds seed and seed+1.
   data::SyntheticMultipleChoiceTask mc(max_problems_, static_cast<uint64_t>(seed_) + 1000);
-  absl::StatusOr<MultipleChoiceResult> choice = EvaluateMultipleChoice(*logits_, mc, *tokenizer_, max_problems_);
+  absl::StatusOr<MultipleChoiceResult> choice =
+      EvaluateMultipleChoice(*logits_, mc, *tokenizer_, max_problems_, /*progress=*/nullptr, share);
   if (!choice.ok()) return choice.status();
-  metrics.push_back({"synthetic_mc_acc", choice->accuracy});
+  counts.insert(counts.end(), {double(choice->correct), double(choice->problems)});
 
   absl::StatusOr<std::shared_ptr<const std::vector<std::string>>> words = data::LoadWordList(words_path_);
   if (!words.ok()) return words.status();
   GenerativeEvalOptions options;
   options.max_problems = max_problems_;
   options.max_tokens = kGenerativeMaxTokens;
+  options.share = share;
   data::SimpleSpellingTask simple(*words, max_problems_, data::Split::kTest);
   absl::StatusOr<GenerativeEvalResult> spelled = RunGenerativeEval(simple, *tokenizer_, *generator_, options);
   if (!spelled.ok()) return spelled.status();
-  metrics.push_back({"simple_spelling_acc", spelled->accuracy()});
+  counts.insert(counts.end(), {double(spelled->passed), double(spelled->total)});
   data::SpellingBeeTask bee(*words, max_problems_, data::Split::kTest);
   absl::StatusOr<GenerativeEvalResult> counted = RunGenerativeEval(bee, *tokenizer_, *generator_, options);
   if (!counted.ok()) return counted.status();
-  metrics.push_back({"spelling_bee_acc", counted->accuracy()});
-  return metrics;
+  counts.insert(counts.end(), {double(counted->passed), double(counted->total)});
+
+  if (world_ != nullptr && world_->world_size() > 1) {
+    if (absl::Status s = world_->AllReduce(counts.data(), int64_t(counts.size()),
+                                           runtime::collectives::DataType::kFloat64,
+                                           runtime::collectives::ReduceOp::kSum);
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat("summing the evaluation metrics over the ranks: ", s.message()));
+    }
+  }
+  auto accuracy = [&](int k) { return counts[2 * k + 1] > 0 ? counts[2 * k] / counts[2 * k + 1] : 0.0; };
+  return std::vector<std::pair<std::string, double>>{
+      {"synthetic_mc_acc", accuracy(0)}, {"simple_spelling_acc", accuracy(1)}, {"spelling_bee_acc", accuracy(2)}};
 }
 
 std::string FormatMetricsLine(int64_t step, const std::vector<std::pair<std::string, double>>& metrics) {

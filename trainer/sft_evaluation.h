@@ -1,7 +1,9 @@
 // SftEvaluation: the metrics chat SFT reports every `eval_metrics_every` steps, on the same
 // weights the loop trains (ParamStore views, no copy): categorical multiple-choice accuracy
 // on the offline multiple-choice task (the letters' logits only, nanochat's way) and
-// exact-match accuracy of greedy generations on the held-out spelling tasks.
+// exact-match accuracy of greedy generations on the held-out spelling tasks. With a world of
+// several ranks the problems are dealt out (trainer/eval/problem_share.h) and the counts summed,
+// so every world size scores the same problems and reports the one-rank figures, N times sooner.
 #ifndef GPT_SFT_TRAINER_SFT_EVALUATION_H_
 #define GPT_SFT_TRAINER_SFT_EVALUATION_H_
 
@@ -12,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "data/tokenizer/tokenizer.h"
+#include "runtime/collectives/communicator.h"
 #include "runtime/params/param_store.h"
 
 namespace gpt_sft::trainer {
@@ -21,12 +24,15 @@ class Generator;
 
 class SftEvaluation {
  public:
-  /// `params` and `tokenizer` must outlive the evaluation. `words_path` is the spelling
-  /// tasks' word list; `seed` picks the held-out multiple-choice problems.
+  /// `params` and `tokenizer` (and `world`, when given) must outlive the evaluation.
+  /// `words_path` is the spelling tasks' word list; `seed` picks the held-out multiple-choice
+  /// problems. `world` null: one rank scores every problem. Else every rank must call Run
+  /// together (it all-reduces), and each gets the same, whole-world metrics.
   static absl::StatusOr<std::unique_ptr<SftEvaluation>> Create(const runtime::ParamStore* params,
                                                               const data::Tokenizer* tokenizer,
                                                               const std::string& words_path, int64_t max_problems,
-                                                              int64_t seed, int num_threads);
+                                                              int64_t seed, int num_threads,
+                                                              runtime::collectives::Communicator* world = nullptr);
   ~SftEvaluation();
 
   /// {"synthetic_mc_acc", x}, {"simple_spelling_acc", y}, {"spelling_bee_acc", z}, in order.
@@ -37,6 +43,7 @@ class SftEvaluation {
   const data::Tokenizer* tokenizer_ = nullptr;
   std::string words_path_;
   int64_t max_problems_ = 0, seed_ = 0;
+  runtime::collectives::Communicator* world_ = nullptr;
   std::unique_ptr<LogitsEvaluator> logits_;
   std::unique_ptr<Generator> generator_;
 };

@@ -346,11 +346,10 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     metrics = std::move(*opened);
   }
 
-  // The multiple-choice and generation metrics run on every rank over the same problems
-  // (each rank's answers are identical; only rank 0 reports them).
+  // The multiple-choice and generation metrics: each rank scores its share of the problems.
   absl::StatusOr<std::unique_ptr<SftEvaluation>> evaluation =
       SftEvaluation::Create(setup->params.get(), setup->tokenizer.get(), setup->words_path, o.eval_metrics_max_problems,
-                            o.seed, o.num_threads);
+                            o.seed, o.num_threads, &world);
   if (!evaluation.ok()) return evaluation.status();
   std::vector<std::pair<std::string, double>> metrics_now;
 

@@ -54,14 +54,20 @@ absl::StatusOr<bool> ScoreProblem(LogitsEvaluator& evaluator, const data::Exampl
 
 absl::StatusOr<MultipleChoiceResult> EvaluateMultipleChoice(LogitsEvaluator& evaluator, const data::Task& task,
                                                             const data::Tokenizer& tokenizer, int64_t max_problems,
-                                                            const MultipleChoiceProgress& progress) {
+                                                            const MultipleChoiceProgress& progress,
+                                                            ProblemShare share) {
   if (task.eval_type() != data::EvalType::kCategorical) {
     return absl::InvalidArgumentError(
         absl::StrCat("task ", task.name(), " is ", data::EvalTypeName(task.eval_type()), ", not categorical"));
   }
+  if (!share.valid()) {
+    return absl::InvalidArgumentError(absl::StrCat("problem share: rank ", share.rank, " of ", share.ranks));
+  }
   MultipleChoiceResult result;
-  result.problems = max_problems < 0 ? task.size() : std::min(task.size(), max_problems);
-  for (int64_t i = 0; i < result.problems; ++i) {
+  const int64_t n = max_problems < 0 ? task.size() : std::min(task.size(), max_problems);
+  result.problems = share.CountOf(n);
+  int64_t done = 0;
+  for (int64_t i = share.rank; i < n; i += share.ranks) {
     absl::StatusOr<data::Example> example = task.Get(i);
     absl::StatusOr<bool> correct = example.ok() ? ScoreProblem(evaluator, *example, tokenizer)
                                                 : absl::StatusOr<bool>(example.status());
@@ -70,7 +76,7 @@ absl::StatusOr<MultipleChoiceResult> EvaluateMultipleChoice(LogitsEvaluator& eva
                           absl::StrCat("task ", task.name(), " problem ", i, ": ", correct.status().message()));
     }
     result.correct += *correct ? 1 : 0;
-    if (progress) progress(i + 1, result.problems, result.correct);
+    if (progress) progress(++done, result.problems, result.correct);
   }
   if (result.problems > 0) result.accuracy = static_cast<double>(result.correct) / static_cast<double>(result.problems);
   return result;

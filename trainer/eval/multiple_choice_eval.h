@@ -18,6 +18,7 @@
 #include "data/tasks/task.h"
 #include "data/tokenizer/tokenizer.h"
 #include "trainer/eval/logits_evaluator.h"
+#include "trainer/eval/problem_share.h"
 
 namespace gpt_sft::trainer {
 
@@ -39,12 +40,14 @@ int PickLetter(absl::Span<const float> logits, const std::vector<int32_t>& lette
 /// Called after each problem with (problems scored so far, problems in all, correct so far).
 using MultipleChoiceProgress = std::function<void(int64_t done, int64_t total, int64_t correct)>;
 
-/// Scores the first min(task.size(), max_problems) problems of `task` (its logical slice;
-/// max_problems < 0: all of them). The task must be categorical and every example carry
-/// letters and an answer. Errors name the task and the problem index.
+/// Scores `share`'s part of the first min(task.size(), max_problems) problems of `task` (its
+/// logical slice; max_problems < 0: all of them; the default share: every one). The task must
+/// be categorical and every example carry letters and an answer. Errors name the task and the
+/// problem index.
 absl::StatusOr<MultipleChoiceResult> EvaluateMultipleChoice(LogitsEvaluator& evaluator, const data::Task& task,
                                                             const data::Tokenizer& tokenizer, int64_t max_problems,
-                                                            const MultipleChoiceProgress& progress = nullptr);
+                                                            const MultipleChoiceProgress& progress = nullptr,
+                                                            ProblemShare share = {});
 
 }  // namespace gpt_sft::trainer
 

@@ -15,6 +15,10 @@ absl::StatusOr<GenerativeEvalResult> RunGenerativeEval(const data::Task& task, c
   if (options.max_problems < 1) {
     return absl::InvalidArgumentError(absl::StrCat("max_problems must be >= 1, got ", options.max_problems));
   }
+  if (!options.share.valid()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("problem share: rank ", options.share.rank, " of ", options.share.ranks));
+  }
   GenerativeEvalResult result;
   result.task = task.name();
   GenerateOptions generate;
@@ -25,7 +29,7 @@ absl::StatusOr<GenerativeEvalResult> RunGenerativeEval(const data::Task& task, c
   if (options.use_calculator) generate.tool = CalculatorTool(tokenizer);
   const auto start = std::chrono::steady_clock::now();
   const int64_t n = std::min(task.size(), options.max_problems);
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = options.share.rank; i < n; i += options.share.ranks) {
     auto where = [&](const absl::Status& s) {
       return absl::Status(s.code(), absl::StrCat(task.name(), " problem ", i, ": ", s.message()));
     };

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "data/tasks/task.h"
 #include "data/tokenizer/tokenizer.h"
+#include "trainer/eval/problem_share.h"
 #include "trainer/generation/generator.h"
 
 namespace gpt_sft::trainer {
@@ -28,6 +29,7 @@ struct GenerativeEvalOptions {
   int max_tokens = 256;        // per reply (nanochat: 512)
   SamplingOptions sampling;    // temperature 0: greedy
   bool use_calculator = true;  // false: the model writes tool outputs itself
+  ProblemShare share;          // this rank's part of the max_problems (default: all)
 };
 
 struct GenerativeEvalResult {
