@@ -17,7 +17,7 @@
 #include "compiler/codegen/step_compiler.h"
 #include "data/collate/batch.h"
 #include "gtest/gtest.h"
-#include "runtime/collectives/mpi_communicator.h"
+#include "runtime/collectives/mpi_test_world.h"
 #include "runtime/interpreter/communicator_collectives.h"
 #include "runtime/params/param_store.h"
 #include "trainer/batch_tensors.h"
@@ -30,17 +30,7 @@ namespace {
 
 constexpr int kVocab = 97, kB = 2, kT = 16, kGlobalMicroBatches = 4, kOptimizerSteps = 5;
 
-runtime::collectives::Communicator& World() {
-  static std::unique_ptr<runtime::collectives::Communicator> world = [] {
-    auto made = runtime::collectives::MakeMpiCommunicator();
-    if (!made.ok()) {
-      ADD_FAILURE() << made.status();
-      std::abort();
-    }
-    return *std::move(made);
-  }();
-  return *world;
-}
+runtime::collectives::Communicator& World() { return runtime::collectives::MpiTestWorld(); }
 
 compiler::StepConfig Config(bool packed, int world) {
   compiler::StepConfig config;

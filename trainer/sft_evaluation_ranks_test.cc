@@ -12,7 +12,7 @@
 #include "compiler/config/model_config.h"
 #include "data/tokenizer/tokenizer.h"
 #include "gtest/gtest.h"
-#include "runtime/collectives/mpi_communicator.h"
+#include "runtime/collectives/mpi_test_world.h"
 #include "runtime/params/param_store.h"
 #include "trainer/runfiles.h"
 #include "trainer/sft_evaluation.h"
@@ -20,17 +20,7 @@
 namespace gpt_sft::trainer {
 namespace {
 
-runtime::collectives::Communicator& World() {
-  static std::unique_ptr<runtime::collectives::Communicator> world = [] {
-    auto made = runtime::collectives::MakeMpiCommunicator();
-    if (!made.ok()) {
-      ADD_FAILURE() << made.status();
-      std::abort();
-    }
-    return *std::move(made);
-  }();
-  return *world;
-}
+runtime::collectives::Communicator& World() { return runtime::collectives::MpiTestWorld(); }
 
 TEST(SftEvaluationRanks, DealtOutProblemsGiveTheOneRankMetrics) {
   absl::StatusOr<std::string> words = FindRunfile("external/wordlist/words");

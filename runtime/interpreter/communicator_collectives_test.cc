@@ -10,23 +10,13 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "runtime/collectives/mpi_communicator.h"
+#include "runtime/collectives/mpi_test_world.h"
 #include "runtime/interpreter/caching_allocator.h"
 
 namespace gpt_sft::runtime {
 namespace {
 
-collectives::Communicator& World() {
-  static collectives::Communicator* world = [] {
-    auto made = collectives::MakeMpiCommunicator();
-    if (!made.ok()) {
-      std::fprintf(stderr, "MakeMpiCommunicator: %s\n", made.status().ToString().c_str());
-      std::abort();
-    }
-    return made->release();
-  }();
-  return *world;
-}
+collectives::Communicator& World() { return collectives::MpiTestWorld(); }
 
 // x[a, b, c] of shape [A, B, C] on `rank`: distinct per element and per rank.
 float ValueAt(int rank, int64_t a, int64_t b, int64_t c) { return rank * 1000.0f + a * 100 + b * 10 + c; }
