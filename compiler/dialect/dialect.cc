@@ -36,6 +36,9 @@ void GptDialect::initialize() {
       ,
 #define GET_OP_LIST
 #include "compiler/dialect/GptFusionOps.cpp.inc"
+      ,
+#define GET_OP_LIST
+#include "compiler/dialect/GptScheduleOps.cpp.inc"
       >();
 }
 

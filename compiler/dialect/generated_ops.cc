@@ -23,3 +23,5 @@
 #include "compiler/dialect/GptDecodeOps.cpp.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptFusionOps.cpp.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptScheduleOps.cpp.inc"

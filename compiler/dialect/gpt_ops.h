@@ -35,5 +35,7 @@
 #include "compiler/dialect/GptDecodeOps.h.inc"
 #define GET_OP_CLASSES
 #include "compiler/dialect/GptFusionOps.h.inc"
+#define GET_OP_CLASSES
+#include "compiler/dialect/GptScheduleOps.h.inc"
 
 #endif  // GPT_SFT_COMPILER_DIALECT_GPT_OPS_H_
