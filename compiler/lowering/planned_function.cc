@@ -1,0 +1,340 @@
+//===- planned_function.cc - a planned entry point into its launch schedule -===//
+//
+// This file implements LowerPlannedFunction:
+//   1. make the schedule function beside the old one: the same arguments as memrefs, the
+//      arena as a last argument `memref<?xi8>`, results as memrefs;
+//   2. walk the old body in order: place each op's results (a view of the arena at the
+//      planned offset, or the donated argument), lower placement-only ops here and hand
+//      the others to the target's callback;
+//   3. lay out the memory the lowerings asked for past the plan (persistent buffers, then
+//      the scratch region), patch the offsets of their views, record the arena's size;
+//   4. replace the old function by the new one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/planned_function.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "compiler/dialect/gpt_ops.h"
+#include "llvm/ADT/DenseSet.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace gpt_sft::compiler::lowering {
+
+using ::mlir::failure;
+using ::mlir::LogicalResult;
+using ::mlir::MemRefType;
+using ::mlir::success;
+using ::mlir::Value;
+
+namespace {
+
+constexpr char kOffsetsAttr[] = "gpt.offsets";
+constexpr char kDonatesAttr[] = "gpt.donates";
+
+int64_t AlignUp(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
+
+int64_t BytesOf(MemRefType type) {
+  const int64_t bits = type.getElementTypeBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+/// The memref a static tensor type becomes; null for anything else.
+MemRefType BufferType(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape()) return {};
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+/// Identity strides of a row-major shape.
+llvm::SmallVector<int64_t> RowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+}  // namespace
+
+/// The driver behind LowerPlannedFunction; OpLowering forwards to it.
+class PlannedFunctionLowering {
+ public:
+  PlannedFunctionLowering(mlir::func::FuncOp func, int64_t alignment)
+      : old_(func), alignment_(alignment), builder_(func.getContext()) {}
+
+  LogicalResult Run(const OpLoweringFn& lower_op);
+
+  Value BufferOf(Value tensor);
+  Value Scratch(MemRefType type);
+  Value Persistent(MemRefType type, Value key);
+  Value FindPersistent(Value key) { return persistent_by_key_.lookup(key); }
+  Value Constant(mlir::DenseElementsAttr value);
+  void Absorb(mlir::Operation* op) { absorbed_.insert(op); }
+
+ private:
+  enum class Region { kPersistent, kScratch };
+  struct PendingOffset {
+    mlir::arith::ConstantIndexOp op;
+    Region region;
+    int64_t relative;
+  };
+
+  LogicalResult MakeFunction();
+  /// The buffer of `op`'s result `r` from its placement attributes, created at the builder's
+  /// insertion point.
+  Value Place(mlir::Operation* op, unsigned r);
+  Value ArenaView(int64_t offset, MemRefType type);
+  Value PendingView(Region region, int64_t relative, MemRefType type);
+  /// `buffer` seen with `type`'s shape (same bytes, same start).
+  Value Reinterpret(Value buffer, MemRefType type);
+  LogicalResult LowerReshape(mlir::Operation* op);
+  /// Names the op a lowering's launches compute (gpt.op), on the ops after `before`.
+  void TagLaunches(mlir::Block* block, mlir::Operation* before, llvm::StringRef op_name);
+  LogicalResult Finish();
+
+  mlir::func::FuncOp old_, new_;
+  int64_t alignment_;
+  mlir::OpBuilder builder_;
+  Value arena_;
+  int64_t planned_bytes_ = 0;
+  int64_t persistent_bytes_ = 0;
+  int64_t scratch_used_ = 0;  // by the op being lowered
+  int64_t scratch_max_ = 0;
+  std::vector<PendingOffset> pending_;
+  llvm::DenseMap<Value, Value> buffers_;
+  llvm::DenseMap<Value, Value> persistent_by_key_;
+  llvm::DenseSet<mlir::Operation*> absorbed_;
+  int next_constant_ = 0;
+};
+
+LogicalResult PlannedFunctionLowering::MakeFunction() {
+  auto arena_bytes = old_->getAttrOfType<mlir::IntegerAttr>(kArenaBytesAttr);
+  if (!arena_bytes) return old_.emitOpError("is not memory-planned (no gpt.arena_bytes): run gpt-plan-buffers first");
+  planned_bytes_ = AlignUp(arena_bytes.getInt(), alignment_);
+  if (!old_.getBody().hasOneBlock()) return old_.emitOpError("has more than one block");
+  llvm::SmallVector<mlir::Type> inputs, results;
+  for (mlir::Type t : old_.getFunctionType().getInputs()) {
+    MemRefType m = BufferType(t);
+    if (!m) return old_.emitOpError("has an argument of type ") << t << "; the schedule needs static tensors";
+    inputs.push_back(m);
+  }
+  mlir::MLIRContext* ctx = old_.getContext();
+  inputs.push_back(MemRefType::get({mlir::ShapedType::kDynamic}, builder_.getI8Type()));
+  for (mlir::Type t : old_.getFunctionType().getResults()) {
+    MemRefType m = BufferType(t);
+    if (!m) return old_.emitOpError("has a result of type ") << t << "; the schedule needs static tensors";
+    results.push_back(m);
+  }
+  builder_.setInsertionPoint(old_);
+  new_ = builder_.create<mlir::func::FuncOp>(old_.getLoc(), (old_.getSymName() + "__schedule").str(),
+                                             mlir::FunctionType::get(ctx, inputs, results));
+  for (unsigned i = 0; i < old_.getNumArguments(); ++i) new_.setArgAttrs(i, old_.getArgAttrDict(i));
+  new_.setArgAttr(old_.getNumArguments(), kArenaArgAttr, builder_.getUnitAttr());
+  for (unsigned i = 0; i < old_.getNumResults(); ++i) new_.setResultAttrs(i, old_.getResultAttrDict(i));
+  mlir::Block* block = new_.addEntryBlock();
+  for (unsigned i = 0; i < old_.getNumArguments(); ++i) buffers_[old_.getArgument(i)] = block->getArgument(i);
+  arena_ = block->getArgument(old_.getNumArguments());
+  builder_.setInsertionPointToStart(block);
+  return success();
+}
+
+Value PlannedFunctionLowering::ArenaView(int64_t offset, MemRefType type) {
+  Value shift = builder_.create<mlir::arith::ConstantIndexOp>(old_.getLoc(), offset);
+  return builder_.create<mlir::memref::ViewOp>(old_.getLoc(), type, arena_, shift, mlir::ValueRange{});
+}
+
+Value PlannedFunctionLowering::PendingView(Region region, int64_t relative, MemRefType type) {
+  auto shift = builder_.create<mlir::arith::ConstantIndexOp>(old_.getLoc(), relative);
+  pending_.push_back({shift, region, relative});
+  return builder_.create<mlir::memref::ViewOp>(old_.getLoc(), type, arena_, shift.getResult(), mlir::ValueRange{});
+}
+
+Value PlannedFunctionLowering::Reinterpret(Value buffer, MemRefType type) {
+  auto from = llvm::cast<MemRefType>(buffer.getType());
+  if (from == type) return buffer;
+  return builder_.create<mlir::memref::ReinterpretCastOp>(old_.getLoc(), type, buffer, /*offset=*/0, type.getShape(),
+                                                           RowMajorStrides(type.getShape()));
+}
+
+Value PlannedFunctionLowering::Place(mlir::Operation* op, unsigned r) {
+  Value result = op->getResult(r);
+  if (Value known = buffers_.lookup(result)) return known;
+  MemRefType type = BufferType(result.getType());
+  auto offsets = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kOffsetsAttr);
+  auto donates = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kDonatesAttr);
+  if (!type || !offsets || offsets.size() != static_cast<int64_t>(op->getNumResults())) return {};
+  Value buffer;
+  if (donates && donates[r] >= 0) {
+    buffer = Reinterpret(new_.getArgument(donates[r]), type);
+  } else if (offsets[r] >= 0) {
+    buffer = ArenaView(offsets[r], type);
+  } else {
+    return {};
+  }
+  buffers_[result] = buffer;
+  return buffer;
+}
+
+Value PlannedFunctionLowering::BufferOf(Value tensor) {
+  if (Value known = buffers_.lookup(tensor)) return known;
+  mlir::Operation* def = tensor.getDefiningOp();
+  if (def == nullptr) return {};
+  return Place(def, llvm::cast<mlir::OpResult>(tensor).getResultNumber());
+}
+
+Value PlannedFunctionLowering::Scratch(MemRefType type) {
+  const int64_t relative = scratch_used_;
+  scratch_used_ = AlignUp(scratch_used_ + BytesOf(type), alignment_);
+  scratch_max_ = std::max(scratch_max_, scratch_used_);
+  return PendingView(Region::kScratch, relative, type);
+}
+
+Value PlannedFunctionLowering::Persistent(MemRefType type, Value key) {
+  const int64_t relative = persistent_bytes_;
+  persistent_bytes_ = AlignUp(persistent_bytes_ + BytesOf(type), alignment_);
+  Value view = PendingView(Region::kPersistent, relative, type);
+  persistent_by_key_[key] = view;
+  return view;
+}
+
+Value PlannedFunctionLowering::Constant(mlir::DenseElementsAttr value) {
+  auto module = old_->getParentOfType<mlir::ModuleOp>();
+  auto type = MemRefType::get(value.getType().getShape(), value.getType().getElementType());
+  std::string name;
+  mlir::SymbolTable symbols(module);
+  do {
+    name = "gpt_constant_" + std::to_string(next_constant_++);
+  } while (symbols.lookup(name) != nullptr);
+  mlir::OpBuilder module_builder = mlir::OpBuilder::atBlockBegin(module.getBody());
+  module_builder.create<mlir::memref::GlobalOp>(old_.getLoc(), name, module_builder.getStringAttr("private"), type,
+                                                value, /*constant=*/true, /*alignment=*/nullptr);
+  return builder_.create<mlir::memref::GetGlobalOp>(old_.getLoc(), type, name);
+}
+
+LogicalResult PlannedFunctionLowering::LowerReshape(mlir::Operation* op) {
+  Value from = BufferOf(op->getOperand(0));
+  MemRefType type = BufferType(op->getResult(0).getType());
+  if (!from || !type) return op->emitOpError("has an operand or result the schedule cannot place");
+  // A view where the plan shares the bytes: the same offset (or the same donated argument).
+  auto offsets = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kOffsetsAttr);
+  auto donates = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kDonatesAttr);
+  bool view = false;
+  if (mlir::Operation* def = op->getOperand(0).getDefiningOp()) {
+    auto def_offsets = def->getAttrOfType<mlir::DenseI64ArrayAttr>(kOffsetsAttr);
+    auto def_donates = def->getAttrOfType<mlir::DenseI64ArrayAttr>(kDonatesAttr);
+    const unsigned r = llvm::cast<mlir::OpResult>(op->getOperand(0)).getResultNumber();
+    if (offsets && def_offsets) {
+      const int64_t d = donates ? donates[0] : -1, dd = def_donates ? def_donates[r] : -1;
+      view = d >= 0 ? d == dd : (dd < 0 && offsets[0] == def_offsets[r]);
+    }
+  }
+  if (view) {
+    buffers_[op->getResult(0)] = Reinterpret(from, type);
+    return success();
+  }
+  Value to = Place(op, 0);
+  if (!to) return op->emitOpError("has no placement (gpt.offsets): the function was not memory-planned");
+  auto copy = builder_.create<mlir::memref::CopyOp>(op->getLoc(), Reinterpret(from, type), to);
+  copy->setAttr(kOpNameAttr, builder_.getStringAttr(op->getName().getStringRef()));
+  return success();
+}
+
+void PlannedFunctionLowering::TagLaunches(mlir::Block* block, mlir::Operation* before, llvm::StringRef op_name) {
+  auto it = before == nullptr ? block->begin() : std::next(before->getIterator());
+  for (; it != block->end(); ++it) {
+    if (llvm::isa<mlir::memref::ViewOp, mlir::memref::ReinterpretCastOp, mlir::memref::GetGlobalOp,
+                  mlir::arith::ConstantOp>(*it)) {
+      continue;
+    }
+    if (!it->hasAttr(kOpNameAttr)) it->setAttr(kOpNameAttr, builder_.getStringAttr(op_name));
+  }
+}
+
+LogicalResult PlannedFunctionLowering::Finish() {
+  const int64_t persistent_base = planned_bytes_;
+  const int64_t scratch_base = AlignUp(persistent_base + persistent_bytes_, alignment_);
+  for (PendingOffset& p : pending_) {
+    const int64_t base = p.region == Region::kPersistent ? persistent_base : scratch_base;
+    p.op.setValueAttr(builder_.getIndexAttr(base + p.relative));
+  }
+  const int64_t total = scratch_base + scratch_max_;
+  new_->setAttr(kArenaBytesAttr, builder_.getI64IntegerAttr(total == 0 ? 0 : total));
+  const std::string name = old_.getSymName().str();
+  old_.erase();
+  new_.setSymName(name);
+  return success();
+}
+
+LogicalResult PlannedFunctionLowering::Run(const OpLoweringFn& lower_op) {
+  if (failed(MakeFunction())) return failure();
+  for (mlir::Operation& op : old_.getBody().front()) {
+    if (absorbed_.contains(&op) || llvm::isa<mlir::tensor::EmptyOp>(op)) continue;
+    if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
+      llvm::SmallVector<Value> values;
+      for (Value v : ret.getOperands()) {
+        Value buffer = BufferOf(v);
+        if (!buffer) return ret.emitOpError("returns a value the schedule cannot place");
+        values.push_back(buffer);
+      }
+      builder_.create<mlir::func::ReturnOp>(ret.getLoc(), values);
+      continue;
+    }
+    if (auto constant = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {
+      auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
+      if (!dense || !BufferType(constant.getType())) return op.emitOpError("only dense tensor constants are lowered");
+      buffers_[constant.getResult()] = Constant(dense);
+      continue;
+    }
+    if (llvm::isa<gpt::ReshapeOp>(op)) {
+      if (failed(LowerReshape(&op))) return failure();
+      continue;
+    }
+    for (unsigned r = 0; r < op.getNumResults(); ++r) {
+      if (!Place(&op, r)) {
+        return op.emitOpError("result ") << r << " has no placement (gpt.offsets) or is not a static tensor";
+      }
+    }
+    for (Value operand : op.getOperands()) {
+      if (!BufferOf(operand)) return op.emitOpError("has an operand the schedule cannot place");
+    }
+    scratch_used_ = 0;
+    mlir::Block* block = builder_.getInsertionBlock();
+    mlir::Operation* before = block->empty() ? nullptr : &block->back();
+    OpLowering lowering(*this, &op, builder_);
+    if (failed(lower_op(lowering))) return failure();
+    TagLaunches(block, before, op.getName().getStringRef());
+  }
+  return Finish();
+}
+
+Value OpLowering::operand(unsigned i) { return driver_.BufferOf(op_->getOperand(i)); }
+Value OpLowering::result(unsigned i) { return driver_.BufferOf(op_->getResult(i)); }
+Value OpLowering::BufferOf(Value tensor) { return driver_.BufferOf(tensor); }
+Value OpLowering::Scratch(MemRefType type) { return driver_.Scratch(type); }
+Value OpLowering::Persistent(MemRefType type, Value key) { return driver_.Persistent(type, key); }
+Value OpLowering::FindPersistent(Value key) { return driver_.FindPersistent(key); }
+Value OpLowering::Constant(mlir::DenseElementsAttr value) { return driver_.Constant(value); }
+void OpLowering::Absorb(mlir::Operation* later) { driver_.Absorb(later); }
+
+Value OpLowering::I64(int64_t value) {
+  return builder_.create<mlir::arith::ConstantIntOp>(loc(), value, builder_.getI64Type());
+}
+Value OpLowering::F64(double value) {
+  return builder_.create<mlir::arith::ConstantFloatOp>(loc(), llvm::APFloat(value), builder_.getF64Type());
+}
+Value OpLowering::F32(float value) {
+  return builder_.create<mlir::arith::ConstantFloatOp>(loc(), llvm::APFloat(value), builder_.getF32Type());
+}
+
+LogicalResult LowerPlannedFunction(mlir::func::FuncOp func, int64_t alignment, const OpLoweringFn& lower_op) {
+  PlannedFunctionLowering driver(func, alignment);
+  return driver.Run(lower_op);
+}
+
+}  // namespace gpt_sft::compiler::lowering
