@@ -14,3 +14,6 @@ CUDA_PREFIX = "/usr/local/cuda"
 WORDLIST = "/usr/share/dict/words"
 # English prose every Debian system has (package base-files): tokenizer demo and benchmarks.
 ENGLISH_TEXT_DIR = "/usr/share/common-licenses"
+# The SPIR-V -> SPIR 1.2 bitcode translator the OpenCL back end runs (Debian's llvm-spirv-15,
+# the LLVM version PoCL 3.1 reads).
+LLVM_SPIRV = "/usr/bin/llvm-spirv-15"

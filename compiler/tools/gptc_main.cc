@@ -25,7 +25,10 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "compiler/builder/step_builder.h"
+#include "compiler/artifact/artifact_file.h"
 #include "compiler/codegen/fusion_kernels.h"
+#include "compiler/codegen/opencl_target.h"
+#include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/transforms/pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -45,7 +48,11 @@ ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fi
 ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
 ABSL_FLAG(int, dp_world_size, 1, "data-parallel ranks: above 1, optimizer_step averages each gradient over them");
 ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
-ABSL_FLAG(std::string, emit, "gpt", "stage to print: gpt (as built), autodiff, fused, planned, linalg or llvm (the fusion kernels' optimized LLVM IR)");
+ABSL_FLAG(std::string, emit, "gpt",
+          "stage to print: gpt (as built), autodiff, fused, planned, linalg, then per target: llvm (cpu: the fusion "
+          "kernels' optimized LLVM IR); gpu (opencl: launch schedules of target-neutral GPU kernels), spirv (opencl: "
+          "the kernels in SPIR-V), launches (opencl: the artifact's launch list)");
+ABSL_FLAG(std::string, target, "cpu", "what the step is compiled for: cpu or opencl");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
@@ -135,15 +142,50 @@ void PrintStats(mlir::ModuleOp module, double build_ms, double passes_ms, const 
   }
 }
 
+/// `text` to --output or stdout.
+int Emit(const std::string& text) {
+  if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
+    if (absl::Status s = WriteAtomically(UserPath(path), text); !s.ok()) return Fail(std::string(s.message()));
+  } else {
+    std::cout << text;
+  }
+  return 0;
+}
+
+/// The target stages past linalg: gpu, spirv, launches (opencl).
+bool IsTargetStage(const std::string& emit) { return emit == "gpu" || emit == "spirv" || emit == "launches"; }
+
+int EmitOpenClStage(mlir::ModuleOp module, const std::string& emit) {
+  if (emit == "launches") {
+    absl::StatusOr<artifact::Artifact> artifact = CompileForOpenCl(module);
+    if (!artifact.ok()) return Fail(std::string(artifact.status().message()));
+    std::cerr << "gptc: " << artifact->Summary() << "\n";
+    return Emit(artifact::LaunchListText(*artifact));
+  }
+  if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return Fail(std::string(s.message()));
+  if (emit == "spirv") {
+    if (absl::Status s = LowerGpuKernelsToSpirv(module); !s.ok()) return Fail(std::string(s.message()));
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(absl::GetFlag(FLAGS_locations), /*prettyForm=*/true));
+  os << "\n";
+  return Emit(os.str());
+}
+
 int Main() {
   absl::StatusOr<StepConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(std::string(config.status().message()));
-  // llvm is gptc's own stage: the linalg stage, then the fusion kernels compiled for this host.
-  const bool emit_llvm = absl::GetFlag(FLAGS_emit) == "llvm";
+  const std::string target = absl::GetFlag(FLAGS_target), emit = absl::GetFlag(FLAGS_emit);
+  if (target != "cpu" && target != "opencl") return Fail("--target must be cpu or opencl, got '" + target + "'");
+  if (IsTargetStage(emit) && target != "opencl") return Fail("--emit=" + emit + " is a stage of --target=opencl");
+  if (emit == "llvm" && target != "cpu") return Fail("--emit=llvm is a stage of --target=cpu");
+  // llvm and the target stages are gptc's own: the linalg stage, then the target's code.
+  const bool emit_llvm = emit == "llvm";
   Stage stage = Stage::kLinalg;
-  if (!emit_llvm) {
+  if (!emit_llvm && !IsTargetStage(emit)) {
     if (absl::Status s = ParseStage(absl::GetFlag(FLAGS_emit), &stage); !s.ok()) {
-      return Fail("--emit: " + std::string(s.message()) + ", llvm");
+      return Fail("--emit: " + std::string(s.message()) + ", llvm, gpu, spirv, launches");
     }
   }
   mlir::MLIRContext context;
@@ -152,7 +194,9 @@ int Main() {
   if (!module.ok()) return Fail(std::string(module.status().message()));
   const auto passes_start = std::chrono::steady_clock::now();
   std::vector<std::string> remarks;
-  if (absl::Status s = RunToStage(**module, stage, absl::GetFlag(FLAGS_print_ir_after_all), &remarks); !s.ok()) {
+  const int64_t alignment = target == "opencl" ? kGpuBufferAlignment : 64;
+  if (absl::Status s = RunToStage(**module, stage, absl::GetFlag(FLAGS_print_ir_after_all), &remarks, alignment);
+      !s.ok()) {
     return Fail(std::string(s.message()));
   }
   for (const std::string& remark : remarks) std::cerr << "gptc: " << remark << "\n";
@@ -160,6 +204,10 @@ int Main() {
     auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
     PrintStats(**module, ms(build_start, passes_start), ms(passes_start, std::chrono::steady_clock::now()),
                absl::GetFlag(FLAGS_emit));
+  }
+  if (IsTargetStage(emit)) {
+    if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit + " (the module is one program)");
+    return EmitOpenClStage(**module, emit);
   }
   if (emit_llvm) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=llvm (the kernels are per module)");

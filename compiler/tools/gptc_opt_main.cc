@@ -10,6 +10,9 @@
 
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/vjp_test_pass.h"
+#include "compiler/lowering/gpu/lower_to_gpu_pass.h"
+#include "compiler/lowering/gpu/outline_kernels_pass.h"
+#include "compiler/lowering/spirv/gpu_to_spirv_pass.h"
 #include "compiler/transforms/autodiff_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
 #include "compiler/transforms/fuse_pass.h"
@@ -17,6 +20,12 @@
 #include "compiler/transforms/verify_static_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -30,10 +39,15 @@ int main(int argc, char **argv) {
   gpt_sft::compiler::RegisterFusePass();
   gpt_sft::compiler::RegisterLowerFusionsPass();
   gpt_sft::compiler::RegisterVerifyStaticPass();
+  gpt_sft::compiler::RegisterLowerToGpuPass();
+  gpt_sft::compiler::RegisterOutlineKernelsPass();
+  gpt_sft::compiler::RegisterGpuToSpirvPass();
 
   mlir::DialectRegistry registry;
   registry.insert<gpt_sft::compiler::gpt::GptDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect>();
+                  mlir::arith::ArithDialect, mlir::tensor::TensorDialect, mlir::linalg::LinalgDialect,
+                  mlir::memref::MemRefDialect, mlir::gpu::GPUDialect, mlir::scf::SCFDialect,
+                  mlir::math::MathDialect, mlir::spirv::SPIRVDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "gpt-sft optimizer driver\n", registry));
 }

@@ -43,9 +43,7 @@
 namespace gpt_sft::compiler {
 namespace {
 
-int64_t AlignUp(int64_t bytes) {
-  return (bytes + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-}
+int64_t AlignUp(int64_t bytes, int64_t alignment) { return (bytes + alignment - 1) / alignment * alignment; }
 
 std::string Printed(mlir::Type type) {
   std::string s;
@@ -203,7 +201,7 @@ int64_t BufferPlan::num_arena_slots() const {
   return llvm::count_if(slots, [](const Slot& s) { return !s.donated() && !s.aliased(); });
 }
 
-absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation** at_fault) {
+absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation** at_fault, int64_t alignment) {
   if (!func.getBody().hasOneBlock()) {
     if (at_fault) *at_fault = func;
     return absl::InvalidArgumentError(absl::StrCat(
@@ -228,7 +226,7 @@ absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation*
       Slot slot;
       slot.op = &op;
       slot.result = static_cast<int>(result.getResultNumber());
-      slot.bytes = AlignUp(*bytes);
+      slot.bytes = AlignUp(*bytes, alignment);
       slot.first = at;
       slot.last = LastUse(result, block, index, at);
       slot.donated_arg = DonatableArgument(slot, block, index);

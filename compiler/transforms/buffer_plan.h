@@ -28,14 +28,15 @@ class FuncOp;
 
 namespace gpt_sft::compiler {
 
-/// Every buffer starts and ends on this boundary (a cache line, AVX-512 loads).
+/// Every buffer starts and ends on this boundary by default (a cache line, AVX-512 loads);
+/// GPU targets plan with a larger one (compiler/lowering/gpu: kGpuBufferAlignment).
 inline constexpr int64_t kBufferAlignment = 64;
 
 /// The buffer of one op result.
 struct Slot {
   mlir::Operation* op = nullptr;  // the defining op, directly in the function's block
   int result = 0;                 // which result of `op`
-  int64_t bytes = 0;              // element bytes x elements, rounded up to kBufferAlignment
+  int64_t bytes = 0;              // element bytes x elements, rounded up to the plan's alignment
   // The live range, as indices of ops in the block, both ends included: from the
   // defining op to the last op that reads it (its ancestor in the block, for a use
   // nested in a region); a value func.return returns lives to the return.
@@ -69,9 +70,11 @@ struct BufferPlan {
 /// tie) among the slots already placed whose live ranges overlap its own, else on
 /// top of them. The error names the op and value with a dynamic or unsized type, or
 /// the function with more than one block; `at_fault`, when given, receives the op to
-/// report at (the function itself for a multi-block body).
+/// report at (the function itself for a multi-block body). Every slot starts and ends on
+/// `alignment` bytes (a power of two).
 absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func,
-                                       mlir::Operation** at_fault = nullptr);
+                                       mlir::Operation** at_fault = nullptr,
+                                       int64_t alignment = kBufferAlignment);
 
 }  // namespace gpt_sft::compiler
 

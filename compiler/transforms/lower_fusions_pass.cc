@@ -20,6 +20,7 @@
 
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/gpt_ops.h"
+#include "compiler/transforms/elementwise_scalar.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -37,38 +38,6 @@ using ::mlir::failure;
 using ::mlir::LogicalResult;
 using ::mlir::success;
 using ::mlir::Value;
-
-/// The scalar code of one region op, from the scalars of its operands.
-mlir::FailureOr<Value> Scalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Operation* op,
-                              llvm::ArrayRef<Value> in) {
-  mlir::Type t = in[0].getType();
-  auto constant = [&](double v) { return b.create<mlir::arith::ConstantOp>(loc, b.getFloatAttr(t, v)).getResult(); };
-  auto relu = [&](Value x) { return b.create<mlir::arith::MaximumFOp>(loc, x, constant(0.0)).getResult(); };
-  if (llvm::isa<gpt::AddOp>(op)) return b.create<mlir::arith::AddFOp>(loc, in[0], in[1]).getResult();
-  if (llvm::isa<gpt::MulOp>(op)) return b.create<mlir::arith::MulFOp>(loc, in[0], in[1]).getResult();
-  if (llvm::isa<gpt::ReluSquareOp>(op)) {
-    Value r = relu(in[0]);
-    return b.create<mlir::arith::MulFOp>(loc, r, r).getResult();
-  }
-  if (llvm::isa<gpt::ReluSquareGradOp>(op)) {
-    Value twice = b.create<mlir::arith::MulFOp>(loc, constant(2.0), relu(in[0]));
-    return b.create<mlir::arith::MulFOp>(loc, twice, in[1]).getResult();
-  }
-  if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op)) {
-    const double cap = softcap.getCap().convertToDouble();
-    Value scaled = b.create<mlir::arith::DivFOp>(loc, in[0], constant(cap));
-    Value tanh = b.create<mlir::math::TanhOp>(loc, scaled);
-    return b.create<mlir::arith::MulFOp>(loc, constant(cap), tanh).getResult();
-  }
-  if (auto grad = llvm::dyn_cast<gpt::SoftcapGradOp>(op)) {
-    const double cap = grad.getCap().convertToDouble();
-    Value ratio = b.create<mlir::arith::DivFOp>(loc, in[0], constant(cap));
-    Value square = b.create<mlir::arith::MulFOp>(loc, ratio, ratio);
-    Value slope = b.create<mlir::arith::SubFOp>(loc, constant(1.0), square);
-    return b.create<mlir::arith::MulFOp>(loc, slope, in[1]).getResult();
-  }
-  return failure();
-}
 
 /// Every input and result of `fusion` is the same static float tensor type.
 mlir::RankedTensorType CommonType(gpt::FusionOp fusion) {
@@ -108,7 +77,7 @@ LogicalResult Lower(gpt::FusionOp fusion) {
         for (mlir::Operation& op : body.without_terminator()) {
           llvm::SmallVector<Value> in;
           for (Value operand : op.getOperands()) in.push_back(scalar_of.lookup(operand));
-          mlir::FailureOr<Value> scalar = Scalar(nested, nested_loc, &op, in);
+          mlir::FailureOr<Value> scalar = EmitElementwiseScalar(nested, nested_loc, &op, in);
           if (failed(scalar)) {
             op.emitOpError("gpt-lower-fusions: no scalar lowering for this op inside a gpt.fusion");
             lowered = false;

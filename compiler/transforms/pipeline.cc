@@ -37,7 +37,7 @@ absl::Status ParseStage(const std::string& name, Stage* stage) {
 }
 
 absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all,
-                        std::vector<std::string>* remarks) {
+                        std::vector<std::string>* remarks, int64_t buffer_alignment) {
   if (stage == Stage::kGpt) return absl::OkStatus();
   mlir::MLIRContext* context = module.getContext();
   mlir::PassManager pm(context);
@@ -52,7 +52,7 @@ absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_
     pm.addPass(CreateVerifyStaticPass());
     pm.addPass(CreateFusePass());
   }
-  if (stage == Stage::kPlanned || stage == Stage::kLinalg) pm.addPass(CreatePlanBuffersPass());
+  if (stage == Stage::kPlanned || stage == Stage::kLinalg) pm.addPass(CreatePlanBuffersPass(buffer_alignment));
   if (stage == Stage::kLinalg) pm.addPass(CreateLowerFusionsPass());
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic& d) {

@@ -9,6 +9,7 @@
 #ifndef GPT_SFT_COMPILER_TRANSFORMS_PIPELINE_H_
 #define GPT_SFT_COMPILER_TRANSFORMS_PIPELINE_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,9 @@ absl::Status ParseStage(const std::string& name, Stage* stage);
 /// Runs the passes up to and including `stage` on `module`; the error carries the
 /// diagnostics. `print_ir_after_all` prints the module after every pass to stderr.
 /// The passes' remarks (gpt-plan-buffers' arena size per function) go to `remarks` when given.
+/// `buffer_alignment`: gpt-plan-buffers' (the GPU targets plan with a larger one).
 absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all = false,
-                        std::vector<std::string>* remarks = nullptr);
+                        std::vector<std::string>* remarks = nullptr, int64_t buffer_alignment = 64);
 
 }  // namespace gpt_sft::compiler
 

@@ -67,6 +67,11 @@ class PlanBuffersPass : public mlir::PassWrapper<PlanBuffersPass, mlir::Operatio
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PlanBuffersPass)
 
+  PlanBuffersPass() = default;
+  explicit PlanBuffersPass(int64_t alignment) { alignment_ = alignment; }
+  // Options are not copyable; Pass::clone copies their values after this.
+  PlanBuffersPass(const PlanBuffersPass& other) : PassWrapper(other) {}
+
   llvm::StringRef getArgument() const final { return "gpt-plan-buffers"; }
   llvm::StringRef getDescription() const final {
     return "Plan every intermediate's bytes in one arena (offsets, in-place updates, peak)";
@@ -79,7 +84,7 @@ class PlanBuffersPass : public mlir::PassWrapper<PlanBuffersPass, mlir::Operatio
     for (mlir::func::FuncOp func : funcs) {
       if (func.isExternal()) continue;
       mlir::Operation* at_fault = func;
-      absl::StatusOr<BufferPlan> plan = PlanBuffers(func, &at_fault);
+      absl::StatusOr<BufferPlan> plan = PlanBuffers(func, &at_fault, alignment_);
       if (!plan.ok()) {
         at_fault->emitError(std::string(plan.status().message()));
         failed = true;
@@ -90,11 +95,18 @@ class PlanBuffersPass : public mlir::PassWrapper<PlanBuffersPass, mlir::Operatio
     }
     if (failed) signalPassFailure();
   }
+
+ private:
+  Option<int64_t> alignment_{*this, "alignment",
+                             llvm::cl::desc("bytes every buffer starts and ends on (a power of two)"),
+                             llvm::cl::init(kBufferAlignment)};
 };
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> CreatePlanBuffersPass() { return std::make_unique<PlanBuffersPass>(); }
+std::unique_ptr<mlir::Pass> CreatePlanBuffersPass(int64_t alignment) {
+  return std::make_unique<PlanBuffersPass>(alignment);
+}
 
 void RegisterPlanBuffersPass() { mlir::PassRegistration<PlanBuffersPass>(); }
 

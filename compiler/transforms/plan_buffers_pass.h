@@ -11,7 +11,10 @@
 #ifndef GPT_SFT_COMPILER_TRANSFORMS_PLAN_BUFFERS_PASS_H_
 #define GPT_SFT_COMPILER_TRANSFORMS_PLAN_BUFFERS_PASS_H_
 
+#include <cstdint>
 #include <memory>
+
+#include "compiler/transforms/buffer_plan.h"
 
 namespace mlir {
 class Pass;
@@ -20,7 +23,8 @@ class Pass;
 namespace gpt_sft::compiler {
 
 /// `--gpt-plan-buffers`, on any op holding functions (a module).
-std::unique_ptr<mlir::Pass> CreatePlanBuffersPass();
+/// `alignment`: the bytes every buffer starts and ends on (`--gpt-plan-buffers="alignment=256"`).
+std::unique_ptr<mlir::Pass> CreatePlanBuffersPass(int64_t alignment = kBufferAlignment);
 
 /// Makes `--gpt-plan-buffers` known to the pass registry (gptc-opt).
 void RegisterPlanBuffersPass();

@@ -1,0 +1,71 @@
+// Implements the opencl target's compile: passes, SPIR bitcode, launch list.
+#include "compiler/codegen/opencl_target.h"
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/spir_kernels.h"
+#include "compiler/lowering/gpu/lower_to_gpu_pass.h"
+#include "compiler/lowering/gpu/outline_kernels_pass.h"
+#include "compiler/lowering/launch_list.h"
+#include "compiler/lowering/spirv/gpu_to_spirv_pass.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace gpt_sft::compiler {
+namespace {
+
+/// Runs `pm` on `module`; the error carries the diagnostics, each with its location.
+absl::Status Run(mlir::PassManager& pm, mlir::ModuleOp module, const char* what) {
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Remark) return mlir::success();
+    std::string location;
+    llvm::raw_string_ostream os(location);
+    d.getLocation().print(os);
+    absl::StrAppend(&diagnostics, os.str(), ": ", d.str(), "\n");
+    return mlir::success();
+  });
+  if (mlir::failed(pm.run(module))) return absl::InternalError(absl::StrCat(what, " failed:\n", diagnostics));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status LowerToGpuKernels(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(CreateLowerToGpuPass());
+  pm.addPass(CreateOutlineKernelsPass());
+  return Run(pm, module, "lowering the step to GPU kernels");
+}
+
+absl::Status LowerGpuKernelsToSpirv(mlir::ModuleOp module) {
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(CreateGpuToSpirvPass());
+  return Run(pm, module, "lowering the GPU kernels to SPIR-V");
+}
+
+absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module) {
+  if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return s;
+  if (absl::Status s = LowerGpuKernelsToSpirv(module); !s.ok()) return s;
+  absl::StatusOr<std::vector<SpirKernels>> spir = CompileSpirKernels(module);
+  if (!spir.ok()) return spir.status();
+  lowering::ModuleIndex index;
+  std::vector<artifact::KernelModule> modules;
+  for (SpirKernels& k : *spir) {
+    index.gpu_modules[k.gpu_module] = static_cast<int>(modules.size());
+    modules.push_back({k.gpu_module, artifact::ModuleFormat::kSpir, std::move(k.spir_bitcode), k.kernels});
+  }
+  absl::StatusOr<artifact::Artifact> artifact = lowering::ExtractLaunchList(module, index);
+  if (!artifact.ok()) return artifact.status();
+  artifact->modules = std::move(modules);
+  artifact->target = "opencl";
+  artifact->target_description = "SPIR 1.2 (spir64) from SPIR-V 1.0 Kernel, llvm-spirv-15";
+  if (absl::Status s = artifact::Validate(*artifact); !s.ok()) {
+    return absl::InternalError(absl::StrCat("the opencl artifact is inconsistent (a compiler bug): ", s.message()));
+  }
+  return artifact;
+}
+
+}  // namespace gpt_sft::compiler

@@ -1,0 +1,100 @@
+//===- lower_to_gpu_pass.cc - gpt-lower-to-gpu ----------------------------===//
+//
+// This file implements the pass:
+//   1. every planned func.func becomes its launch schedule (LowerPlannedFunction), each
+//      computing op handed to its family's kernel generator (gpu_kernels.h); collectives
+//      become gpt.collective on the buffer, after a copy when not in place;
+//   2. the elementwise generics the generators left are tiled onto workgroups
+//      (elementwise_tiling.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/gpu/lower_to_gpu_pass.h"
+
+#include "compiler/dialect/gpt_ops.h"
+#include "compiler/lowering/gpu/elementwise_tiling.h"
+#include "compiler/lowering/gpu/gpu_kernels.h"
+#include "compiler/lowering/planned_function.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace gpt_sft::compiler {
+namespace {
+
+using ::mlir::failure;
+using ::mlir::LogicalResult;
+using ::mlir::success;
+
+/// gpt.all_reduce: the operand copied into the result's buffer unless it is there, then
+/// reduced there in place. reduce_scatter and all_gather over one rank: a copy.
+LogicalResult EmitCollective(lowering::OpLowering& lowering) {
+  mlir::Operation* op = lowering.op();
+  mlir::OpBuilder& b = lowering.builder();
+  mlir::Value from = lowering.operand(0), to = lowering.result(0);
+  if (from != to) b.create<mlir::memref::CopyOp>(lowering.loc(), from, to);
+  if (auto all_reduce = llvm::dyn_cast<gpt::AllReduceOp>(op)) {
+    b.create<gpt::CollectiveOp>(lowering.loc(), b.getStringAttr("all_reduce"),
+                                gpt::ReductionKindAttr::get(b.getContext(), all_reduce.getReduction()), to);
+    return success();
+  }
+  auto size = op->getAttrOfType<mlir::IntegerAttr>("group_size");
+  if (size && size.getInt() != 1) {
+    return op->emitOpError("gpt-lower-to-gpu: reduce_scatter and all_gather run on one rank only");
+  }
+  return success();
+}
+
+LogicalResult LowerOp(lowering::OpLowering& lowering) {
+  mlir::Operation* op = lowering.op();
+  if (llvm::isa<mlir::linalg::GenericOp, gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp,
+                gpt::SoftcapOp, gpt::SoftcapGradOp>(op)) {
+    return gpu_lowering::EmitElementwise(lowering);
+  }
+  if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering);
+  if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) return gpu_lowering::EmitAttention(lowering);
+  if (llvm::isa<gpt::RmsNormOp, gpt::RmsNormGradOp, gpt::CrossEntropyOp, gpt::CrossEntropyGradOp>(op)) {
+    return gpu_lowering::EmitRowKernels(lowering);
+  }
+  if (llvm::isa<gpt::EmbeddingOp, gpt::EmbeddingGradOp>(op)) return gpu_lowering::EmitEmbedding(lowering);
+  if (llvm::isa<gpt::RotaryOp, gpt::RotaryGradOp>(op)) return gpu_lowering::EmitRotary(lowering);
+  if (llvm::isa<gpt::TransposeOp>(op)) return gpu_lowering::EmitLayout(lowering);
+  if (llvm::isa<gpt::AdamwUpdateOp, gpt::MuonUpdateOp>(op)) return gpu_lowering::EmitOptimizer(lowering);
+  if (llvm::isa<gpt::AllReduceOp, gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) return EmitCollective(lowering);
+  return op->emitOpError("gpt-lower-to-gpu: no GPU kernel for this op; run it with --compile=false (the interpreter)");
+}
+
+class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationPass<mlir::ModuleOp>> {
+ public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToGpuPass)
+
+  llvm::StringRef getArgument() const final { return "gpt-lower-to-gpu"; }
+  llvm::StringRef getDescription() const final {
+    return "Lower planned entry points into launch schedules of target-neutral GPU kernels";
+  }
+  void getDependentDialects(mlir::DialectRegistry& registry) const override {
+    gpu_lowering::RegisterElementwiseTilingDialects(registry);
+  }
+
+  void runOnOperation() override {
+    mlir::ModuleOp module = getOperation();
+    llvm::SmallVector<mlir::func::FuncOp> planned;
+    for (auto func : module.getOps<mlir::func::FuncOp>()) {
+      if (!func.isDeclaration() && func->hasAttr(lowering::kArenaBytesAttr)) planned.push_back(func);
+    }
+    for (mlir::func::FuncOp func : planned) {
+      if (failed(lowering::LowerPlannedFunction(func, kGpuBufferAlignment, LowerOp))) return signalPassFailure();
+    }
+    if (failed(gpu_lowering::TileElementwiseOntoWorkgroups(module))) return signalPassFailure();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<mlir::Pass> CreateLowerToGpuPass() { return std::make_unique<LowerToGpuPass>(); }
+
+void RegisterLowerToGpuPass() { mlir::PassRegistration<LowerToGpuPass>(); }
+
+}  // namespace gpt_sft::compiler
