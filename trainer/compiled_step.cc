@@ -57,11 +57,11 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
     report.cache_note = outcome->cache_note;
     artifact = std::move(outcome->artifact);
   }
-  runtime::ExecutableOptions exe_options;
+  runtime::HostExecutableOptions exe_options;
   exe_options.num_threads = options.num_threads;
   exe_options.profile = options.profile;
   exe_options.communicator = comm;
-  absl::StatusOr<std::unique_ptr<runtime::Executable>> exe = runtime::Executable::Load(artifact, exe_options);
+  absl::StatusOr<std::unique_ptr<runtime::HostExecutable>> exe = runtime::HostExecutable::Load(artifact, exe_options);
   if (!exe.ok()) return exe.status();
   step->executable_ = *std::move(exe);
   // Compiling leaves the MLIR/LLVM working memory freed but resident in the heap; give it

@@ -1,7 +1,7 @@
 // CompiledStep: one training step on the compiled path, the trainer's default
 // (--compile=true). It compiles the step for a StepConfig once - or loads it from the
 // on-disk cache (compiler/codegen/step_compiler.h) - and runs micro_step and
-// optimizer_step with runtime::Executable over the ParamStore's weights, which it updates
+// optimizer_step with runtime::HostExecutable over the ParamStore's weights, which it updates
 // in place. It owns the gradient buffers and the optimizer state, like EagerStep, and has
 // the same training interface, so the trainer's loop is one loop for both paths.
 // Evaluation and checkpoints stay with the interpreter and the ParamStore.
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
 #include "runtime/collectives/communicator.h"
-#include "runtime/executable/executable.h"
+#include "runtime/executable/host_executable.h"
 #include "runtime/interpreter/tensor.h"
 #include "runtime/params/param_store.h"
 #include "trainer/eager_step.h"
@@ -62,14 +62,14 @@ class CompiledStep {
   absl::Status OptimizerStep(double lr_multiplier);
   absl::Status ResetGradients();
   /// Gives the step's scratch (the arena) back to the OS between steps, for work that runs
-  /// beside it, e.g. the interpreter's evaluation (Executable::ReleaseScratchMemory).
+  /// beside it, e.g. the interpreter's evaluation (HostExecutable::ReleaseScratchMemory).
   absl::Status ReleaseScratchMemory() { return executable_->ReleaseScratchMemory(); }
 
   const runtime::Tensor& grad(size_t i) const { return grads_[i]; }
   int64_t steps_taken() const { return steps_taken_; }
   const compiler::StepConfig& config() const { return config_; }
   const CompileReport& compile_report() const { return report_; }
-  runtime::Executable& executable() { return *executable_; }
+  runtime::HostExecutable& executable() { return *executable_; }
 
  private:
   CompiledStep(const compiler::StepConfig& config, runtime::ParamStore* params) : config_(config), params_(params) {}
@@ -77,7 +77,7 @@ class CompiledStep {
 
   compiler::StepConfig config_;
   runtime::ParamStore* params_;
-  std::unique_ptr<runtime::Executable> executable_;
+  std::unique_ptr<runtime::HostExecutable> executable_;
   CompileReport report_;
   std::vector<runtime::Tensor> grads_;
   std::vector<runtime::Tensor> state_;

@@ -5,7 +5,7 @@
 // then the fusion kernels compiled to host object code (fusion_kernels.h).
 //
 //   auto outcome = CompileOrLoadStep(config, base_dir + "/compile_cache");
-//   // outcome->artifact goes to runtime::Executable
+//   // outcome->artifact goes to runtime::HostExecutable
 #ifndef GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
 #define GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
 

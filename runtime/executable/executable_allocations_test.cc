@@ -26,7 +26,7 @@
 #include "compiler/builder/step_config.h"
 #include "compiler/codegen/step_compiler.h"
 #include "gtest/gtest.h"
-#include "runtime/executable/executable.h"
+#include "runtime/executable/host_executable.h"
 #include "runtime/kernels/cpu/parallel.h"
 
 extern "C" {
@@ -204,9 +204,9 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
   config.grad_accum_steps = 2;
   absl::StatusOr<compiler::StepArtifact> artifact = compiler::CompileStep(config);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
-  ExecutableOptions options;
+  HostExecutableOptions options;
   options.num_threads = c.threads;
-  absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Load(*artifact, options);
+  absl::StatusOr<std::unique_ptr<HostExecutable>> exe = HostExecutable::Load(*artifact, options);
   ASSERT_TRUE(exe.ok()) << exe.status();
   ASSERT_EQ(kernels::NumThreads(), c.threads);
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "runtime/executable/executable.h"
+#include "runtime/executable/host_executable.h"
 #include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::exec {

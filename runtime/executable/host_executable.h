@@ -1,4 +1,5 @@
-// Executable: runs a compiled step (compiler/codegen/step_artifact.h) on the CPU.
+// HostExecutable: runs a compiled step (compiler/codegen/step_artifact.h) on the CPU, the path before the
+// device runtime (executable.h); kept until the cpu target runs through the device seam.
 //
 // Loading does all the work once: it parses the artifact's schedule (the step's IR at the
 // linalg stage), links the fusion kernels' object code into the process (runtime/jit),
@@ -13,14 +14,14 @@
 // counts them), no shape inference, no compilation. A batch of another shape is an error naming the argument and both shapes;
 // the executable never recompiles.
 //
-//   auto exe = Executable::Load(artifact);
+//   auto exe = HostExecutable::Load(artifact);
 //   (*exe)->Run("micro_step", args);          // args: Tensors of the compiled types
 //   const float* loss = (*exe)->ResultData<float>("micro_step", 0);
 //
 // Not thread-safe: one Run at a time. The kernels split each launch over the cores
 // (runtime/kernels/cpu/parallel.h).
-#ifndef GPT_SFT_RUNTIME_EXECUTABLE_EXECUTABLE_H_
-#define GPT_SFT_RUNTIME_EXECUTABLE_EXECUTABLE_H_
+#ifndef GPT_SFT_RUNTIME_EXECUTABLE_HOST_EXECUTABLE_H_
+#define GPT_SFT_RUNTIME_EXECUTABLE_HOST_EXECUTABLE_H_
 
 #include <cstdint>
 #include <memory>
@@ -39,7 +40,7 @@ namespace collectives {
 class Communicator;
 }  // namespace collectives
 
-struct ExecutableOptions {
+struct HostExecutableOptions {
   /// > 0: sets the kernels' thread count (kernels::SetNumThreads) at load; 0 leaves it.
   int num_threads = 0;
   /// Time every launch and sum by op name (profile()).
@@ -64,13 +65,13 @@ struct LaunchProfileEntry {
   double seconds = 0;
 };
 
-class Executable {
+class HostExecutable {
  public:
-  static absl::StatusOr<std::unique_ptr<Executable>> Load(const compiler::StepArtifact& artifact,
-                                                          ExecutableOptions options = {});
-  ~Executable();
-  Executable(const Executable&) = delete;
-  Executable& operator=(const Executable&) = delete;
+  static absl::StatusOr<std::unique_ptr<HostExecutable>> Load(const compiler::StepArtifact& artifact,
+                                                          HostExecutableOptions options = {});
+  ~HostExecutable();
+  HostExecutable(const HostExecutable&) = delete;
+  HostExecutable& operator=(const HostExecutable&) = delete;
 
   /// Entry points, in module order.
   std::vector<std::string> Functions() const;
@@ -110,7 +111,7 @@ class Executable {
 
  private:
   struct Impl;
-  explicit Executable(std::unique_ptr<Impl> impl);
+  explicit HostExecutable(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
   std::string key_;
   int64_t arena_bytes_ = 0;
@@ -120,4 +121,4 @@ class Executable {
 
 }  // namespace gpt_sft::runtime
 
-#endif  // GPT_SFT_RUNTIME_EXECUTABLE_EXECUTABLE_H_
+#endif  // GPT_SFT_RUNTIME_EXECUTABLE_HOST_EXECUTABLE_H_

@@ -1,6 +1,6 @@
-// Implements Executable: load (parse the schedule, link the kernels, allocate the arena, build
+// Implements HostExecutable: load (parse the schedule, link the kernels, allocate the arena, build
 // the launches) and Run (check the arguments, call the launches).
-#include "runtime/executable/executable.h"
+#include "runtime/executable/host_executable.h"
 
 #include <algorithm>
 #include <chrono>
@@ -26,7 +26,7 @@
 
 namespace gpt_sft::runtime {
 
-struct Executable::Impl {
+struct HostExecutable::Impl {
   std::unique_ptr<ObjectLibrary> kernels;
   exec::OwnedMemory owned;
   exec::ArenaMemory arena_memory;
@@ -57,11 +57,11 @@ std::string SpecString(DType dtype, const Shape& shape) { return ShapeToString(s
 
 }  // namespace
 
-Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Executable::~Executable() = default;
+HostExecutable::HostExecutable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HostExecutable::~HostExecutable() = default;
 
-absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::StepArtifact& artifact,
-                                                             ExecutableOptions options) {
+absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(const compiler::StepArtifact& artifact,
+                                                             HostExecutableOptions options) {
   if (options.num_threads > 0) kernels::SetNumThreads(options.num_threads);
   auto impl = std::make_unique<Impl>();
   impl->profile = options.profile;
@@ -129,7 +129,7 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
         absl::StrCat("cannot allocate the step's kernel workspace of ", workspace_bytes, " bytes"));
   }
   impl->workspace = impl->workspace_memory.get();
-  std::unique_ptr<Executable> exe(new Executable(std::move(impl)));
+  std::unique_ptr<HostExecutable> exe(new HostExecutable(std::move(impl)));
   exe->key_ = artifact.key;
   exe->arena_bytes_ = arena_bytes;
   exe->owned_bytes_ = exe->impl_->owned.bytes;
@@ -137,25 +137,25 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const compiler::Ste
   return exe;
 }
 
-std::vector<std::string> Executable::Functions() const {
+std::vector<std::string> HostExecutable::Functions() const {
   std::vector<std::string> names;
   for (const auto& s : impl_->schedules) names.push_back(s->name);
   return names;
 }
 
-absl::StatusOr<const std::vector<BufferSpec>*> Executable::Arguments(std::string_view function) const {
+absl::StatusOr<const std::vector<BufferSpec>*> HostExecutable::Arguments(std::string_view function) const {
   const exec::Schedule* s = impl_->Find(function);
   if (s == nullptr) return impl_->NotFound(function);
   return &s->args;
 }
 
-absl::StatusOr<const std::vector<BufferSpec>*> Executable::Results(std::string_view function) const {
+absl::StatusOr<const std::vector<BufferSpec>*> HostExecutable::Results(std::string_view function) const {
   const exec::Schedule* s = impl_->Find(function);
   if (s == nullptr) return impl_->NotFound(function);
   return &s->results;
 }
 
-absl::Status Executable::Run(std::string_view function, const std::vector<Tensor>& args) {
+absl::Status HostExecutable::Run(std::string_view function, const std::vector<Tensor>& args) {
   exec::Schedule* s = impl_->Find(function);
   if (s == nullptr) return impl_->NotFound(function);
   if (args.size() != s->args.size()) {
@@ -186,26 +186,26 @@ absl::Status Executable::Run(std::string_view function, const std::vector<Tensor
   return absl::OkStatus();
 }
 
-const void* Executable::ResultData(std::string_view function, int index) const {
+const void* HostExecutable::ResultData(std::string_view function, int index) const {
   const exec::Schedule* s = impl_->Find(function);
   if (s == nullptr || index < 0 || index >= static_cast<int>(s->result_addrs.size())) return nullptr;
   return s->result_addrs[index].get();
 }
 
-absl::Status Executable::ReleaseScratchMemory() { return impl_->arena_memory.Release(); }
+absl::Status HostExecutable::ReleaseScratchMemory() { return impl_->arena_memory.Release(); }
 
-int64_t Executable::num_launches(std::string_view function) const {
+int64_t HostExecutable::num_launches(std::string_view function) const {
   const exec::Schedule* s = impl_->Find(function);
   return s == nullptr ? 0 : static_cast<int64_t>(s->launches.size());
 }
 
-std::vector<LaunchProfileEntry> Executable::profile() const {
+std::vector<LaunchProfileEntry> HostExecutable::profile() const {
   std::vector<LaunchProfileEntry> entries;
   for (const auto& [op, e] : impl_->profile_by_op) entries.push_back(e);
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
   return entries;
 }
 
-void Executable::ResetProfile() { impl_->profile_by_op.clear(); }
+void HostExecutable::ResetProfile() { impl_->profile_by_op.clear(); }
 
 }  // namespace gpt_sft::runtime
