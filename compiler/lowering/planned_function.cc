@@ -20,6 +20,7 @@
 
 #include "compiler/dialect/gpt_ops.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -95,6 +96,7 @@ class PlannedFunctionLowering {
   /// `buffer` seen with `type`'s shape (same bytes, same start).
   Value Reinterpret(Value buffer, MemRefType type);
   LogicalResult LowerReshape(mlir::Operation* op);
+  LogicalResult LowerReturn(mlir::func::ReturnOp ret);
   /// Names the op a lowering's launches compute (gpt.op), on the ops after `before`.
   void TagLaunches(mlir::Block* block, mlir::Operation* before, llvm::StringRef op_name);
   LogicalResult Finish();
@@ -257,6 +259,33 @@ void PlannedFunctionLowering::TagLaunches(mlir::Block* block, mlir::Operation* b
   }
 }
 
+LogicalResult PlannedFunctionLowering::LowerReturn(mlir::func::ReturnOp ret) {
+  // The argument of each gpt.name: a result of that name is the argument's new value.
+  llvm::StringMap<unsigned> argument_named;
+  for (unsigned i = 0; i < old_.getNumArguments(); ++i) {
+    if (auto name = old_.getArgAttrOfType<mlir::StringAttr>(i, "gpt.name")) argument_named[name.getValue()] = i;
+  }
+  llvm::SmallVector<Value> values;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value buffer = BufferOf(v);
+    if (!buffer) return ret.emitOpError("returns a value the schedule cannot place");
+    // Updated state always ends in its own slot: the runtime keeps the step's state there,
+    // so a result the plan could not write in place is copied home.
+    auto name = old_.getResultAttrOfType<mlir::StringAttr>(i, "gpt.name");
+    if (auto it = name ? argument_named.find(name.getValue()) : argument_named.end(); it != argument_named.end()) {
+      Value home = new_.getArgument(it->second);
+      if (buffer != home) {
+        auto copy = builder_.create<mlir::memref::CopyOp>(ret.getLoc(), buffer, home);
+        copy->setAttr(kOpNameAttr, builder_.getStringAttr("state update"));
+        buffer = home;
+      }
+    }
+    values.push_back(buffer);
+  }
+  builder_.create<mlir::func::ReturnOp>(ret.getLoc(), values);
+  return success();
+}
+
 LogicalResult PlannedFunctionLowering::Finish() {
   const int64_t persistent_base = planned_bytes_;
   const int64_t scratch_base = AlignUp(persistent_base + persistent_bytes_, alignment_);
@@ -277,13 +306,7 @@ LogicalResult PlannedFunctionLowering::Run(const OpLoweringFn& lower_op) {
   for (mlir::Operation& op : old_.getBody().front()) {
     if (absorbed_.contains(&op) || llvm::isa<mlir::tensor::EmptyOp>(op)) continue;
     if (auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(op)) {
-      llvm::SmallVector<Value> values;
-      for (Value v : ret.getOperands()) {
-        Value buffer = BufferOf(v);
-        if (!buffer) return ret.emitOpError("returns a value the schedule cannot place");
-        values.push_back(buffer);
-      }
-      builder_.create<mlir::func::ReturnOp>(ret.getLoc(), values);
+      if (failed(LowerReturn(ret))) return failure();
       continue;
     }
     if (auto constant = llvm::dyn_cast<mlir::arith::ConstantOp>(op)) {

@@ -17,7 +17,9 @@
 // op's place in program order. Memory beyond the plan that a lowering asks for goes after
 // the planned bytes: persistent buffers (live for the whole entry point: attention's
 // log-sum-exp between forward and backward) and then one scratch region that each op's
-// launches may use until the next op (sized by the largest need).
+// launches may use until the next op (sized by the largest need). A result named like an
+// argument (gpt.name: the new parameters, gradients, optimizer state) always ends in that
+// argument's buffer: where the plan could not write it in place, a copy takes it home.
 //
 //===----------------------------------------------------------------------===//
 
