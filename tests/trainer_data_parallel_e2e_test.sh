@@ -23,7 +23,7 @@ expect '^\[ranks\] 2 data-parallel ranks \(mpi\), 1 thread\(s\) each$' "$log"
 expect '^\[VALIDATION\] ✓ Model is compiled .*gradients averaged over 2 ranks in the step\)$' "$log"
 expect '^=> Setting grad accum steps: 2$' "$log"
 expect '^\[VALIDATION\] ✓ Checkpoint reloaded bit-exactly' "$log"
-expect '^\[VALIDATION\] Summary: compiled on 2 ranks \| .*recompilations 0 \(training\)' "$log"
+expect '^\[VALIDATION\] Summary: compiled \(device cpu\) on 2 ranks \| .*recompilations 0 \(training\)' "$log"
 for s in 0 1 2 3 4; do
   n=$(grep -c "^Step 0000$s/00006 | Training loss" "$log")
   [[ "$n" == 1 ]] || fail "step $s logged $n times (only rank 0 logs)"

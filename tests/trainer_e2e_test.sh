@@ -17,7 +17,7 @@ NANOCHAT_BASE_DIR="$base" "$trainer" --demo --max_iterations=6 --eval_every=3 --
 log="$tmp/demo.log"
 expect '^\[demo\] training a 4096-token BPE tokenizer' "$log"
 expect '^\[demo\] writing a randomly initialised base model \(depth 2' "$log"
-expect '^\[VALIDATION\] ✓ Model is compiled \(static batch \[4, 512\]; artifact [0-9a-f]{16}, compiled in [0-9.]+ s; arena [0-9.]+ MiB' "$log"
+expect '^\[VALIDATION\] ✓ Model is compiled \(static batch \[4, 512\]; device cpu[^;]*; artifact [0-9a-f]{16}[^,]*, compiled in [0-9.]+ s; arena [0-9.]+ MiB' "$log"
 expect '^=> Setting grad accum steps: 4$' "$log"
 for s in 0 1 2; do expect "^\[VALIDATION\] Step $s batch shape: inputs \[4, 512\], targets \[4, 512\]" "$log"; done
 grep -q '^\[VALIDATION\] Step 3 batch shape' "$log" && fail "batch shape logged past step 2"
@@ -28,7 +28,7 @@ expect '^Step 00005 \| synthetic_mc_acc: [0-9]\.[0-9]{6}, simple_spelling_acc: [
 expect '^Step 00000/00006 \| Training loss: [0-9]+\.[0-9]{6}\| lrm: 1\.000000\| num_tokens: [0-9,]+$' "$log"
 expect '^Step 00004/00006 \| Training loss: ' "$log"
 grep -q '^Step 00005/00006 | Training loss' "$log" && fail "the last iteration was trained (nanochat evaluates only)"
-expect '^\[VALIDATION\] Summary: compiled \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \(training\), 0 \(evaluation: the interpreter\) \| peak memory [0-9.]+ GB RSS$' "$log"
+expect '^\[VALIDATION\] Summary: compiled \(device cpu\) \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \(training\), 0 \(evaluation: the interpreter\) \| peak memory [0-9.]+ GB RSS$' "$log"
 first=$(grep -oE '^Step 00000/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
 last=$(grep -oE '^Step 00004/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "training loss did not fall: $first -> $last"

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/codegen/step_compiler.h"
 
 namespace gpt_sft::trainer {
@@ -37,20 +38,20 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
   compiler::StepArtifact artifact;
   CompileReport& report = step->report_;
   if (options.cache_dir.empty()) {
-    absl::StatusOr<compiler::StepArtifact> compiled = compiler::CompileStep(config);
+    absl::StatusOr<compiler::StepArtifact> compiled = compiler::CompileHostStep(config);
     if (!compiled.ok()) return compiled.status();
     artifact = *std::move(compiled);
   } else {
     // Rank 0 first; the barrier then lets the others find its artifact in the cache.
     const bool first = comm == nullptr || comm->rank() == 0;
-    absl::StatusOr<compiler::CompileOutcome> outcome;
-    if (first) outcome = compiler::CompileOrLoadStep(config, options.cache_dir);
+    absl::StatusOr<compiler::HostCompileOutcome> outcome;
+    if (first) outcome = compiler::CompileOrLoadHostStep(config, options.cache_dir);
     if (world > 1) {
       if (absl::Status s = comm->Barrier(); !s.ok()) {
         return absl::Status(s.code(), absl::StrCat("waiting for rank 0 to compile the step: ", s.message()));
       }
     }
-    if (!first) outcome = compiler::CompileOrLoadStep(config, options.cache_dir);
+    if (!first) outcome = compiler::CompileOrLoadHostStep(config, options.cache_dir);
     if (!outcome.ok()) return outcome.status();
     report.cache_hit = outcome->cache_hit;
     report.cache_entry = outcome->cache_entry;
@@ -73,6 +74,7 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
   report.arena_bytes = step->executable_->arena_bytes();
   report.launches = step->executable_->num_launches(compiler::kMicroStepFunction);
   report.kernels = static_cast<int>(artifact.kernels.kernels.size());
+  step->compilations_at_start_ = compiler::StepCompilations();
 
   // Buffers and argument lists, once.
   std::vector<Tensor> views;
@@ -98,6 +100,28 @@ absl::StatusOr<std::unique_ptr<CompiledStep>> CompiledStep::Create(const compile
   step->optimizer_args_.push_back(step->lr_multiplier_);
   step->optimizer_args_.push_back(step->step_number_);
   return step;
+}
+
+int64_t CompiledStep::Recompilations() const { return compiler::StepCompilations() - compilations_at_start_; }
+
+std::optional<CompileSummary> CompiledStep::Compilation() const {
+  return CompileSummary{report_.cache_hit, report_.seconds, report_.compile_seconds, report_.key, report_.arena_bytes};
+}
+
+std::string CompiledStep::ValidationLine() const {
+  const CompileReport& r = report_;
+  return absl::StrCat(
+      "[VALIDATION] ✓ Model is compiled (static batch [", config_.batch_size, ", ", config_.seq_len,
+      "]; device cpu (host executable); artifact ", r.key,
+      ", ",
+      r.cache_hit ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)", r.seconds,
+                                    r.compile_seconds)
+                  : absl::StrFormat("compiled in %.2f s", r.seconds),
+      "; arena ", absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0), ", ", r.launches,
+      " launches per micro-step, ", r.kernels, " fusion kernels",
+      config_.dp_world_size > 1 ? absl::StrCat("; gradients averaged over ", config_.dp_world_size, " ranks in the step")
+                                : std::string(),
+      ")");
 }
 
 void CompiledStep::ZeroGrads() {

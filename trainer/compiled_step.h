@@ -49,17 +49,25 @@ struct CompileReport {
   int kernels = 0;       // compiled fusion kernels
 };
 
-class CompiledStep {
+class CompiledStep : public TrainStep {
  public:
   static absl::StatusOr<std::unique_ptr<CompiledStep>> Create(const compiler::StepConfig& config,
                                                              runtime::ParamStore* params,
                                                              CompiledStepOptions options = {});
-  ~CompiledStep();
+  ~CompiledStep() override;
+
+  std::string mode() const override { return "compiled"; }
+  std::string ValidationLine() const override;
+  std::optional<CompileSummary> Compilation() const override;
+  /// The weights are the ParamStore's own, updated in place.
+  absl::Status SyncParamsToHost() override { return absl::OkStatus(); }
+  absl::Status BeginEvaluation() override { return ReleaseScratchMemory(); }
+  int64_t Recompilations() const override;
 
   /// As EagerStep::MicroStep; a batch of another shape is an error naming it (no recompile).
-  absl::StatusOr<double> MicroStep(const StepBatch& batch);
+  absl::StatusOr<double> MicroStep(const StepBatch& batch) override;
   /// As EagerStep::OptimizerStep.
-  absl::Status OptimizerStep(double lr_multiplier);
+  absl::Status OptimizerStep(double lr_multiplier) override;
   absl::Status ResetGradients();
   /// Gives the step's scratch (the arena) back to the OS between steps, for work that runs
   /// beside it, e.g. the interpreter's evaluation (HostExecutable::ReleaseScratchMemory).
@@ -86,6 +94,7 @@ class CompiledStep {
   size_t batch_first_ = 0;
   runtime::Tensor lr_multiplier_, step_number_;
   int64_t steps_taken_ = 0;
+  int64_t compilations_at_start_ = 0;
 };
 
 }  // namespace gpt_sft::trainer

@@ -20,32 +20,37 @@
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/tensor.h"
 #include "runtime/params/param_store.h"
+#include "trainer/train_step.h"
 
 namespace gpt_sft::trainer {
 
-/// One micro-batch as the entry points take it: [B, T] i32 each; segment_ids and positions
-/// are set exactly when the step is packed.
-struct StepBatch {
-  runtime::Tensor inputs, targets, segment_ids, positions;
-};
-
-class EagerStep {
+class EagerStep : public TrainStep {
  public:
   /// `params` must match config.model and outlive the step. config.dtype must be f32 (the
   /// ParamStore's type). Errors name the field or the parameter at fault.
   static absl::StatusOr<std::unique_ptr<EagerStep>> Create(const compiler::StepConfig& config,
                                                           runtime::ParamStore* params,
                                                           runtime::InterpreterOptions options = {});
-  ~EagerStep();
+  ~EagerStep() override;
+
+  std::string mode() const override { return "eager"; }
+  std::string ValidationLine() const override {
+    return "[VALIDATION] ✗ Model is NOT compiled (running in eager mode: the interpreter on the host)";
+  }
+  std::optional<CompileSummary> Compilation() const override { return std::nullopt; }
+  /// The interpreter trains the ParamStore's weights in place: nothing to bring home.
+  absl::Status SyncParamsToHost() override { return absl::OkStatus(); }
+  absl::Status BeginEvaluation() override { return absl::OkStatus(); }
+  int64_t Recompilations() const override { return 0; }
 
   /// Forward and backward of one micro-batch; adds the gradient of loss / grad_accum_steps
   /// into the gradient buffers. Returns the micro-batch's loss (the mean over its counted
   /// targets, not divided).
-  absl::StatusOr<double> MicroStep(const StepBatch& batch);
+  absl::StatusOr<double> MicroStep(const StepBatch& batch) override;
 
   /// nanochat's AdamW + Muon update with every group at initial_lr x `lr_multiplier`, in
   /// place on the ParamStore; then the gradients are zero and the step count is one more.
-  absl::Status OptimizerStep(double lr_multiplier);
+  absl::Status OptimizerStep(double lr_multiplier) override;
 
   /// Drops the accumulated gradients (zeros), e.g. after micro-steps that are not to be
   /// applied.

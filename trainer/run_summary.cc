@@ -10,6 +10,7 @@ namespace {
 nlohmann::ordered_json ToJson(const RunSummary& s) {
   nlohmann::ordered_json j;
   j["mode"] = s.mode;
+  j["device"] = s.device;
   j["world_size"] = s.world_size;
   j["backend"] = s.backend;
   j["num_threads"] = s.num_threads;

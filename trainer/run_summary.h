@@ -31,6 +31,7 @@ struct CheckpointSummary {
 
 struct RunSummary {
   std::string mode;  // "compiled" | "eager"
+  std::string device;  // where the training step ran: the --device of a compiled run
   int world_size = 1;
   std::string backend;  // the collectives': "single" or "mpi"
   int num_threads = 0;  // per rank

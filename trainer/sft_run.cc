@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <vector>
 
@@ -24,6 +25,8 @@
 #include "trainer/eval/validation_loss.h"
 #include "trainer/sft_evaluation.h"
 #include "trainer/compiled_step.h"
+#include "trainer/device_step.h"
+#include "trainer/train_step.h"
 #include "trainer/eager_step.h"
 #include "compiler/codegen/step_compiler.h"
 #include "trainer/metrics_log.h"
@@ -182,19 +185,6 @@ absl::StatusOr<double> GlobalValidationLoss(EagerStep& step, const data::Convers
   return ReduceOverRanks(world, *local, runtime::collectives::ReduceOp::kAvg);
 }
 
-std::string CompiledLine(const compiler::StepConfig& config, const CompileReport& r, int world_size) {
-  return absl::StrCat(
-      "[VALIDATION] ✓ Model is compiled (static batch [", config.batch_size, ", ", config.seq_len, "]; artifact ", r.key,
-      ", ",
-      r.cache_hit ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)", r.seconds,
-                                    r.compile_seconds)
-                  : absl::StrFormat("compiled in %.2f s", r.seconds),
-      "; arena ", absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0), ", ", r.launches,
-      " launches per micro-step, ", r.kernels, " fusion kernels",
-      world_size > 1 ? absl::StrCat("; gradients averaged over ", world_size, " ranks in the step") : std::string(),
-      ")");
-}
-
 /// After rank 0 saved: every rank reloads the checkpoint from disk, compares it bit for bit
 /// with its trained weights, and evaluates the reloaded weights on the same validation
 /// batches.
@@ -225,6 +215,47 @@ absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, 
   c.val_loss_saved = val_loss_saved;
   c.val_loss_reloaded = *reloaded_loss;
   return c;
+}
+
+/// The step compiled for --device. The cpu device still runs the host executable (CompiledStep)
+/// until the cpu target's artifact runs through the device runtime.
+absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions& o, const compiler::StepConfig& config,
+                                                            runtime::ParamStore* params,
+                                                            runtime::collectives::Communicator& world,
+                                                            const std::string& base_dir) {
+  const std::string cache_dir = o.compile_cache_dir.empty() ? base_dir + "/compile_cache" : o.compile_cache_dir;
+  runtime::collectives::Communicator* comm = o.world_size > 1 ? &world : nullptr;
+  if (o.device == "cpu") {
+    CompiledStepOptions options;
+    options.cache_dir = cache_dir;
+    options.num_threads = o.num_threads;
+    options.communicator = comm;
+    absl::StatusOr<std::unique_ptr<CompiledStep>> made = CompiledStep::Create(config, params, options);
+    if (!made.ok()) return made.status();
+    if (!(*made)->compile_report().cache_note.empty() && o.rank == 0) {
+      std::cerr << "compile cache: " << (*made)->compile_report().cache_note << std::endl;
+    }
+    return std::unique_ptr<TrainStep>(std::move(*made));
+  }
+  DeviceStepOptions options;
+  options.device = o.device;
+  options.cache_dir = cache_dir;
+  options.num_threads = o.num_threads;
+  options.communicator = comm;
+  absl::StatusOr<std::unique_ptr<DeviceStep>> made = DeviceStep::Create(config, params, options);
+  if (!made.ok()) return made.status();
+  if (!(*made)->compile_report().cache_note.empty() && o.rank == 0) {
+    std::cerr << "compile cache: " << (*made)->compile_report().cache_note << std::endl;
+  }
+  return std::unique_ptr<TrainStep>(std::move(*made));
+}
+
+/// --test_only_force_recompile: the step compiled a second time for its target.
+absl::Status CompileAgainForTest(const TrainerOptions& o, const compiler::StepConfig& config) {
+  if (o.device == "cpu") return compiler::CompileHostStep(config).status();
+  absl::StatusOr<compiler::Target> target = compiler::ParseTarget(o.device.substr(0, o.device.find(':')));
+  if (!target.ok()) return target.status();
+  return compiler::CompileStep(config, *target).status();
 }
 
 }  // namespace
@@ -273,44 +304,26 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, setup->params.get(), interpreter);
   if (!step.ok()) return step.status();
   double build_seconds = Seconds(build_start);
-  std::unique_ptr<CompiledStep> compiled;
-  int64_t compilations_at_start = 0;
+  // The training step: the interpreter's own (eager) or the step compiled for --device. The
+  // loop below runs either through TrainStep alone.
+  std::unique_ptr<TrainStep> compiled;
   RunSummary summary;
   if (o.compile) {
-    CompiledStepOptions options;
-    options.cache_dir = o.compile_cache_dir.empty() ? setup->base_dir + "/compile_cache" : o.compile_cache_dir;
-    options.num_threads = o.num_threads;
-    if (o.world_size > 1) options.communicator = &world;
-    absl::StatusOr<std::unique_ptr<CompiledStep>> made = CompiledStep::Create(config, setup->params.get(), options);
+    absl::StatusOr<std::unique_ptr<TrainStep>> made =
+        MakeCompiledStep(o, config, setup->params.get(), world, setup->base_dir);
     if (!made.ok()) return made.status();
     compiled = *std::move(made);
-    compilations_at_start = compiler::StepCompilations();
-    const CompileReport& r = compiled->compile_report();
-    build_seconds = r.seconds;
-    summary.compile = CompileSummary{r.cache_hit, r.seconds, r.compile_seconds, r.key, r.arena_bytes};
-    if (leader) {
-      log << CompiledLine(config, r, o.world_size) << std::endl;
-      if (!r.cache_note.empty()) log << "compile cache: " << r.cache_note << std::endl;
-    }
-  } else if (leader) {
-    log << "[VALIDATION] ✗ Model is NOT compiled (running in eager mode)" << std::endl;
+    summary.compile = compiled->Compilation();
+    build_seconds = summary.compile->seconds;
   }
-  auto micro_step = [&](const StepBatch& batch) {
-    return compiled ? compiled->MicroStep(batch) : (*step)->MicroStep(batch);
-  };
-  auto optimizer_step = [&](double lrm) {
-    return compiled ? compiled->OptimizerStep(lrm) : (*step)->OptimizerStep(lrm);
-  };
-  auto recompilations = [&] { return compiled ? compiler::StepCompilations() - compilations_at_start : 0; };
-  // Evaluation runs on the interpreter while the compiled step sits idle, so one working set
-  // is resident at a time, not two: the step's arena (scratch between steps) is given back
-  // before, and the interpreter's cached blocks after. The eager run keeps its cache: it is
-  // the training step's own working set.
-  auto begin_evaluation = [&]() -> absl::Status {
-    return compiled ? compiled->ReleaseScratchMemory() : absl::OkStatus();
-  };
+  TrainStep& training = compiled ? *compiled : static_cast<TrainStep&>(**step);
+  if (leader) log << training.ValidationLine() << std::endl;
+  // Evaluation runs on the interpreter while a compiled step sits idle, so one working set is
+  // resident at a time, not two: the step gives its scratch back before (and brings its
+  // weights home), the interpreter its cached blocks after. An eager run keeps its cache: it
+  // is the training step's own working set.
   auto end_evaluation = [&] {
-    if (!compiled) return;
+    if (&training == step->get()) return;
     (*step)->allocator().ReleaseCache();
     malloc_trim(0);
   };
@@ -364,7 +377,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     const bool evaluate_loss = last_step || it % o.eval_every == 0;
     const bool evaluate_metrics = last_step || (it > 0 && it % o.eval_metrics_every == 0);
     if (evaluate_loss || evaluate_metrics) {
-      if (absl::Status s = begin_evaluation(); !s.ok()) return s;
+      if (absl::Status s = training.BeginEvaluation(); !s.ok()) return s;
     }
     if (evaluate_loss) {
       absl::StatusOr<double> v = GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world);
@@ -381,8 +394,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     if (evaluate_loss || evaluate_metrics) end_evaluation();
     if (last_step) break;  // nanochat evaluates at the last iteration but does not train on it
     if (it == 1 && compiled && o.test_only_force_recompile) {
-      absl::StatusOr<compiler::StepArtifact> again = compiler::CompileStep(config);
-      if (!again.ok()) return again.status();
+      if (absl::Status s = CompileAgainForTest(o, config); !s.ok()) return s;
       if (leader) log << "[test-only] compiled the step a second time (--test_only_force_recompile)" << std::endl;
     }
 
@@ -400,7 +412,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       }
       const std::pair<int64_t, int64_t> shape{batch->B, batch->T};
       if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
-      absl::StatusOr<double> micro = micro_step(ToStepBatch(*batch, config.packed));
+      absl::StatusOr<double> micro = training.MicroStep(ToStepBatch(*batch, config.packed));
       if (!micro.ok()) return micro.status();
       loss = *micro;  // nanochat logs the last micro-batch's loss
       loss_sum += *micro;
@@ -408,7 +420,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       positions += batch->NumPositions();
     }
     const double lrm = 1.0 - double(it) / num_iterations;
-    if (absl::Status s = optimizer_step(lrm); !s.ok()) return s;
+    if (absl::Status s = training.OptimizerStep(lrm); !s.ok()) return s;
     // The step's figures over every rank: nanochat all-reduces num_tokens the same way.
     std::vector<double> totals = {loss_sum, double(supervised), double(positions)};
     if (absl::Status s = SumOverRanks(world, totals); !s.ok()) return s;
@@ -434,13 +446,13 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     }
     StepRecord record;
     record.run = run_id;
-    record.mode = compiled ? "compiled" : "eager";
+    record.mode = training.mode();
     record.world_size = o.world_size;
     record.step = it;
     record.loss = loss;
     record.loss_mean = loss_mean;
     record.batch_shapes = shapes;
-    record.recompilations = recompilations();
+    record.recompilations = training.Recompilations();
     record.lr_multiplier = lrm;
     record.tokens = positions;
     record.supervised_tokens = supervised;
@@ -455,11 +467,13 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   // Anything compiled after the step was made is a recompilation (the executable refuses
   // other shapes instead, so this stays 0; the report checks it rather than assuming it).
   absl::StatusOr<double> all_recompilations =
-      ReduceOverRanks(world, double(recompilations()), runtime::collectives::ReduceOp::kSum);
+      ReduceOverRanks(world, double(training.Recompilations()), runtime::collectives::ReduceOp::kSum);
   if (!all_recompilations.ok()) return all_recompilations.status();
   result.recompilations = int64_t(*all_recompilations);
 
   const int64_t checkpoint_step = num_iterations - 1;
+  // Checkpoints are written from the ParamStore (the uncompiled view of the weights).
+  if (absl::Status s = training.SyncParamsToHost(); !s.ok()) return s;
   if (leader) {
     runtime::CheckpointRecord record;
     record.step = checkpoint_step;
@@ -475,7 +489,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   summary.checkpoint.step = checkpoint_step;
   bool checkpoint_ok = true;
   if (o.verify_checkpoint) {
-    if (absl::Status s = begin_evaluation(); !s.ok()) return s;
+    if (absl::Status s = training.BeginEvaluation(); !s.ok()) return s;
     absl::StatusOr<CheckpointSummary> verified =
         VerifySavedCheckpoint(out_dir, checkpoint_step, *setup->params, config, interpreter, val_source,
                               loader_options, eval_steps_per_rank, val_loss, world);
@@ -497,7 +511,8 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   if (!peak_rss.ok()) return peak_rss.status();
 
   if (leader) {
-    summary.mode = compiled ? "compiled" : "eager";
+    summary.mode = training.mode();
+    summary.device = o.compile ? o.device : "host (interpreter)";
     summary.world_size = o.world_size;
     summary.backend = std::string(world.backend());
     summary.num_threads = o.num_threads;
@@ -517,7 +532,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     summary.seconds_per_step = meter.SecondsPerStep();
     summary.measured_steps = meter.measured_steps();
     if (absl::Status s = WriteRunSummary(summary, out_dir + "/run_summary.json"); !s.ok()) return s;
-    log << "[VALIDATION] Summary: " << (o.compile ? "compiled" : "eager (interpreter)")
+    log << "[VALIDATION] Summary: " << (o.compile ? "compiled (device " + o.device + ")" : std::string("eager (interpreter)"))
         << (o.world_size > 1 ? absl::StrCat(" on ", o.world_size, " ranks") : std::string()) << " | steps "
         << result.steps_trained << " | tokens/sec "
         << absl::StrFormat("%.0f", meter.TokensPerSecond()) << " | supervised tokens/sec "

@@ -27,6 +27,14 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
     return Invalid("--model_source=" + o.model_source + " is not one of: base, mid");
   }
   if (o.model_tag && o.model_tag->empty()) return Invalid("--model_tag is empty; omit it for the largest depth");
+  const bool opencl_n = o.device.rfind("opencl:", 0) == 0 && o.device.size() > 7 &&
+                        o.device.find_first_not_of("0123456789", 7) == std::string::npos;
+  if (o.device != "cpu" && o.device != "opencl" && !opencl_n) {
+    return Invalid("--device=" + o.device + " is not one of: cpu, opencl, opencl:<n>");
+  }
+  if (!o.compile && o.device != "cpu") {
+    return Invalid("--device=" + o.device + " runs the compiled step; --compile=false runs the interpreter on the host");
+  }
   if (o.step && *o.step < 0) return Invalid(absl::StrCat("--step=", *o.step, " must be >= 0; omit it for the latest"));
   for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"device_batch_size", o.device_batch_size},
                                     {"max_seq_len", o.max_seq_len},

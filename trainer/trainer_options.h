@@ -30,6 +30,7 @@ struct TrainerOptions {
   std::string dtype = "float32";
   std::string base_dir;  // empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat
   bool compile = true;
+  std::string device = "cpu";  // where the compiled step runs: cpu | opencl | opencl:<n>
   std::string packing = "bestfit";  // pad | bestfit (the default: 13-19x the supervised tokens/sec, //trainer:bench)
   int64_t seed = 42;
   int num_threads = 0;  // 0: every core (with several ranks on one machine: its share of them)

@@ -1,13 +1,9 @@
-// ArtifactCache: compiled steps on disk, one directory per key under the cache root
-// (the trainer's is <base_dir>/compile_cache):
-//   <root>/<key>/manifest.json   version, target, kernel table, compile time, and the size
-//                                and xxh3 of each file below
-//   <root>/<key>/step.mlir       StepArtifact::step_ir
-//   <root>/<key>/kernels.o       StepArtifact::kernels.object
-// A store writes a temporary directory and renames it into place, so a reader sees a whole
-// entry or none, and two processes storing the same key leave one intact entry. A load
-// checks every size and hash: a damaged or partial entry is an error naming the file, never
-// a silently wrong program.
+// ArtifactCache: compiled steps on disk, one file per key under the cache root (the
+// trainer's is <base_dir>/compile_cache): <root>/<key>/step.gptart, the artifact in its own
+// checked format (compiler/artifact/FORMAT.md: every blob's size and hash). A store writes a
+// temporary directory and renames it into place, so a reader sees a whole entry or none and
+// two processes storing the same key leave one intact entry; a damaged entry is an error
+// naming the file, never a silently wrong program.
 #ifndef GPT_SFT_COMPILER_CODEGEN_ARTIFACT_CACHE_H_
 #define GPT_SFT_COMPILER_CODEGEN_ARTIFACT_CACHE_H_
 
@@ -15,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/codegen/step_artifact.h"
+#include "compiler/artifact/artifact.h"
 
 namespace gpt_sft::compiler {
 
@@ -23,15 +19,14 @@ class ArtifactCache {
  public:
   explicit ArtifactCache(std::string root) : root_(std::move(root)) {}
 
-  /// NotFound when no entry has `key`; DataLoss naming the file when the entry is damaged
-  /// or of another compiler version.
-  absl::StatusOr<StepArtifact> Load(const std::string& key) const;
-
+  /// NotFound when no entry has `key`; DataLoss naming the file when it is damaged, of
+  /// another format version or made by another compiler version.
+  absl::StatusOr<artifact::Artifact> Load(const std::string& key) const;
   /// Writes `artifact` under its key (an existing intact entry is kept as it is).
-  absl::Status Store(const StepArtifact& artifact) const;
+  absl::Status Store(const artifact::Artifact& artifact) const;
 
-  /// The directory of `key`'s entry.
   std::string EntryDir(const std::string& key) const { return root_ + "/" + key; }
+  std::string ArtifactPath(const std::string& key) const { return EntryDir(key) + "/step.gptart"; }
   const std::string& root() const { return root_; }
 
  private:

@@ -1,4 +1,4 @@
-// Implements CompileStep, StepKey and CompileOrLoadStep.
+// Implements CompileStep, StepKey and CompileOrLoadHostStep.
 #include "compiler/codegen/step_compiler.h"
 
 #include <atomic>
@@ -8,6 +8,10 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/builder/step_builder.h"
 #include "compiler/codegen/artifact_cache.h"
+#include "compiler/codegen/host_artifact_cache.h"
+#include "compiler/codegen/opencl_target.h"
+#include "compiler/lowering/gpu/lower_to_gpu_pass.h"
+#include "compiler/transforms/buffer_plan.h"
 #include "compiler/codegen/host_target.h"
 #include "compiler/transforms/pipeline.h"
 #include "llvm/Support/raw_ostream.h"
@@ -70,7 +74,91 @@ absl::StatusOr<StepArtifact> CompileBuilt(BuiltStep& step, std::chrono::steady_c
   return artifact;
 }
 
+/// The target's description in the cache key: what its code depends on besides the IR.
+std::string TargetKey(Target target) {
+  switch (target) {
+    case Target::kCpu: return absl::StrCat("cpu ", DetectHostTarget().Description());
+    case Target::kOpenCl: return "opencl spir64";
+  }
+  return "?";
+}
+
+absl::StatusOr<BuiltStep> BuildKeyedFor(const StepConfig& config, Target target) {
+  BuiltStep step;
+  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = Build(*step.context, config);
+  if (!module.ok()) return module.status();
+  step.module = *std::move(module);
+  step.key = ArtifactKey(Print(*step.module), TargetKey(target));
+  return step;
+}
+
+absl::StatusOr<artifact::Artifact> CompileBuiltFor(BuiltStep& step, Target target,
+                                                   std::chrono::steady_clock::time_point start,
+                                                   std::vector<std::string>* remarks) {
+  const int64_t alignment = target == Target::kCpu ? kBufferAlignment : kGpuBufferAlignment;
+  if (absl::Status s = RunToStage(*step.module, Stage::kLinalg, /*print_ir_after_all=*/false, remarks, alignment);
+      !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("compiling the step: ", s.message()));
+  }
+  absl::StatusOr<artifact::Artifact> a;
+  switch (target) {
+    case Target::kCpu:
+      a = absl::UnimplementedError("the cpu target's artifact is not built yet");
+      break;
+    case Target::kOpenCl:
+      a = CompileForOpenCl(*step.module);
+      break;
+  }
+  if (!a.ok()) return a.status();
+  a->key = step.key;
+  a->compiler_version = kCompilerVersion;
+  a->compile_seconds = SecondsSince(start);
+  ++compilations;
+  return a;
+}
+
 }  // namespace
+
+absl::StatusOr<artifact::Artifact> CompileStep(const StepConfig& config, Target target,
+                                               std::vector<std::string>* remarks) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<BuiltStep> step = BuildKeyedFor(config, target);
+  if (!step.ok()) return step.status();
+  return CompileBuiltFor(*step, target, start, remarks);
+}
+
+absl::StatusOr<std::string> StepKey(const StepConfig& config, Target target) {
+  absl::StatusOr<BuiltStep> step = BuildKeyedFor(config, target);
+  if (!step.ok()) return step.status();
+  return step->key;
+}
+
+absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, Target target,
+                                                 const std::string& cache_dir) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<BuiltStep> step = BuildKeyedFor(config, target);
+  if (!step.ok()) return step.status();
+  const ArtifactCache cache(cache_dir);
+  CompileOutcome outcome;
+  outcome.cache_entry = cache.EntryDir(step->key);
+  absl::StatusOr<artifact::Artifact> cached = cache.Load(step->key);
+  if (cached.ok()) {
+    outcome.artifact = *std::move(cached);
+    outcome.cache_hit = true;
+    outcome.seconds = SecondsSince(start);
+    return outcome;
+  }
+  if (!absl::IsNotFound(cached.status())) outcome.cache_note = std::string(cached.status().message());
+  absl::StatusOr<artifact::Artifact> compiled = CompileBuiltFor(*step, target, start, &outcome.remarks);
+  if (!compiled.ok()) return compiled.status();
+  outcome.artifact = *std::move(compiled);
+  if (absl::Status s = cache.Store(outcome.artifact); !s.ok()) {
+    outcome.cache_note = absl::StrCat(outcome.cache_note.empty() ? "" : outcome.cache_note + "; ",
+                                      "not cached: ", s.message());
+  }
+  outcome.seconds = SecondsSince(start);
+  return outcome;
+}
 
 absl::StatusOr<std::string> StepKey(const StepConfig& config) {
   absl::StatusOr<BuiltStep> step = BuildKeyed(config);
@@ -78,20 +166,20 @@ absl::StatusOr<std::string> StepKey(const StepConfig& config) {
   return step->key;
 }
 
-absl::StatusOr<StepArtifact> CompileStep(const StepConfig& config, std::vector<std::string>* remarks) {
+absl::StatusOr<StepArtifact> CompileHostStep(const StepConfig& config, std::vector<std::string>* remarks) {
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<BuiltStep> step = BuildKeyed(config);
   if (!step.ok()) return step.status();
   return CompileBuilt(*step, start, remarks);
 }
 
-absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, const std::string& cache_dir) {
+absl::StatusOr<HostCompileOutcome> CompileOrLoadHostStep(const StepConfig& config, const std::string& cache_dir) {
   const auto start = std::chrono::steady_clock::now();
   // Built once: the key comes from this IR, and a miss compiles the same module.
   absl::StatusOr<BuiltStep> step = BuildKeyed(config);
   if (!step.ok()) return step.status();
-  const ArtifactCache cache(cache_dir);
-  CompileOutcome outcome;
+  const HostArtifactCache cache(cache_dir);
+  HostCompileOutcome outcome;
   outcome.cache_entry = cache.EntryDir(step->key);
   absl::StatusOr<StepArtifact> cached = cache.Load(step->key);
   if (cached.ok()) {

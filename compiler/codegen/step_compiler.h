@@ -4,7 +4,7 @@
 // fused, memory-planned, fusions lowered to linalg (compiler/transforms, stage linalg),
 // then the fusion kernels compiled to host object code (fusion_kernels.h).
 //
-//   auto outcome = CompileOrLoadStep(config, base_dir + "/compile_cache");
+//   auto outcome = CompileOrLoadHostStep(config, base_dir + "/compile_cache");
 //   // outcome->artifact goes to runtime::HostExecutable
 #ifndef GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
 #define GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
@@ -15,18 +15,20 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
+#include "compiler/artifact/artifact.h"
 #include "compiler/codegen/step_artifact.h"
+#include "compiler/codegen/target.h"
 
 namespace gpt_sft::compiler {
 
 /// Compiles `config`'s step (no cache). `remarks` receives the passes' remarks (the arena
 /// size of each entry point).
-absl::StatusOr<StepArtifact> CompileStep(const StepConfig& config, std::vector<std::string>* remarks = nullptr);
+absl::StatusOr<StepArtifact> CompileHostStep(const StepConfig& config, std::vector<std::string>* remarks = nullptr);
 
 /// The key `config`'s step is cached under, from its IR as built (milliseconds; no passes).
 absl::StatusOr<std::string> StepKey(const StepConfig& config);
 
-struct CompileOutcome {
+struct HostCompileOutcome {
   StepArtifact artifact;
   bool cache_hit = false;
   double seconds = 0;            // this call: the load on a hit, the whole compile on a miss
@@ -37,7 +39,31 @@ struct CompileOutcome {
 
 /// The artifact of `config` from `cache_dir`, compiling (and storing) it on a miss. An
 /// entry that fails its checks is recompiled and replaced, and cache_note says why.
-absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, const std::string& cache_dir);
+absl::StatusOr<HostCompileOutcome> CompileOrLoadHostStep(const StepConfig& config, const std::string& cache_dir);
+
+/// The device runtime's path: `config`'s step compiled for `target` into an artifact
+/// (compiler/artifact) whose launch lists the runtime runs as they are. Stages: build, the
+/// passes to linalg (planned with the target's buffer alignment), then the target's lowering
+/// and code (cpu: compiler/codegen/cpu_target.h; opencl: opencl_target.h).
+absl::StatusOr<artifact::Artifact> CompileStep(const StepConfig& config, Target target,
+                                               std::vector<std::string>* remarks = nullptr);
+
+/// The key `config`'s step is cached under for `target`.
+absl::StatusOr<std::string> StepKey(const StepConfig& config, Target target);
+
+struct CompileOutcome {
+  artifact::Artifact artifact;
+  bool cache_hit = false;
+  double seconds = 0;            // this call: the load on a hit, the whole compile on a miss
+  std::string cache_entry;       // the entry's directory
+  std::string cache_note;        // why an entry was not used ("damaged: ...") or could not be stored
+  std::vector<std::string> remarks;  // on a miss
+};
+
+/// The artifact of `config` for `target` from `cache_dir` (compiler/codegen/artifact_cache.h),
+/// compiling and storing it on a miss; a damaged entry is recompiled and replaced, and
+/// cache_note says why.
+absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, Target target, const std::string& cache_dir);
 
 /// How many times this process has compiled a step (CompileStep calls that succeeded):
 /// the trainer's "recompilations" figure is this count minus the first compile.

@@ -202,7 +202,7 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
   config.seq_len = kT;
   config.packed = c.packed;
   config.grad_accum_steps = 2;
-  absl::StatusOr<compiler::StepArtifact> artifact = compiler::CompileStep(config);
+  absl::StatusOr<compiler::StepArtifact> artifact = compiler::CompileHostStep(config);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
   HostExecutableOptions options;
   options.num_threads = c.threads;

@@ -65,6 +65,12 @@ TEST(PreparedFunction, EveryDialectOpHasAnImplementation) {
     if (name.getStringRef() == "gpt.gradients") continue;
     // gpt.yield is gpt.fusion's terminator: its operands are the region's results.
     if (name.getStringRef() == "gpt.yield") continue;
+    // The launch schedule's host ops live in lowered entry points over memrefs, never in IR
+    // the interpreter runs.
+    if (name.getStringRef() == "gpt.call_builtin" || name.getStringRef() == "gpt.launch_host_kernel" ||
+        name.getStringRef() == "gpt.collective") {
+      continue;
+    }
     ++gpt_ops;
     EXPECT_NE(BuiltinOps().Find(name.getStringRef().str()), nullptr) << name.getStringRef().str();
   }

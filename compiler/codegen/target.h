@@ -1,0 +1,25 @@
+// What a step is compiled for. MLIR-free: the trainer picks the target from its --device
+// flag (a device driver's name) without seeing the compiler's IR.
+#ifndef GPT_SFT_COMPILER_CODEGEN_TARGET_H_
+#define GPT_SFT_COMPILER_CODEGEN_TARGET_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace gpt_sft::compiler {
+
+enum class Target {
+  kCpu,     // host shared object (fusions) + the cpu driver's library builtins
+  kOpenCl,  // every kernel generated: gpu dialect -> SPIR-V -> SPIR bitcode
+};
+
+/// "cpu", "opencl": the name of the device driver that runs the target's artifacts.
+const char* TargetName(Target target);
+/// From a driver name ("cpu", "opencl"); InvalidArgument listing the targets otherwise.
+absl::StatusOr<Target> ParseTarget(std::string_view name);
+
+}  // namespace gpt_sft::compiler
+
+#endif  // GPT_SFT_COMPILER_CODEGEN_TARGET_H_
