@@ -11,8 +11,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "compiler/codegen/step_compiler.h"
-#include "compiler/codegen/target.h"
 
 namespace gpt_sft::trainer {
 
@@ -42,23 +40,28 @@ int64_t DistinctKernels(const artifact::Artifact& a, const std::string& function
 
 DeviceStep::~DeviceStep() = default;
 
-absl::StatusOr<std::unique_ptr<DeviceStep>> DeviceStep::Create(const compiler::StepConfig& config,
-                                                              runtime::ParamStore* params, DeviceStepOptions options) {
-  if (config.dtype != compiler::ElementType::kF32) {
+absl::StatusOr<std::unique_ptr<DeviceStep>> DeviceStep::Create(const artifact::Artifact& artifact,
+                                                              runtime::ParamStore* params, DeviceStepOptions options,
+                                                              ArtifactOrigin origin) {
+  absl::StatusOr<compiler::StepConfig> config = compiler::StepConfig::FromJson(artifact.step_config);
+  if (!config.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("artifact ", artifact.key, ": ", config.status().message()));
+  }
+  if (config->dtype != compiler::ElementType::kF32) {
     return absl::InvalidArgumentError("the compiled step runs float32 steps (the ParamStore's type)");
   }
-  if (!(params->config() == config.model)) {
+  if (!(params->config() == config->model)) {
     return absl::InvalidArgumentError(absl::StrCat("the ParamStore's model config ", params->config().ToJson(),
-                                                   " differs from the step's ", config.model.ToJson()));
+                                                   " differs from the artifact's ", config->model.ToJson()));
   }
   runtime::collectives::Communicator* comm = options.communicator;
   const int world = comm ? comm->world_size() : 1;
-  if (world != config.dp_world_size) {
-    return absl::InvalidArgumentError(absl::StrCat("the step is built for dp_world_size ", config.dp_world_size,
+  if (world != config->dp_world_size) {
+    return absl::InvalidArgumentError(absl::StrCat("the step is built for dp_world_size ", config->dp_world_size,
                                                    " but the communicator has ", world, " rank(s)"));
   }
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<DeviceStep> step(new DeviceStep(config, params));
+  std::unique_ptr<DeviceStep> step(new DeviceStep(*config, params));
   runtime::device::DeviceOptions device_options;
   device_options.num_threads = options.num_threads;
   device_options.profile = options.profile;
@@ -66,52 +69,36 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> DeviceStep::Create(const compiler::S
       runtime::device::CreateDevice(options.device, device_options);
   if (!device.ok()) return absl::Status(device.status().code(), absl::StrCat("--device: ", device.status().message()));
   step->device_ = *std::move(device);
-  if (absl::Status s = step->Compile(options); !s.ok()) return s;
+  if (artifact.target != step->device_->driver()) {
+    return absl::InvalidArgumentError(absl::StrCat("artifact ", artifact.key, " was compiled for ", artifact.target,
+                                                   "; --device=", options.device, " needs one for ",
+                                                   step->device_->driver()));
+  }
+  if (absl::Status s = step->Load(artifact, options, origin); !s.ok()) return s;
   if (absl::Status s = step->BindState(); !s.ok()) return s;
-  // Compiling leaves the MLIR/LLVM working memory freed but resident in the heap; give it
+  // Compiling left the MLIR/LLVM working memory freed but resident in the heap; give it
   // back before the arena fills, so the step's peak RSS is the arena's, not arena + compiler.
   malloc_trim(0);
-  step->report_.seconds = SecondsSince(start);
+  step->report_.seconds = origin.seconds + SecondsSince(start);
   return step;
 }
 
-absl::Status DeviceStep::Compile(const DeviceStepOptions& options) {
-  absl::StatusOr<compiler::Target> target = compiler::ParseTarget(device_->driver());
-  if (!target.ok()) return target.status();
-  runtime::collectives::Communicator* comm = options.communicator;
-  const int world = comm ? comm->world_size() : 1;
-  artifact::Artifact artifact;
-  DeviceCompileReport& report = report_;
-  if (options.cache_dir.empty()) {
-    absl::StatusOr<artifact::Artifact> compiled = compiler::CompileStep(config_, *target);
-    if (!compiled.ok()) return compiled.status();
-    artifact = *std::move(compiled);
-  } else {
-    // Rank 0 first; the barrier then lets the others find its artifact in the cache.
-    const bool first = comm == nullptr || comm->rank() == 0;
-    absl::StatusOr<compiler::CompileOutcome> outcome;
-    if (first) outcome = compiler::CompileOrLoadStep(config_, *target, options.cache_dir);
-    if (world > 1) {
-      if (absl::Status s = comm->Barrier(); !s.ok()) {
-        return absl::Status(s.code(), absl::StrCat("waiting for rank 0 to compile the step: ", s.message()));
-      }
-    }
-    if (!first) outcome = compiler::CompileOrLoadStep(config_, *target, options.cache_dir);
-    if (!outcome.ok()) return outcome.status();
-    report.cache_hit = outcome->cache_hit;
-    report.cache_entry = outcome->cache_entry;
-    report.cache_note = outcome->cache_note;
-    artifact = std::move(outcome->artifact);
-  }
-  compilations_at_start_ = compiler::StepCompilations();
+absl::Status DeviceStep::Load(const artifact::Artifact& artifact, const DeviceStepOptions& options,
+                              const ArtifactOrigin& origin) {
+  compilations_ = options.compilations;
+  compilations_at_start_ = compilations_();
   runtime::ExecutableOptions exe_options;
-  exe_options.communicator = comm;
+  exe_options.communicator = options.communicator;
   absl::StatusOr<std::unique_ptr<runtime::Executable>> exe =
       runtime::Executable::Load(artifact, device_.get(), exe_options);
   if (!exe.ok()) return exe.status();
   executable_ = *std::move(exe);
+  DeviceCompileReport& report = report_;
   report.device = device_->name();
-  report.target = compiler::TargetName(*target);
+  report.target = artifact.target;
+  report.cache_hit = origin.cache_hit;
+  report.cache_entry = origin.cache_entry;
+  report.cache_note = origin.cache_note;
   report.compile_seconds = artifact.compile_seconds;
   report.key = artifact.key;
   report.arena_bytes = executable_->arena_bytes();
@@ -226,7 +213,7 @@ absl::Status DeviceStep::BeginEvaluation() {
   return SyncParamsToHost();
 }
 
-int64_t DeviceStep::Recompilations() const { return compiler::StepCompilations() - compilations_at_start_; }
+int64_t DeviceStep::Recompilations() const { return compilations_() - compilations_at_start_; }
 
 std::optional<CompileSummary> DeviceStep::Compilation() const {
   return CompileSummary{report_.cache_hit, report_.seconds, report_.compile_seconds, report_.key, report_.arena_bytes};

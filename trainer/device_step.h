@@ -1,7 +1,6 @@
 // DeviceStep: the compiled training step on a device (--compile=true, --device=cpu|opencl).
-// It compiles the step for the device's target once - or loads it from the on-disk cache
-// (compiler/codegen/step_compiler.h) - and runs micro_step and optimizer_step with the device
-// runtime (runtime/executable) over slots bound to device memory:
+// It runs an artifact's micro_step and optimizer_step with the device runtime
+// (runtime/executable) over slots bound to device memory:
 //   * parameters: the ParamStore's own memory where the driver can address it (the cpu driver
 //     wraps it, so the weights are updated in place and nothing is synced), else device buffers
 //     filled from the ParamStore at creation and brought back by SyncParamsToHost;
@@ -9,19 +8,23 @@
 //     after every optimizer step, by a recorded fill);
 //   * the batch and the scalars: uploaded per step, checked against the compiled shapes.
 // Evaluation and checkpoints stay with the interpreter and the ParamStore (TrainStep).
+// MLIR-free: the artifact comes compiled (trainer/step_compile.h) or from a file (the artifact
+// runner, //trainer:run_step).
 //
-//   auto step = DeviceStep::Create(config, &params, {.device = "opencl", .cache_dir = dir});
+//   auto step = DeviceStep::Create(artifact, &params, {.device = "opencl"});
 //   for (micro-batches) loss = (*step)->MicroStep(batch);
 //   (*step)->OptimizerStep(lrm);
 #ifndef GPT_SFT_TRAINER_DEVICE_STEP_H_
 #define GPT_SFT_TRAINER_DEVICE_STEP_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/artifact/artifact.h"
 #include "compiler/builder/step_config.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/device/device.h"
@@ -33,12 +36,20 @@ namespace gpt_sft::trainer {
 
 struct DeviceStepOptions {
   std::string device = "cpu";  // a runtime::device::CreateDevice spec: cpu, opencl, opencl:<n>
-  std::string cache_dir;       // the artifact cache; empty: compile without caching
   int num_threads = 0;         // the cpu driver's kernel threads (0: every core)
-  bool profile = false;        // time every launch (profile())
-  /// The data-parallel ranks (null: one); its world size must be config.dp_world_size. With a
-  /// cache dir, rank 0 compiles (or loads) first and the others load its artifact.
+  bool profile = false;        // time every launch (the device's TakeProfile)
+  /// The data-parallel ranks (null: one); its world size must be the step's dp_world_size.
   runtime::collectives::Communicator* communicator = nullptr;
+  /// How many steps this process has compiled so far (compiler::StepCompilations when the
+  /// caller compiles): what is compiled after the step is made counts as a recompilation.
+  std::function<int64_t()> compilations = [] { return int64_t{0}; };
+};
+
+/// How the artifact was obtained, for the report (trainer/step_compile.h fills it).
+struct ArtifactOrigin {
+  bool cache_hit = false;
+  double seconds = 0;  // compiling or loading it from the cache
+  std::string cache_entry, cache_note;
 };
 
 /// What getting the step ready cost and what it is, for the trainer's log and the benchmark.
@@ -59,8 +70,11 @@ struct DeviceCompileReport {
 
 class DeviceStep : public TrainStep {
  public:
-  static absl::StatusOr<std::unique_ptr<DeviceStep>> Create(const compiler::StepConfig& config,
-                                                            runtime::ParamStore* params, DeviceStepOptions options);
+  /// `artifact` must have been compiled for the device's driver from a step of `params`'
+  /// model (its step_config says which); errors name the mismatch.
+  static absl::StatusOr<std::unique_ptr<DeviceStep>> Create(const artifact::Artifact& artifact,
+                                                            runtime::ParamStore* params, DeviceStepOptions options,
+                                                            ArtifactOrigin origin = {});
   ~DeviceStep() override;
 
   std::string mode() const override { return "compiled"; }
@@ -84,7 +98,7 @@ class DeviceStep : public TrainStep {
 
  private:
   DeviceStep(const compiler::StepConfig& config, runtime::ParamStore* params) : config_(config), params_(params) {}
-  absl::Status Compile(const DeviceStepOptions& options);
+  absl::Status Load(const artifact::Artifact& artifact, const DeviceStepOptions& options, const ArtifactOrigin& origin);
   absl::Status BindState();
   absl::Status UploadBatch(const StepBatch& batch);
   absl::Status ZeroGradients();
@@ -97,6 +111,7 @@ class DeviceStep : public TrainStep {
   bool params_on_host_ = false;
   std::unique_ptr<runtime::device::CommandBuffer> zero_gradients_;
   DeviceCompileReport report_;
+  std::function<int64_t()> compilations_;
   int64_t compilations_at_start_ = 0;
   int64_t steps_taken_ = 0;
 };

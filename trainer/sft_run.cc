@@ -26,6 +26,7 @@
 #include "trainer/sft_evaluation.h"
 #include "trainer/compiled_step.h"
 #include "trainer/device_step.h"
+#include "trainer/step_compile.h"
 #include "trainer/train_step.h"
 #include "trainer/eager_step.h"
 #include "compiler/codegen/step_compiler.h"
@@ -239,10 +240,9 @@ absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions
   }
   DeviceStepOptions options;
   options.device = o.device;
-  options.cache_dir = cache_dir;
   options.num_threads = o.num_threads;
   options.communicator = comm;
-  absl::StatusOr<std::unique_ptr<DeviceStep>> made = DeviceStep::Create(config, params, options);
+  absl::StatusOr<std::unique_ptr<DeviceStep>> made = CompileDeviceStep(config, params, cache_dir, options);
   if (!made.ok()) return made.status();
   if (!(*made)->compile_report().cache_note.empty() && o.rank == 0) {
     std::cerr << "compile cache: " << (*made)->compile_report().cache_note << std::endl;

@@ -132,6 +132,9 @@ struct Artifact {
   std::string target;            // "cpu", "opencl", "cuda"
   std::string target_description;  // e.g. the host CPU and features, the SPIR-V version
   double compile_seconds = 0;
+  /// What it was compiled from: compiler/builder's StepConfig as JSON (model, batch shape,
+  /// packing, accumulation, ranks, optimizer), so a runner needs nothing but the file.
+  std::string step_config;
   std::vector<TensorSpec> slots;
   std::vector<KernelModule> modules;
   std::string constants;         // uploaded once into the constants buffer

@@ -95,6 +95,7 @@ json ManifestBody(const Artifact& a) {
   m["target"] = a.target;
   m["target_description"] = a.target_description;
   m["compile_seconds"] = a.compile_seconds;
+  m["step_config"] = a.step_config;
   json slots = json::array();
   for (const TensorSpec& s : a.slots) slots.push_back(SpecJson(s));
   m["slots"] = slots;
@@ -317,6 +318,7 @@ absl::StatusOr<Artifact> ParseArtifact(std::string_view bytes, std::string_view 
     a.target = Get<std::string>(m, "target", "manifest");
     a.target_description = Get<std::string>(m, "target_description", "manifest");
     a.compile_seconds = Get<double>(m, "compile_seconds", "manifest");
+    a.step_config = Get<std::string>(m, "step_config", "manifest");
     const json slots = Get<json>(m, "slots", "manifest");
     for (size_t i = 0; i < slots.size(); ++i) a.slots.push_back(ReadSpec(slots[i], absl::StrCat("slots[", i, "]")));
     const json modules = Get<json>(m, "modules", "manifest");

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 
 namespace gpt_sft::compiler {
 
@@ -119,6 +120,61 @@ EntrySignature OptimizerStepSignature(const StepConfig& config) {
   Append(s.results, ParamNames(config));
   Append(s.results, StateNames(config));
   return s;
+}
+
+std::string StepConfig::ToJson() const {
+  nlohmann::ordered_json j;
+  j["model"] = nlohmann::json::parse(model.ToJson());
+  j["batch_size"] = batch_size;
+  j["seq_len"] = seq_len;
+  j["packed"] = packed;
+  j["grad_accum_steps"] = grad_accum_steps;
+  j["dp_world_size"] = dp_world_size;
+  j["dtype"] = dtype == ElementType::kF32 ? "f32" : "f64";
+  const OptimizerConfig& o = optimizer;
+  j["optimizer"] = {{"unembedding_lr", o.unembedding_lr}, {"embedding_lr", o.embedding_lr},
+                    {"matrix_lr", o.matrix_lr},           {"init_lr_frac", o.init_lr_frac},
+                    {"weight_decay", o.weight_decay},     {"adam_beta1", o.adam_beta1},
+                    {"adam_beta2", o.adam_beta2},         {"adam_eps", o.adam_eps},
+                    {"muon_momentum", o.muon_momentum},   {"muon_nesterov", o.muon_nesterov},
+                    {"muon_ns_steps", o.muon_ns_steps}};
+  return j.dump();
+}
+
+absl::StatusOr<StepConfig> StepConfig::FromJson(const std::string& json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return absl::InvalidArgumentError("step_config: not a JSON object");
+  StepConfig c;
+  try {
+    absl::StatusOr<ModelConfig> model = ModelConfig::FromJson(j.at("model").dump());
+    if (!model.ok()) return model.status();
+    c.model = *model;
+    c.batch_size = j.at("batch_size").get<int64_t>();
+    c.seq_len = j.at("seq_len").get<int64_t>();
+    c.packed = j.at("packed").get<bool>();
+    c.grad_accum_steps = j.at("grad_accum_steps").get<int>();
+    c.dp_world_size = j.at("dp_world_size").get<int>();
+    const std::string dtype = j.at("dtype").get<std::string>();
+    if (dtype != "f32" && dtype != "f64") return absl::InvalidArgumentError("step_config: dtype '" + dtype + "'");
+    c.dtype = dtype == "f32" ? ElementType::kF32 : ElementType::kF64;
+    const nlohmann::json& o = j.at("optimizer");
+    OptimizerConfig& p = c.optimizer;
+    p.unembedding_lr = o.at("unembedding_lr").get<double>();
+    p.embedding_lr = o.at("embedding_lr").get<double>();
+    p.matrix_lr = o.at("matrix_lr").get<double>();
+    p.init_lr_frac = o.at("init_lr_frac").get<double>();
+    p.weight_decay = o.at("weight_decay").get<double>();
+    p.adam_beta1 = o.at("adam_beta1").get<double>();
+    p.adam_beta2 = o.at("adam_beta2").get<double>();
+    p.adam_eps = o.at("adam_eps").get<double>();
+    p.muon_momentum = o.at("muon_momentum").get<double>();
+    p.muon_nesterov = o.at("muon_nesterov").get<bool>();
+    p.muon_ns_steps = o.at("muon_ns_steps").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("step_config: ", e.what()));
+  }
+  if (absl::Status s = c.Validate(); !s.ok()) return s;
+  return c;
 }
 
 }  // namespace gpt_sft::compiler

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "compiler/config/model_config.h"
 #include "compiler/config/param_layout.h"
 
@@ -52,6 +53,11 @@ struct StepConfig {
 
   /// Errors name the field at fault.
   absl::Status Validate() const;
+
+  /// Every field as one JSON object (an artifact carries the config it was compiled from).
+  std::string ToJson() const;
+  /// The inverse; errors name the key at fault. The result is Validate()d.
+  static absl::StatusOr<StepConfig> FromJson(const std::string& json);
 };
 
 /// The entry points the builder emits, by function name:

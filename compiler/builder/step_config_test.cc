@@ -64,3 +64,33 @@ TEST(Signatures, OptimizerStateIsTwoMomentsForAdamWAndOneBufferForMuon) {
 
 }  // namespace
 }  // namespace gpt_sft::compiler
+
+namespace gpt_sft::compiler {
+namespace {
+
+TEST(StepConfigJsonTest, RoundTripsEveryField) {
+  StepConfig c;
+  c.model = *ModelConfig::FromDepth(2, 512, 256);
+  c.batch_size = 2;
+  c.seq_len = 64;
+  c.packed = true;
+  c.grad_accum_steps = 3;
+  c.dp_world_size = 2;
+  c.optimizer.matrix_lr = 0.05;
+  c.optimizer.muon_nesterov = false;
+  absl::StatusOr<StepConfig> back = StepConfig::FromJson(c.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->ToJson(), c.ToJson());
+  EXPECT_TRUE(back->model == c.model);
+  EXPECT_EQ(back->grad_accum_steps, 3);
+  EXPECT_FALSE(back->optimizer.muon_nesterov);
+}
+
+TEST(StepConfigJsonTest, RefusesAMissingKeyNamingIt) {
+  absl::StatusOr<StepConfig> bad = StepConfig::FromJson(R"({"batch_size": 4})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("model"), std::string::npos) << bad.status();
+}
+
+}  // namespace
+}  // namespace gpt_sft::compiler

@@ -92,7 +92,7 @@ absl::StatusOr<BuiltStep> BuildKeyedFor(const StepConfig& config, Target target)
   return step;
 }
 
-absl::StatusOr<artifact::Artifact> CompileBuiltFor(BuiltStep& step, Target target,
+absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, BuiltStep& step, Target target,
                                                    std::chrono::steady_clock::time_point start,
                                                    std::vector<std::string>* remarks) {
   const int64_t alignment = target == Target::kCpu ? kBufferAlignment : kGpuBufferAlignment;
@@ -112,6 +112,7 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(BuiltStep& step, Target targe
   if (!a.ok()) return a.status();
   a->key = step.key;
   a->compiler_version = kCompilerVersion;
+  a->step_config = config.ToJson();
   a->compile_seconds = SecondsSince(start);
   ++compilations;
   return a;
@@ -124,7 +125,7 @@ absl::StatusOr<artifact::Artifact> CompileStep(const StepConfig& config, Target 
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<BuiltStep> step = BuildKeyedFor(config, target);
   if (!step.ok()) return step.status();
-  return CompileBuiltFor(*step, target, start, remarks);
+  return CompileBuiltFor(config, *step, target, start, remarks);
 }
 
 absl::StatusOr<std::string> StepKey(const StepConfig& config, Target target) {
@@ -149,7 +150,7 @@ absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, Targe
     return outcome;
   }
   if (!absl::IsNotFound(cached.status())) outcome.cache_note = std::string(cached.status().message());
-  absl::StatusOr<artifact::Artifact> compiled = CompileBuiltFor(*step, target, start, &outcome.remarks);
+  absl::StatusOr<artifact::Artifact> compiled = CompileBuiltFor(config, *step, target, start, &outcome.remarks);
   if (!compiled.ok()) return compiled.status();
   outcome.artifact = *std::move(compiled);
   if (absl::Status s = cache.Store(outcome.artifact); !s.ok()) {
