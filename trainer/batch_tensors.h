@@ -8,7 +8,8 @@
 
 #include "absl/status/status.h"
 #include "data/collate/batch.h"
-#include "trainer/eager_step.h"
+#include "compiler/builder/step_config.h"
+#include "trainer/train_step.h"
 
 namespace gpt_sft::trainer {
 

@@ -28,6 +28,8 @@
 #include "compiler/artifact/artifact_file.h"
 #include "compiler/codegen/fusion_kernels.h"
 #include "compiler/codegen/opencl_target.h"
+#include "compiler/codegen/step_compiler.h"
+#include "compiler/codegen/target.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/transforms/pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -51,7 +53,8 @@ ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
 ABSL_FLAG(std::string, emit, "gpt",
           "stage to print: gpt (as built), autodiff, fused, planned, linalg, then per target: llvm (cpu: the fusion "
           "kernels' optimized LLVM IR); gpu (opencl: launch schedules of target-neutral GPU kernels), spirv (opencl: "
-          "the kernels in SPIR-V), launches (opencl: the artifact's launch list)");
+          "the kernels in SPIR-V), launches (the artifact's launch list), artifact (the artifact file itself: "
+          "--output is required; //trainer:run_step runs it)");
 ABSL_FLAG(std::string, target, "cpu", "what the step is compiled for: cpu or opencl");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
@@ -155,13 +158,19 @@ int Emit(const std::string& text) {
 /// The target stages past linalg: gpu, spirv, launches (opencl).
 bool IsTargetStage(const std::string& emit) { return emit == "gpu" || emit == "spirv" || emit == "launches"; }
 
+/// launches and artifact: the whole compile (compiler/codegen/step_compiler.h), as the trainer does it.
+int EmitArtifact(const StepConfig& config, Target target, const std::string& emit) {
+  absl::StatusOr<artifact::Artifact> artifact = CompileStep(config, target);
+  if (!artifact.ok()) return Fail(std::string(artifact.status().message()));
+  std::cerr << "gptc: artifact " << artifact->key << " for " << artifact->target << " compiled in "
+            << artifact->compile_seconds << " s: " << artifact->Summary() << "\n";
+  if (emit == "launches") return Emit(artifact::LaunchListText(*artifact));
+  const std::string path = absl::GetFlag(FLAGS_output);
+  if (path.empty()) return Fail("--emit=artifact writes a binary file: give --output");
+  return Emit(artifact::SerializeArtifact(*artifact));
+}
+
 int EmitOpenClStage(mlir::ModuleOp module, const std::string& emit) {
-  if (emit == "launches") {
-    absl::StatusOr<artifact::Artifact> artifact = CompileForOpenCl(module);
-    if (!artifact.ok()) return Fail(std::string(artifact.status().message()));
-    std::cerr << "gptc: " << artifact->Summary() << "\n";
-    return Emit(artifact::LaunchListText(*artifact));
-  }
   if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return Fail(std::string(s.message()));
   if (emit == "spirv") {
     if (absl::Status s = LowerGpuKernelsToSpirv(module); !s.ok()) return Fail(std::string(s.message()));
@@ -177,7 +186,12 @@ int Main() {
   absl::StatusOr<StepConfig> config = ConfigFromFlags();
   if (!config.ok()) return Fail(std::string(config.status().message()));
   const std::string target = absl::GetFlag(FLAGS_target), emit = absl::GetFlag(FLAGS_emit);
-  if (target != "cpu" && target != "opencl") return Fail("--target must be cpu or opencl, got '" + target + "'");
+  absl::StatusOr<Target> parsed_target = ParseTarget(target);
+  if (!parsed_target.ok()) return Fail("--target: " + std::string(parsed_target.status().message()));
+  if (emit == "launches" || emit == "artifact") {
+    if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit);
+    return EmitArtifact(*config, *parsed_target, emit);
+  }
   if (IsTargetStage(emit) && target != "opencl") return Fail("--emit=" + emit + " is a stage of --target=opencl");
   if (emit == "llvm" && target != "cpu") return Fail("--emit=llvm is a stage of --target=cpu");
   // llvm and the target stages are gptc's own: the linalg stage, then the target's code.
