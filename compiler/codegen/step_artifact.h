@@ -18,7 +18,7 @@ namespace gpt_sft::compiler {
 
 /// Bumped whenever a pass, the lowering or the artifact layout changes what a step compiles
 /// to: artifacts of another version are never loaded.
-inline constexpr char kCompilerVersion[] = "gptc-5.1";
+inline constexpr char kCompilerVersion[] = "gptc-6.0";
 
 struct StepArtifact {
   std::string key;          // 16 hex digits (ArtifactKey)
