@@ -8,8 +8,8 @@ module attributes {gpu.container_module} {
   // CHECK: spirv.module @{{.*}} Physical64 OpenCL
   // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.array<64 x f32>, Workgroup>
   // CHECK: spirv.func @rowsum(%{{.*}}: !spirv.ptr<!spirv.array<512 x f32>, CrossWorkgroup>, %{{.*}}: !spirv.ptr<!spirv.array<8 x f32>, CrossWorkgroup>)
-  // CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>
   // CHECK: spirv.CL.exp
+  // CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>
   // CHECK: spirv.EntryPoint "Kernel" @rowsum
   // CHECK: spirv.ExecutionMode @rowsum "LocalSize", 64, 1, 1
   // The target-neutral kernel stays beside its twin.
