@@ -117,6 +117,10 @@ void FiguresSection(const ValidationReport& r, std::ostream& out) {
   row("Mode, ranks", [](const TestRun& t) {
     return absl::StrCat(t.role == TestRole::kEager ? "eager" : "compiled", ", ", t.world_size);
   });
+  row("Device", [](const TestRun& t) {
+    if (!t.summary || !t.summary->device) return std::string(kNotMeasured);
+    return *t.summary->device;
+  });
   row("Configured batch, packing", [](const TestRun& t) {
     if (!t.summary || !t.summary->batch_shape) return std::string(kNotMeasured);
     return absl::StrCat("[", (*t.summary->batch_shape)[0], ", ", (*t.summary->batch_shape)[1], "], ",

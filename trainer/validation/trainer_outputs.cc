@@ -57,7 +57,8 @@ bool CheckpointSummary::operator==(const CheckpointSummary& o) const {
 }
 
 bool RunSummary::operator==(const RunSummary& o) const {
-  return mode == o.mode && world_size == o.world_size && backend == o.backend && num_threads == o.num_threads &&
+  return mode == o.mode && world_size == o.world_size && backend == o.backend && device == o.device &&
+         num_threads == o.num_threads &&
          batch_shape == o.batch_shape && packing == o.packing && steps_trained == o.steps_trained &&
          first_loss == o.first_loss && final_loss == o.final_loss && final_loss_mean == o.final_loss_mean &&
          val_loss == o.val_loss && compile == o.compile && recompilations_training == o.recompilations_training &&
@@ -110,6 +111,7 @@ absl::StatusOr<RunSummary> RunSummaryFromJson(const Json& j, const std::string& 
   std::optional<std::vector<int64_t>> shape;
   for (absl::Status s : {ReadField(j, "mode", r.mode, where), ReadField(j, "world_size", r.world_size, where),
                          ReadOptionalField(j, "backend", r.backend, where),
+                         ReadOptionalField(j, "device", r.device, where),
                          ReadOptionalField(j, "num_threads", r.num_threads, where),
                          ReadOptionalField(j, "batch_shape", shape, where),
                          ReadOptionalField(j, "packing", r.packing, where),
@@ -195,6 +197,7 @@ Json ToJson(const RunSummary& r) {
   j["mode"] = r.mode;
   j["world_size"] = r.world_size;
   WriteOptionalField(j, "backend", r.backend);
+  WriteOptionalField(j, "device", r.device);
   WriteOptionalField(j, "num_threads", r.num_threads);
   if (r.batch_shape) {
     j["batch_shape"] = {(*r.batch_shape)[0], (*r.batch_shape)[1]};

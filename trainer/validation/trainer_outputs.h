@@ -62,6 +62,7 @@ struct RunSummary {
   std::string mode;
   int world_size = 1;
   std::optional<std::string> backend;  // the collectives': "single" or "mpi"
+  std::optional<std::string> device;   // where the training step ran (--device; eager: the host)
   std::optional<int> num_threads;      // per rank
   std::optional<BatchShape> batch_shape;  // the static [B, T] the run was configured with
   std::optional<std::string> packing;

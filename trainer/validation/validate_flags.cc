@@ -74,6 +74,9 @@ VALIDATION_REPORT.md, validation_report.json and PNG plots into the run dir, one
 (metrics.jsonl, run_summary.json, checkpoint, trainer.log). Exit status 0 only when every test
 passed, every correctness check passed and every criterion was measured.
 
+The compiled tests run on the trainer's --device (cpu by default; --device=opencl puts every
+kernel the compiler generates on the OpenCL device); the eager test runs the interpreter on the host.
+
 Validate flags (every other flag goes to each trainer run, e.g. --max_iterations=100):
   --demo                        the embedded demo model (set up once under the base dir)
   --base_dir=DIR                nanochat's base dir (also passed to the trainer)

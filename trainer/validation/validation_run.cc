@@ -40,7 +40,7 @@ struct TestSpec {
 
 std::vector<TestSpec> TestSpecs(int ranks) {
   std::vector<TestSpec> specs = {
-      {"test1", "test1_eager", "Test 1: eager baseline", TestRole::kEager, 1, {"--compile=false"}},
+      {"test1", "test1_eager", "Test 1: eager baseline", TestRole::kEager, 1, {"--compile=false", "--device=cpu"}},
       {"test2", "test2_compiled", "Test 2: compiled (cold compile)", TestRole::kCompiled, 1, {"--compile=true"}},
       {"test2b", "test2b_compiled_warm", "Test 2b: compiled, warm start", TestRole::kCompiledWarm, 1,
        {"--compile=true"}},
