@@ -1,15 +1,35 @@
-// Implements CreateDevice and DescribeDrivers over the drivers built in (none yet: the cpu
-// and opencl drivers land with runtime/device/cpu and runtime/device/opencl).
+// Implements CreateDevice and DescribeDrivers over the drivers built in.
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/device/cpu/cpu_device.h"
 #include "runtime/device/device.h"
+#include "runtime/device/opencl/opencl_device.h"
 
 namespace gpt_sft::runtime::device {
 
-absl::StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view spec, const DeviceOptions&) {
+absl::StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view spec, const DeviceOptions& options) {
+  if (spec == "cpu") return cpu::CreateCpuDevice(options);
+  if (spec == "opencl") return opencl::CreateOpenClDevice(0, options);
+  if (spec.substr(0, 7) == "opencl:") {
+    int index = 0;
+    if (!absl::SimpleAtoi(std::string(spec.substr(7)), &index) || index < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("'", std::string(spec), "': the OpenCL device index must be a number >= 0"));
+    }
+    return opencl::CreateOpenClDevice(index, options);
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("'", std::string(spec), "': this build has no device drivers yet"));
+      absl::StrCat("'", std::string(spec), "' is not a device (drivers: cpu, opencl, opencl:<n>)"));
 }
 
-std::vector<std::string> DescribeDrivers() { return {}; }
+std::vector<std::string> DescribeDrivers() {
+  std::vector<std::string> out = {"cpu: available"};
+  absl::StatusOr<std::vector<std::string>> opencl = opencl::ListOpenClDevices();
+  if (!opencl.ok()) {
+    out.push_back(absl::StrCat("opencl: unavailable (", opencl.status().message(), ")"));
+  } else {
+    for (size_t i = 0; i < opencl->size(); ++i) out.push_back(absl::StrCat("opencl:", i, ": ", (*opencl)[i]));
+  }
+  return out;
+}
 
 }  // namespace gpt_sft::runtime::device

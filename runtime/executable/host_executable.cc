@@ -18,7 +18,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "runtime/collectives/communicator.h"
-#include "runtime/executable/arena_memory.h"
+#include "runtime/device/cpu/host_memory.h"
 #include "runtime/executable/op_launches.h"
 #include "runtime/executable/schedule.h"
 #include "runtime/jit/object_library.h"
@@ -29,7 +29,7 @@ namespace gpt_sft::runtime {
 struct HostExecutable::Impl {
   std::unique_ptr<ObjectLibrary> kernels;
   exec::OwnedMemory owned;
-  exec::ArenaMemory arena_memory;
+  device::cpu::HostMemory arena_memory;
   void* arena = nullptr;  // Addresses point at this pointer
   exec::OwnedBuffer workspace_memory;
   void* workspace = nullptr;  // WorkspaceRefs point at this pointer
@@ -105,7 +105,7 @@ absl::StatusOr<std::unique_ptr<HostExecutable>> HostExecutable::Load(const compi
     if (auto a = func->getAttrOfType<mlir::IntegerAttr>("gpt.arena_bytes")) arena_bytes = std::max(arena_bytes, a.getInt());
   }
   if (arena_bytes > 0) {
-    absl::StatusOr<exec::ArenaMemory> arena = exec::ArenaMemory::Map(arena_bytes);
+    absl::StatusOr<device::cpu::HostMemory> arena = device::cpu::HostMemory::Map(arena_bytes);
     if (!arena.ok()) return arena.status();
     impl->arena_memory = *std::move(arena);
     impl->arena = impl->arena_memory.data();

@@ -1,4 +1,4 @@
-#include "runtime/executable/arena_memory.h"
+#include "runtime/device/cpu/host_memory.h"
 
 #include <cstdint>
 #include <cstring>
@@ -7,7 +7,7 @@
 
 #include "gtest/gtest.h"
 
-namespace gpt_sft::runtime::exec {
+namespace gpt_sft::runtime::device::cpu {
 namespace {
 
 int64_t ResidentBytes() {
@@ -17,8 +17,8 @@ int64_t ResidentBytes() {
   return resident * 4096;
 }
 
-TEST(ArenaMemory, IsHugePageAlignedAndZeroFilled) {
-  absl::StatusOr<ArenaMemory> arena = ArenaMemory::Map(3 << 20);
+TEST(HostMemory, IsHugePageAlignedAndZeroFilled) {
+  absl::StatusOr<HostMemory> arena = HostMemory::Map(3 << 20);
   ASSERT_TRUE(arena.ok()) << arena.status();
   EXPECT_EQ(reinterpret_cast<uintptr_t>(arena->data()) % (2 << 20), 0u);
   EXPECT_GE(arena->bytes(), 3 << 20);
@@ -26,9 +26,9 @@ TEST(ArenaMemory, IsHugePageAlignedAndZeroFilled) {
   for (int64_t i = 0; i < arena->bytes(); i += 4096) ASSERT_EQ(bytes[i], 0) << i;
 }
 
-TEST(ArenaMemory, ReleaseGivesThePagesBackAndStaysUsable) {
+TEST(HostMemory, ReleaseGivesThePagesBackAndStaysUsable) {
   constexpr int64_t kBytes = int64_t{256} << 20;
-  absl::StatusOr<ArenaMemory> arena = ArenaMemory::Map(kBytes);
+  absl::StatusOr<HostMemory> arena = HostMemory::Map(kBytes);
   ASSERT_TRUE(arena.ok()) << arena.status();
   const int64_t before = ResidentBytes();
   std::memset(arena->data(), 0x5a, kBytes);
@@ -43,19 +43,19 @@ TEST(ArenaMemory, ReleaseGivesThePagesBackAndStaysUsable) {
   EXPECT_EQ(p[12345], 7);
 }
 
-TEST(ArenaMemory, RefusesAnEmptyArena) { EXPECT_FALSE(ArenaMemory::Map(0).ok()); }
+TEST(HostMemory, RefusesAnEmptyArena) { EXPECT_FALSE(HostMemory::Map(0).ok()); }
 
-TEST(ArenaMemory, MovesOwnership) {
-  absl::StatusOr<ArenaMemory> arena = ArenaMemory::Map(1 << 20);
+TEST(HostMemory, MovesOwnership) {
+  absl::StatusOr<HostMemory> arena = HostMemory::Map(1 << 20);
   ASSERT_TRUE(arena.ok());
   void* data = arena->data();
-  ArenaMemory moved = *std::move(arena);
+  HostMemory moved = *std::move(arena);
   EXPECT_EQ(moved.data(), data);
-  ArenaMemory assigned;
+  HostMemory assigned;
   assigned = std::move(moved);
   EXPECT_EQ(assigned.data(), data);
   EXPECT_EQ(moved.data(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the point
 }
 
 }  // namespace
-}  // namespace gpt_sft::runtime::exec
+}  // namespace gpt_sft::runtime::device::cpu

@@ -1,4 +1,4 @@
-// ArenaMemory: the compiled step's arena as its own anonymous mapping, so that its pages can
+// HostMemory: the compiled step's arena as its own anonymous mapping, so that its pages can
 // be given back to the OS between runs. The arena holds intermediates only (parameters,
 // gradients and optimizer state live in the caller's buffers), so nothing in it is needed
 // once a Run's results have been read; a caller that runs something else in between (the
@@ -8,26 +8,26 @@
 // The mapping starts on a 2 MiB boundary and asks for transparent huge pages (MADV_HUGEPAGE;
 // Debian's default THP mode is "madvise"): a step streams through a GiB of activations, and
 // 4 KiB pages cost it a TLB miss every 4 KiB. Where THP is off the advice is ignored.
-#ifndef GPT_SFT_RUNTIME_EXECUTABLE_ARENA_MEMORY_H_
-#define GPT_SFT_RUNTIME_EXECUTABLE_ARENA_MEMORY_H_
+#ifndef GPT_SFT_RUNTIME_DEVICE_CPU_HOST_MEMORY_H_
+#define GPT_SFT_RUNTIME_DEVICE_CPU_HOST_MEMORY_H_
 
 #include <cstdint>
 
 #include "absl/status/statusor.h"
 
-namespace gpt_sft::runtime::exec {
+namespace gpt_sft::runtime::device::cpu {
 
-class ArenaMemory {
+class HostMemory {
  public:
-  ArenaMemory() = default;
+  HostMemory() = default;
   /// `bytes` (> 0) of page-aligned, zero-filled memory; ResourceExhausted naming the size
   /// when the OS refuses it.
-  static absl::StatusOr<ArenaMemory> Map(int64_t bytes);
-  ~ArenaMemory();
-  ArenaMemory(ArenaMemory&& other) noexcept;
-  ArenaMemory& operator=(ArenaMemory&& other) noexcept;
-  ArenaMemory(const ArenaMemory&) = delete;
-  ArenaMemory& operator=(const ArenaMemory&) = delete;
+  static absl::StatusOr<HostMemory> Map(int64_t bytes);
+  ~HostMemory();
+  HostMemory(HostMemory&& other) noexcept;
+  HostMemory& operator=(HostMemory&& other) noexcept;
+  HostMemory(const HostMemory&) = delete;
+  HostMemory& operator=(const HostMemory&) = delete;
 
   void* data() const { return data_; }
   int64_t bytes() const { return bytes_; }
@@ -42,6 +42,6 @@ class ArenaMemory {
   int64_t mapped_bytes_ = 0;
 };
 
-}  // namespace gpt_sft::runtime::exec
+}  // namespace gpt_sft::runtime::device::cpu
 
-#endif  // GPT_SFT_RUNTIME_EXECUTABLE_ARENA_MEMORY_H_
+#endif  // GPT_SFT_RUNTIME_DEVICE_CPU_HOST_MEMORY_H_

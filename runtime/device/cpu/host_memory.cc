@@ -1,5 +1,5 @@
-// Implements ArenaMemory with mmap / madvise / munmap.
-#include "runtime/executable/arena_memory.h"
+// Implements HostMemory with mmap / madvise / munmap.
+#include "runtime/device/cpu/host_memory.h"
 
 #include <sys/mman.h>
 
@@ -10,14 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace gpt_sft::runtime::exec {
+namespace gpt_sft::runtime::device::cpu {
 namespace {
 
 constexpr int64_t kHugePage = int64_t{2} << 20;
 
 }  // namespace
 
-absl::StatusOr<ArenaMemory> ArenaMemory::Map(int64_t bytes) {
+absl::StatusOr<HostMemory> HostMemory::Map(int64_t bytes) {
   if (bytes <= 0) return absl::InvalidArgumentError(absl::StrCat("an arena of ", bytes, " bytes"));
   const int64_t rounded = (bytes + kHugePage - 1) / kHugePage * kHugePage;
   const int64_t mapped = rounded + kHugePage;  // room to start on a huge-page boundary
@@ -27,7 +27,7 @@ absl::StatusOr<ArenaMemory> ArenaMemory::Map(int64_t bytes) {
         absl::StrCat("cannot map the step's arena of ", bytes, " bytes: ", std::strerror(errno)));
   }
   const uintptr_t aligned = (reinterpret_cast<uintptr_t>(p) + kHugePage - 1) / kHugePage * kHugePage;
-  ArenaMemory arena;
+  HostMemory arena;
   arena.mapping_ = p;
   arena.mapped_bytes_ = mapped;
   arena.data_ = reinterpret_cast<void*>(aligned);
@@ -36,13 +36,13 @@ absl::StatusOr<ArenaMemory> ArenaMemory::Map(int64_t bytes) {
   return arena;
 }
 
-ArenaMemory::~ArenaMemory() {
+HostMemory::~HostMemory() {
   if (mapping_ != nullptr) munmap(mapping_, static_cast<size_t>(mapped_bytes_));
 }
 
-ArenaMemory::ArenaMemory(ArenaMemory&& other) noexcept { *this = std::move(other); }
+HostMemory::HostMemory(HostMemory&& other) noexcept { *this = std::move(other); }
 
-ArenaMemory& ArenaMemory::operator=(ArenaMemory&& other) noexcept {
+HostMemory& HostMemory::operator=(HostMemory&& other) noexcept {
   if (this != &other) {
     if (mapping_ != nullptr) munmap(mapping_, static_cast<size_t>(mapped_bytes_));
     data_ = std::exchange(other.data_, nullptr);
@@ -53,7 +53,7 @@ ArenaMemory& ArenaMemory::operator=(ArenaMemory&& other) noexcept {
   return *this;
 }
 
-absl::Status ArenaMemory::Release() {
+absl::Status HostMemory::Release() {
   if (data_ == nullptr) return absl::OkStatus();
   if (madvise(data_, static_cast<size_t>(bytes_), MADV_DONTNEED) != 0) {
     return absl::InternalError(absl::StrCat("madvise(MADV_DONTNEED) of the step's arena (", bytes_,
@@ -62,4 +62,4 @@ absl::Status ArenaMemory::Release() {
   return absl::OkStatus();
 }
 
-}  // namespace gpt_sft::runtime::exec
+}  // namespace gpt_sft::runtime::device::cpu
