@@ -76,6 +76,8 @@ class PlannedFunctionLowering {
   Value Scratch(MemRefType type);
   Value Persistent(MemRefType type, Value key);
   Value FindPersistent(Value key) { return persistent_by_key_.lookup(key); }
+  std::optional<std::pair<int64_t, int64_t>> PlannedArenaBytes(Value tensor);
+  void RequireArgumentRange(Value tensor, int64_t first, int64_t end);
   Value Constant(mlir::DenseElementsAttr value);
   void Absorb(mlir::Operation* op) { absorbed_.insert(op); }
 
@@ -189,6 +191,32 @@ Value PlannedFunctionLowering::BufferOf(Value tensor) {
   mlir::Operation* def = tensor.getDefiningOp();
   if (def == nullptr) return {};
   return Place(def, llvm::cast<mlir::OpResult>(tensor).getResultNumber());
+}
+
+std::optional<std::pair<int64_t, int64_t>> PlannedFunctionLowering::PlannedArenaBytes(Value tensor) {
+  Value buffer = BufferOf(tensor);
+  if (!buffer) return std::nullopt;
+  const int64_t bytes = BytesOf(llvm::cast<MemRefType>(buffer.getType()));
+  while (auto cast = buffer.getDefiningOp<mlir::memref::ReinterpretCastOp>()) buffer = cast.getSource();
+  auto view = buffer.getDefiningOp<mlir::memref::ViewOp>();
+  if (!view || view.getSource() != arena_) return std::nullopt;
+  auto shift = view.getByteShift().getDefiningOp<mlir::arith::ConstantIndexOp>();
+  if (!shift) return std::nullopt;
+  for (const PendingOffset& p : pending_) {
+    if (p.op == shift) return std::nullopt;  // lowering memory, not the plan's
+  }
+  return std::make_pair(shift.value(), shift.value() + bytes);
+}
+
+void PlannedFunctionLowering::RequireArgumentRange(Value tensor, int64_t first, int64_t end) {
+  while (auto r = tensor.getDefiningOp<gpt::ReshapeOp>()) tensor = r.getX();
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(tensor);
+  if (!arg || arg.getOwner()->getParentOp() != old_.getOperation()) return;
+  if (auto known = new_.getArgAttrOfType<mlir::DenseI64ArrayAttr>(arg.getArgNumber(), kValidRangeAttr)) {
+    first = std::max(first, known[0]);
+    end = std::min(end, known[1]);
+  }
+  new_.setArgAttr(arg.getArgNumber(), kValidRangeAttr, builder_.getDenseI64ArrayAttr({first, end}));
 }
 
 Value PlannedFunctionLowering::Scratch(MemRefType type) {
@@ -344,6 +372,12 @@ Value OpLowering::operand(unsigned i) { return driver_.BufferOf(op_->getOperand(
 Value OpLowering::result(unsigned i) { return driver_.BufferOf(op_->getResult(i)); }
 Value OpLowering::BufferOf(Value tensor) { return driver_.BufferOf(tensor); }
 Value OpLowering::Scratch(MemRefType type) { return driver_.Scratch(type); }
+void OpLowering::RequireArgumentRange(Value tensor, int64_t first, int64_t end) {
+  driver_.RequireArgumentRange(tensor, first, end);
+}
+std::optional<std::pair<int64_t, int64_t>> OpLowering::PlannedArenaBytes(Value tensor) {
+  return driver_.PlannedArenaBytes(tensor);
+}
 Value OpLowering::Persistent(MemRefType type, Value key) { return driver_.Persistent(type, key); }
 Value OpLowering::FindPersistent(Value key) { return driver_.FindPersistent(key); }
 Value OpLowering::Constant(mlir::DenseElementsAttr value) { return driver_.Constant(value); }

@@ -28,6 +28,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <utility>
 
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -62,6 +64,15 @@ class OpLowering {
   /// The buffer of any value of the entry point defined before this op, or placed by the plan
   /// (a result of a later op, for a lowering that absorbs it: see Absorb).
   mlir::Value BufferOf(mlir::Value tensor);
+
+  /// The arena bytes [first, end) the plan gave `tensor` (through views), or nullopt when it
+  /// lives elsewhere (an argument, a constant): lowerings that fuse ops check overlaps with it.
+  std::optional<std::pair<int64_t, int64_t>> PlannedArenaBytes(mlir::Value tensor);
+
+  /// Records that the kernels index with the integers of `tensor`: when it is an argument of
+  /// the entry point (through reshapes), its values must lie in [first, end) (kValidRangeAttr,
+  /// checked by the runtime on upload; ranges given twice intersect).
+  void RequireArgumentRange(mlir::Value tensor, int64_t first, int64_t end);
 
   /// Memory only this op's launches use: valid until the next op's launches.
   mlir::Value Scratch(mlir::MemRefType type);

@@ -1,16 +1,86 @@
-//===- rotary_kernels.cc - GPU kernels for rotary, rotary_grad ---===//
+//===- rotary_kernels.cc - GPU kernels for gpt.rotary and its gradient -----===//
 //
-// Not generated yet: every op of this family is refused with a diagnostic, so a step that
-// needs it fails to compile for a GPU target, naming the op.
+// This file implements EmitRotary. nanochat's rotary embedding on x [B, T, H, D] with
+// per-token positions [B, T] (or t itself when the op has none): with x1 = x[..., :D/2],
+// x2 = x[..., D/2:] and angle = pos / base^(2j/D), y1 = x1 cos + x2 sin and
+// y2 = -x1 sin + x2 cos; the gradient rotates the other way (sin negated).
+// cos and sin come from tables the compiler computes with the interpreter's own arithmetic
+// (runtime/kernels/cpu/rotary.cc: fp32 inverse frequencies, angles and cos/sin in double,
+// rounded to fp32), [T, D/2] each, as constants of the artifact: the kernels read exactly the
+// interpreter's values, and a GPU never evaluates a large angle in fp32. Positions are then
+// indices into the tables: the positions argument must lie in [0, T), which the runtime checks
+// on upload (a packed row's positions restart per conversation, so they are below T).
+// One work-item per (token, head, pair j): both halves of the pair.
 //
 //===----------------------------------------------------------------------===//
 
+#include <cmath>
+
+#include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
+#include "compiler/lowering/gpu/kernel_builder.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
+namespace {
+
+using ::mlir::Value;
+
+/// cos (sign 0) or sin (sign 1) of pos * inv_freq[j] for pos < positions, j < half.
+mlir::DenseElementsAttr Table(mlir::MLIRContext* ctx, int64_t positions, int64_t half, int64_t D, double base,
+                              bool sine) {
+  std::vector<float> values(positions * half);
+  for (int64_t j = 0; j < half; ++j) {
+    const double inv_freq = float(1.0 / std::pow(base, double(2 * j) / D));
+    for (int64_t p = 0; p < positions; ++p) {
+      const double a = double(p) * inv_freq;
+      values[p * half + j] = float(sine ? std::sin(a) : std::cos(a));
+    }
+  }
+  auto type = mlir::RankedTensorType::get({positions, half}, mlir::Float32Type::get(ctx));
+  return mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(values));
+}
+
+}  // namespace
 
 mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
-  return lowering.op()->emitOpError("gpt-lower-to-gpu: no GPU kernel generator for this op yet");
+  mlir::Operation* op = lowering.op();
+  const bool grad = llvm::isa<gpt::RotaryGradOp>(op);
+  Value positions_tensor = grad ? llvm::cast<gpt::RotaryGradOp>(op).getPositions()
+                                : llvm::cast<gpt::RotaryOp>(op).getPositions();
+  const double base = grad ? llvm::cast<gpt::RotaryGradOp>(op).getBase().convertToDouble()
+                           : llvm::cast<gpt::RotaryOp>(op).getBase().convertToDouble();
+  mlir::OpBuilder& host = lowering.builder();
+  mlir::Location loc = lowering.loc();
+  auto type = llvm::cast<mlir::MemRefType>(lowering.operand(0).getType());
+  if (!type.getElementType().isF32()) return op->emitOpError("gpt-lower-to-gpu: the rotary kernels run f32");
+  const int64_t B = type.getDimSize(0), T = type.getDimSize(1), H = type.getDimSize(2), D = type.getDimSize(3);
+  const int64_t half = D / 2;
+  Value x = Flatten(host, loc, lowering.operand(0));
+  Value y = Flatten(host, loc, lowering.result(0));
+  Value positions = positions_tensor ? Flatten(host, loc, lowering.BufferOf(positions_tensor)) : Value();
+  if (positions_tensor) lowering.RequireArgumentRange(positions_tensor, 0, T);
+  mlir::MLIRContext* ctx = host.getContext();
+  Value cos = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, false)));
+  Value sin = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, true)));
+  const int64_t n = B * T * H * half, block = 256, grid = std::min<int64_t>(CeilDiv(n, block), 65535);
+  EmitLaunch(host, loc, grad ? "rotary_grad" : "rotary", {grid, 1, 1}, {block, 1, 1}, {},
+             [&](KernelBuilder& k, mlir::ValueRange) {
+               k.For(k.GlobalId(), k.Index(n), k.Index(grid * block), [&](Value i) {
+                 Value j = k.Rem(i, k.Index(half));
+                 Value bth = k.Div(i, k.Index(half));  // (b * T + t) * H + h
+                 Value bt = k.Div(bth, k.Index(H));
+                 Value pos = positions ? k.IndexFromI32(k.Load(positions, {bt})) : k.Rem(bt, k.Index(T));
+                 Value at = k.Add(k.Mul(pos, k.Index(half)), j);
+                 Value c = k.Load(cos, {at}), s = k.Load(sin, {at});
+                 if (grad) s = k.FNeg(s);
+                 Value o = k.Add(k.Mul(bth, k.Index(D)), j);
+                 Value o2 = k.Add(o, k.Index(half));
+                 Value x1 = k.Load(x, {o}), x2 = k.Load(x, {o2});
+                 k.Store(k.FAdd(k.FMul(x1, c), k.FMul(x2, s)), y, {o});
+                 k.Store(k.FSub(k.FMul(x2, c), k.FMul(x1, s)), y, {o2});
+               });
+             });
+  return mlir::success();
 }
 
 }  // namespace gpt_sft::compiler::gpu_lowering

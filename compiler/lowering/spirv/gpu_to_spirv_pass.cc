@@ -6,6 +6,7 @@
 //   2. in the clone, each kernel's workgroup attributions become memref.alloc in
 //      workgroup memory at its entry (lowered to module-scope Workgroup variables), and its
 //      known workgroup size becomes the SPIR-V entry point's (reqd_work_group_size);
+//      loop-carried values go through variables (CarryLoopValuesThroughVariables says why);
 //   3. map the gpu dialect's memory spaces to SPIR-V storage classes (none and global:
 //      CrossWorkgroup, workgroup: Workgroup, private: Function);
 //   4. convert the clone with the gpu, scf, arith, math, memref and func patterns into a
@@ -34,6 +35,7 @@
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -68,6 +70,55 @@ std::optional<spirv::StorageClass> StorageClassOf(mlir::Attribute space) {
   return spirv::mapMemorySpaceToOpenCLStorageClass(space);
 }
 
+/// MLIR 19's scf.for -> SPIR-V lowering carries a loop's results through a variable it
+/// writes only in the loop body: a loop that runs zero times yields garbage instead of its
+/// initial values (a work-item whose first index is past the end, as in every strided row
+/// loop). So, before converting, each loop-carried value goes through a Function-storage
+/// variable of our own: stored with the initial value before the loop, loaded at the top
+/// of the body, stored by the yield, loaded after the loop.
+void CarryLoopValuesThroughVariables(mlir::gpu::GPUFuncOp fn) {
+  llvm::SmallVector<mlir::scf::ForOp> loops;
+  fn.walk([&](mlir::scf::ForOp loop) {
+    if (loop.getNumRegionIterArgs() > 0) loops.push_back(loop);
+  });
+  auto space = mlir::gpu::AddressSpaceAttr::get(fn.getContext(), mlir::gpu::AddressSpace::Private);
+  for (mlir::scf::ForOp loop : loops) {  // innermost first: walk is post-order
+    mlir::OpBuilder b(loop);
+    mlir::Location loc = loop.getLoc();
+    mlir::Value zero = b.create<mlir::arith::ConstantIndexOp>(loc, 0);
+    // SPIR-V has no index-typed memory: index values are kept as i64.
+    auto stored_type = [&](mlir::Type t) -> mlir::Type { return t.isIndex() ? b.getI64Type() : t; };
+    auto store = [&](mlir::OpBuilder& at, mlir::Value v, mlir::Value var) {
+      if (v.getType().isIndex()) v = at.create<mlir::arith::IndexCastOp>(loc, at.getI64Type(), v);
+      at.create<mlir::memref::StoreOp>(loc, v, var, mlir::ValueRange{zero});
+    };
+    auto load = [&](mlir::OpBuilder& at, mlir::Value var, mlir::Type t) -> mlir::Value {
+      mlir::Value v = at.create<mlir::memref::LoadOp>(loc, var, mlir::ValueRange{zero});
+      return t.isIndex() ? at.create<mlir::arith::IndexCastOp>(loc, t, v).getResult() : v;
+    };
+    llvm::SmallVector<mlir::Value> vars;
+    for (mlir::Value init : loop.getInitArgs()) {
+      auto type = mlir::MemRefType::get({1}, stored_type(init.getType()), mlir::MemRefLayoutAttrInterface{}, space);
+      mlir::Value var = b.create<mlir::memref::AllocaOp>(loc, type);
+      store(b, init, var);
+      vars.push_back(var);
+    }
+    auto plain = b.create<mlir::scf::ForOp>(loc, loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    mlir::Block* body = plain.getBody();
+    mlir::OpBuilder inner = mlir::OpBuilder::atBlockBegin(body);
+    mlir::IRMapping map;
+    map.map(loop.getInductionVar(), plain.getInductionVar());
+    for (auto [arg, var] : llvm::zip(loop.getRegionIterArgs(), vars)) map.map(arg, load(inner, var, arg.getType()));
+    inner.setInsertionPoint(body->getTerminator());
+    for (mlir::Operation& op : loop.getBody()->without_terminator()) inner.clone(op, map);
+    auto yield = llvm::cast<mlir::scf::YieldOp>(loop.getBody()->getTerminator());
+    for (auto [value, var] : llvm::zip(yield.getOperands(), vars)) store(inner, map.lookupOrDefault(value), var);
+    b.setInsertionPointAfter(plain);
+    for (auto [result, var] : llvm::zip(loop.getResults(), vars)) result.replaceAllUsesWith(load(b, var, result.getType()));
+    loop.erase();
+  }
+}
+
 /// Step 2 for one kernel.
 void PrepareKernel(mlir::gpu::GPUFuncOp fn) {
   mlir::Block& entry = fn.getBody().front();
@@ -92,7 +143,9 @@ void PrepareKernel(mlir::gpu::GPUFuncOp fn) {
 LogicalResult ConvertClone(mlir::gpu::GPUModuleOp clone) {
   mlir::MLIRContext* ctx = clone.getContext();
   clone.walk([](mlir::gpu::GPUFuncOp fn) {
-    if (fn.isKernel()) PrepareKernel(fn);
+    if (!fn.isKernel()) return;
+    PrepareKernel(fn);
+    CarryLoopValuesThroughVariables(fn);
   });
   // Step 3.
   spirv::MemorySpaceToStorageClassConverter spaces(StorageClassOf);
