@@ -1,7 +1,7 @@
 //===- rms_norm_kernels.cc - GPU kernels for gpt.rms_norm and its gradient --===//
 //
 // This file implements the row kernels of the parameter-free RMSNorm over the last dim,
-// y = x / sqrt(mean(x^2) + eps) with eps = 2^-23 (runtime/kernels/cpu/rms_norm.h):
+// y = x / sqrt(mean(x^2) + eps), eps the op's (nanochat: 2^-23; runtime/kernels/cpu/rms_norm.h):
 // one workgroup per row, each work-item striding over the row, the sums combined by a
 // workgroup tree reduction. The gradient, dx = r dy - r^3 mean(dy x) x, takes two sums
 // (x.x and dy.x) through the same workgroup memory, one after the other.
@@ -16,9 +16,6 @@ namespace gpt_sft::compiler::gpu_lowering {
 namespace {
 
 using ::mlir::Value;
-
-/// nanochat's eps: torch's fp32 epsilon (runtime/kernels/cpu/rms_norm.h kRmsNormEps).
-constexpr double kEps = 1.1920928955078125e-07;
 
 /// Sum over the row of f(i) for i = tid, tid + block, ... < dim; the result on every work-item.
 Value RowSum(KernelBuilder& k, Value scratch, int64_t dim, llvm::function_ref<Value(Value)> f, mlir::Type type) {
@@ -38,6 +35,8 @@ int64_t RowBlock(int64_t dim) {
 mlir::LogicalResult EmitRmsNorm(lowering::OpLowering& lowering) {
   mlir::Operation* op = lowering.op();
   const bool grad = llvm::isa<gpt::RmsNormGradOp>(op);
+  const double eps = grad ? llvm::cast<gpt::RmsNormGradOp>(op).getEps().convertToDouble()
+                          : llvm::cast<gpt::RmsNormOp>(op).getEps().convertToDouble();
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
   auto type = llvm::cast<mlir::MemRefType>(lowering.operand(0).getType());
@@ -57,7 +56,7 @@ mlir::LogicalResult EmitRmsNorm(lowering::OpLowering& lowering) {
                  return k.FMul(v, v);
                }, f);
                Value dimf = k.Float(f, double(dim));
-               Value inv = k.FDiv(k.Float(f, 1.0), k.Sqrt(k.FAdd(k.FDiv(squares, dimf), k.Float(f, kEps))));
+               Value inv = k.FDiv(k.Float(f, 1.0), k.Sqrt(k.FAdd(k.FDiv(squares, dimf), k.Float(f, eps))));
                if (!grad) {
                  k.For(k.ThreadId(0), k.Index(dim), k.Index(block),
                        [&](Value i) { k.Store(k.FMul(k.Load(x, {at(i)}), inv), out, {at(i)}); });
