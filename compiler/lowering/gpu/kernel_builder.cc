@@ -61,6 +61,7 @@ Value KernelBuilder::FMul(Value a, Value b) { return b_.create<arith::MulFOp>(a,
 Value KernelBuilder::FDiv(Value a, Value b) { return b_.create<arith::DivFOp>(a, b); }
 Value KernelBuilder::FMax(Value a, Value b) { return b_.create<arith::MaximumFOp>(a, b); }
 Value KernelBuilder::FNeg(Value a) { return b_.create<arith::NegFOp>(a); }
+Value KernelBuilder::Fma(Value a, Value b, Value c) { return b_.create<mlir::math::FmaOp>(a, b, c); }
 Value KernelBuilder::Exp(Value a) { return b_.create<mlir::math::ExpOp>(a); }
 Value KernelBuilder::Log(Value a) { return b_.create<mlir::math::LogOp>(a); }
 Value KernelBuilder::Sqrt(Value a) { return b_.create<mlir::math::SqrtOp>(a); }
@@ -78,6 +79,11 @@ Value KernelBuilder::FCast(Value v, mlir::Type to) {
 }
 
 Value KernelBuilder::IntToFloat(Value v, mlir::Type to) { return b_.create<arith::SIToFPOp>(to, v); }
+
+Value KernelBuilder::PrivateArray(int64_t n, mlir::Type type) {
+  auto space = mlir::gpu::AddressSpaceAttr::get(b_.getContext(), mlir::gpu::AddressSpace::Private);
+  return b_.create<mlir::memref::AllocaOp>(mlir::MemRefType::get({n}, type, mlir::MemRefLayoutAttrInterface{}, space));
+}
 
 Value KernelBuilder::Load(Value memref, mlir::ValueRange indices) { return b_.create<mlir::memref::LoadOp>(memref, indices); }
 void KernelBuilder::Store(Value value, Value memref, mlir::ValueRange indices) {

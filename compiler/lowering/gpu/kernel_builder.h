@@ -86,6 +86,8 @@ class KernelBuilder {
   mlir::Value FDiv(mlir::Value a, mlir::Value b);
   mlir::Value FMax(mlir::Value a, mlir::Value b);
   mlir::Value FNeg(mlir::Value a);
+  /// a * b + c, fused.
+  mlir::Value Fma(mlir::Value a, mlir::Value b, mlir::Value c);
   mlir::Value Exp(mlir::Value a);
   mlir::Value Log(mlir::Value a);
   mlir::Value Sqrt(mlir::Value a);
@@ -100,6 +102,8 @@ class KernelBuilder {
   mlir::Value IntToFloat(mlir::Value v, mlir::Type to);
 
   // Memory.
+  /// `n` elements of `type` private to the work-item (registers or local memory).
+  mlir::Value PrivateArray(int64_t n, mlir::Type type);
   mlir::Value Load(mlir::Value memref, mlir::ValueRange indices);
   void Store(mlir::Value value, mlir::Value memref, mlir::ValueRange indices);
   void Barrier();
