@@ -334,10 +334,10 @@ mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering) {
       lse = lowering.FindPersistent(fwd.getResult());
     }
   }
-  if (!lse) {
+  if (!lse) {  // only the lse is taken from the recomputed forward: delta reads `out` as given
     lse = lowering.Scratch(LseType(host, s));
-    out = lowering.Scratch(mlir::MemRefType::get({s.B * s.T * s.H * s.D}, host.getF32Type()));
-    EmitForward(host, loc, s, in, out, lse);
+    Value recomputed = lowering.Scratch(mlir::MemRefType::get({s.B * s.T * s.H * s.D}, host.getF32Type()));
+    EmitForward(host, loc, s, in, recomputed, lse);
   }
   Value dout = Flatten(host, loc, lowering.BufferOf(a.getDout()));
   Value delta = lowering.Scratch(LseType(host, s));
