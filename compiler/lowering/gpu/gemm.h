@@ -32,7 +32,8 @@ struct GemmSpec {
   GemmOperand a, b;
   mlir::Value c;     // flat [M * N]
   double alpha = 1.0;
-  /// With beta != 0, C = alpha A B + beta C_in (C_in may be C itself; it must not alias A or B).
+  /// With beta != 0, C = alpha A B + beta C_in. C_in may be C itself or an operand; C must not
+  /// alias A or B (other workgroups still read them while C is written).
   double beta = 0.0;
   mlir::Value c_in;
 };
