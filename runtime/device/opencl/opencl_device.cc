@@ -72,9 +72,11 @@ absl::StatusOr<std::vector<Found>> Discover(const OpenClApi& cl) {
     std::vector<cl_device_id> devices(n);
     cl.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
     for (cl_device_id d : devices) {
+      // "OpenCL 3.0 PoCL 3.1+debian  Linux, None+Asserts, ...": the part before the build flags.
+      std::string version = PlatformString(cl, p, CL_PLATFORM_VERSION);
+      version = version.substr(0, version.find(','));
       found.push_back({p, d,
-                       absl::StrCat(PlatformString(cl, p, CL_PLATFORM_NAME), " ",
-                                    PlatformString(cl, p, CL_PLATFORM_VERSION), ": ",
+                       absl::StrCat(version, ": ",
                                     DeviceString(cl, d, CL_DEVICE_NAME), " (",
                                     DeviceValue<cl_uint>(cl, d, CL_DEVICE_MAX_COMPUTE_UNITS), " compute units)")});
     }
