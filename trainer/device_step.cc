@@ -96,6 +96,7 @@ absl::Status DeviceStep::Load(const artifact::Artifact& artifact, const DeviceSt
   DeviceCompileReport& report = report_;
   report.device = device_->name();
   report.target = artifact.target;
+  report.source = origin.source;
   report.cache_hit = origin.cache_hit;
   report.cache_entry = origin.cache_entry;
   report.cache_note = origin.cache_note;
@@ -225,9 +226,12 @@ std::string DeviceStep::ValidationLine() const {
   return absl::StrCat(
       "[VALIDATION] ✓ Model is compiled (static batch [", config_.batch_size, ", ", config_.seq_len, "]; device ",
       r.device, "; artifact ", r.key, " for ", r.target, ", ",
-      r.cache_hit ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)", r.seconds,
-                                    r.compile_seconds)
-                  : absl::StrFormat("compiled in %.2f s", r.seconds),
+      r.source == ArtifactOrigin::Source::kCache
+          ? absl::StrFormat("loaded from the compile cache in %.3f s (compiled earlier in %.2f s)", r.seconds,
+                            r.compile_seconds)
+      : r.source == ArtifactOrigin::Source::kCompiled
+          ? absl::StrFormat("compiled in %.2f s", r.seconds)
+          : absl::StrFormat("loaded from its file in %.3f s (compiled earlier in %.2f s)", r.seconds, r.compile_seconds),
       "; arena ", absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0), ", ", r.launches,
       " launches per micro-step, ", r.kernels, " distinct kernels",
       world > 1 ? absl::StrCat("; gradients averaged over ", world, " ranks in the step") : std::string(), ")");

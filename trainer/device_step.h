@@ -47,6 +47,9 @@ struct DeviceStepOptions {
 
 /// How the artifact was obtained, for the report (trainer/step_compile.h fills it).
 struct ArtifactOrigin {
+  /// Where it came from, for the log: compiled in this process, the compile cache, or a file.
+  enum class Source { kCompiled, kCache, kFile };
+  Source source = Source::kFile;
   bool cache_hit = false;
   double seconds = 0;  // compiling or loading it from the cache
   std::string cache_entry, cache_note;
@@ -56,6 +59,7 @@ struct ArtifactOrigin {
 struct DeviceCompileReport {
   std::string device;          // the device's name ("opencl: PoCL 3.1, ...")
   std::string target;          // "cpu", "opencl"
+  ArtifactOrigin::Source source = ArtifactOrigin::Source::kFile;
   bool cache_hit = false;
   double seconds = 0;          // compile (miss) or cache load (hit), + load onto the device
   double compile_seconds = 0;  // of the compilation that produced the artifact

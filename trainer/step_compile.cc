@@ -21,6 +21,7 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> CompileDeviceStep(const compiler::St
     absl::StatusOr<artifact::Artifact> compiled = compiler::CompileStep(config, *target);
     if (!compiled.ok()) return compiled.status();
     artifact = *std::move(compiled);
+    origin.source = ArtifactOrigin::Source::kCompiled;
     origin.seconds = artifact.compile_seconds;
   } else {
     const bool first = comm == nullptr || comm->rank() == 0;
@@ -34,6 +35,7 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> CompileDeviceStep(const compiler::St
     if (!first) outcome = compiler::CompileOrLoadStep(config, *target, cache_dir);
     if (!outcome.ok()) return outcome.status();
     origin.cache_hit = outcome->cache_hit;
+    origin.source = outcome->cache_hit ? ArtifactOrigin::Source::kCache : ArtifactOrigin::Source::kCompiled;
     origin.seconds = outcome->seconds;
     origin.cache_entry = outcome->cache_entry;
     origin.cache_note = outcome->cache_note;
