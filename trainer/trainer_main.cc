@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
+#include "runtime/device/device.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
@@ -215,6 +216,13 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
   options.rank = ranks.rank();
   if (options.num_threads == 0 && LocalRankCount() > 1) options.num_threads = ThreadsPerLocalRank();
   if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2, &ranks);
+  // A device that cannot open here is a flag error, found before anything is written.
+  if (options.compile) {
+    if (auto device = runtime::device::CreateDevice(options.device); !device.ok()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--device=", options.device, ": ", device.status().message())),
+                  2, &ranks);
+    }
+  }
   absl::StatusOr<SftResult> result = RunSft(options, log, ranks);
   if (!result.ok()) return Fail(result.status(), 1, &ranks);
   if (demo && leader) {
