@@ -17,3 +17,5 @@ ENGLISH_TEXT_DIR = "/usr/share/common-licenses"
 # The SPIR-V -> SPIR 1.2 bitcode translator the OpenCL back end runs (Debian's llvm-spirv-15,
 # the LLVM version PoCL 3.1 reads).
 LLVM_SPIRV = "/usr/bin/llvm-spirv-15"
+# The linker that makes the cpu target's fusion kernels a shared object (Debian's lld-19).
+LLD = LLVM_PREFIX + "/bin/ld.lld"

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/builder/step_builder.h"
 #include "compiler/codegen/artifact_cache.h"
+#include "compiler/codegen/cpu_target.h"
 #include "compiler/codegen/host_artifact_cache.h"
 #include "compiler/codegen/opencl_target.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
@@ -103,7 +104,7 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
   absl::StatusOr<artifact::Artifact> a;
   switch (target) {
     case Target::kCpu:
-      a = absl::UnimplementedError("the cpu target's artifact is not built yet");
+      a = CompileForCpu(*step.module);
       break;
     case Target::kOpenCl:
       a = CompileForOpenCl(*step.module);

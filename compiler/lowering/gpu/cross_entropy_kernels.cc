@@ -8,18 +8,17 @@
 //          2. one workgroup sums both in a fixed tree order and divides.
 //   grad:  1. one workgroup counts the targets and stores scale = dloss / count;
 //          2. a workgroup per row writes softmax * scale - scale at the target.
-// The softcap-gradient epilogue (a compiler decision, made here): when the gradient's only
-// reader, through views, is gpt.softcap_grad of the very logits (the softcap's output y), row
+// The softcap-gradient epilogue (compiler/lowering/softcap_epilogue.h): when it applies, row
 // kernel 2 writes the softcap gradient (1 - (y/cap)^2) directly into the softcap_grad's
-// buffer and the softcap_grad is absorbed. It is fused only when the logits share no bytes
-// with that buffer or are exactly it (each element is read before it is written, by the same
-// work-item); small inputs the plan gave overlapping bytes (targets, dloss) are copied aside.
+// buffer; here the logits may even be that buffer (each element is read before it is written,
+// by the same work-item).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "compiler/lowering/gpu/row_kernels.h"
+#include "compiler/lowering/softcap_epilogue.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <limits>
@@ -28,37 +27,6 @@ namespace gpt_sft::compiler::gpu_lowering {
 namespace {
 
 using ::mlir::Value;
-
-/// The value under any chain of reshapes (views of the same bytes).
-Value Root(Value v) {
-  while (auto r = v.getDefiningOp<gpt::ReshapeOp>()) v = r.getX();
-  return v;
-}
-
-/// The gpt.softcap_grad that alone reads `ce`'s gradient (through single-use reshapes) with
-/// y the same logits, and no other op but reshapes between the two; null otherwise.
-gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
-  Value g = ce.getResult();
-  while (g.hasOneUse()) {
-    mlir::Operation* user = *g.getUsers().begin();
-    if (auto r = llvm::dyn_cast<gpt::ReshapeOp>(user)) {
-      g = r.getResult();
-      continue;
-    }
-    auto softcap = llvm::dyn_cast<gpt::SoftcapGradOp>(user);
-    if (!softcap || softcap.getDy() != g || Root(softcap.getY()) != Root(ce.getLogits())) return {};
-    for (mlir::Operation* between = ce->getNextNode(); between != softcap.getOperation();
-         between = between->getNextNode()) {
-      if (!llvm::isa<gpt::ReshapeOp>(between)) return {};
-    }
-    return softcap;
-  }
-  return {};
-}
-
-bool Overlap(const std::optional<std::pair<int64_t, int64_t>>& a, const std::optional<std::pair<int64_t, int64_t>>& b) {
-  return a && b && a->first < b->second && b->first < a->second;
-}
 
 /// Row max and sum of exp(x - max) of row `n` of `logits` [N, V], on every work-item.
 std::pair<Value, Value> RowMaxAndSum(KernelBuilder& k, Value logits, Value base, int64_t V, Value scratch,
@@ -129,31 +97,18 @@ mlir::LogicalResult EmitGrad(lowering::OpLowering& lowering, gpt::CrossEntropyGr
   const int64_t N = type.getDimSize(0), V = type.getDimSize(1);
   Value logits_buffer = lowering.BufferOf(ce.getLogits());
   Value targets = lowering.BufferOf(ce.getTargets());
-  Value dloss = Flatten(host, loc, lowering.BufferOf(ce.getDloss()));
+  Value dloss_buffer = lowering.BufferOf(ce.getDloss());
   Value out_buffer = lowering.result(0);
   lowering.RequireArgumentRange(ce.getTargets(), -1, V);
   double cap = 0;
-  if (gpt::SoftcapGradOp softcap = SoftcapGradConsumer(ce)) {
-    const auto out_bytes = lowering.PlannedArenaBytes(softcap.getResult());
-    const auto logits_bytes = lowering.PlannedArenaBytes(ce.getLogits());
-    const bool same = out_bytes && logits_bytes && *out_bytes == *logits_bytes;
-    if (same || !Overlap(out_bytes, logits_bytes)) {
-      cap = softcap.getCap().convertToDouble();
-      out_buffer = lowering.BufferOf(softcap.getResult());
-      lowering.Absorb(softcap);
-      // Inputs the fused output may overwrite before they are read: copied aside first.
-      if (Overlap(out_bytes, lowering.PlannedArenaBytes(ce.getTargets()))) {
-        Value copy = lowering.Scratch(llvm::cast<mlir::MemRefType>(targets.getType()));
-        host.create<mlir::memref::CopyOp>(loc, targets, copy);
-        targets = copy;
-      }
-      if (Overlap(out_bytes, lowering.PlannedArenaBytes(ce.getDloss()))) {
-        Value copy = lowering.Scratch(llvm::cast<mlir::MemRefType>(dloss.getType()));
-        host.create<mlir::memref::CopyOp>(loc, dloss, copy);
-        dloss = copy;
-      }
-    }
+  // Each element of a row is read before the same work-item writes it: the same bytes are fine.
+  if (auto epilogue = lowering::FuseSoftcapEpilogue(lowering, ce, /*allow_same_bytes=*/true)) {
+    cap = epilogue->cap;
+    out_buffer = epilogue->out;
+    targets = epilogue->targets;
+    dloss_buffer = epilogue->dloss;
   }
+  Value dloss = Flatten(host, loc, dloss_buffer);
   Value logits = Flatten(host, loc, logits_buffer);
   Value out = Flatten(host, loc, out_buffer);
   Value scale = lowering.Scratch(mlir::MemRefType::get({1}, f));

@@ -12,6 +12,7 @@
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 
 #include "compiler/dialect/gpt_ops.h"
+#include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/gpu/elementwise_tiling.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/planned_function.h"
@@ -28,25 +29,6 @@ using ::mlir::failure;
 using ::mlir::LogicalResult;
 using ::mlir::success;
 
-/// gpt.all_reduce: the operand copied into the result's buffer unless it is there, then
-/// reduced there in place. reduce_scatter and all_gather over one rank: a copy.
-LogicalResult EmitCollective(lowering::OpLowering& lowering) {
-  mlir::Operation* op = lowering.op();
-  mlir::OpBuilder& b = lowering.builder();
-  mlir::Value from = lowering.operand(0), to = lowering.result(0);
-  if (from != to) b.create<mlir::memref::CopyOp>(lowering.loc(), from, to);
-  if (auto all_reduce = llvm::dyn_cast<gpt::AllReduceOp>(op)) {
-    b.create<gpt::CollectiveOp>(lowering.loc(), b.getStringAttr("all_reduce"),
-                                gpt::ReductionKindAttr::get(b.getContext(), all_reduce.getReduction()), to);
-    return success();
-  }
-  auto size = op->getAttrOfType<mlir::IntegerAttr>("group_size");
-  if (size && size.getInt() != 1) {
-    return op->emitOpError("gpt-lower-to-gpu: reduce_scatter and all_gather run on one rank only");
-  }
-  return success();
-}
-
 LogicalResult LowerOp(lowering::OpLowering& lowering) {
   mlir::Operation* op = lowering.op();
   if (llvm::isa<mlir::linalg::GenericOp, gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp,
@@ -62,7 +44,7 @@ LogicalResult LowerOp(lowering::OpLowering& lowering) {
   if (llvm::isa<gpt::RotaryOp, gpt::RotaryGradOp>(op)) return gpu_lowering::EmitRotary(lowering);
   if (llvm::isa<gpt::TransposeOp>(op)) return gpu_lowering::EmitLayout(lowering);
   if (llvm::isa<gpt::AdamwUpdateOp, gpt::MuonUpdateOp>(op)) return gpu_lowering::EmitOptimizer(lowering);
-  if (llvm::isa<gpt::AllReduceOp, gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) return EmitCollective(lowering);
+  if (llvm::isa<gpt::AllReduceOp, gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) return lowering::LowerCollective(lowering);
   return op->emitOpError("gpt-lower-to-gpu: no GPU kernel for this op; run it with --compile=false (the interpreter)");
 }
 

@@ -199,10 +199,10 @@ TEST_P(DeviceConformance, BuiltinsRunOrAreRefusedByName) {
   ASSERT_TRUE(device_->Upload({b.get(), 0, 1024}, a.data()).ok());
   ASSERT_TRUE(device_->Upload({b.get(), 1024, 1024}, c.data()).ok());
   absl::StatusOr<std::unique_ptr<CommandBuffer>> cmd = device_->CreateCommandBuffer();
-  const std::vector<KernelArg> args = {KernelArg::Of(BufferRange{b.get(), 0, 1024}),
+  const std::vector<KernelArg> args = {KernelArg::Of(Scalar{Scalar::Type::kI64, 256, 0}),
+                                       KernelArg::Of(BufferRange{b.get(), 0, 1024}),
                                        KernelArg::Of(BufferRange{b.get(), 1024, 1024}),
-                                       KernelArg::Of(BufferRange{b.get(), 2048, 1024}),
-                                       KernelArg::Of(Scalar{Scalar::Type::kI64, 256, 0})};
+                                       KernelArg::Of(BufferRange{b.get(), 2048, 1024})};
   absl::Status s = (*cmd)->AddBuiltin("cpu.add.f32", args, "add");
   if (device_->driver() != "cpu") {
     EXPECT_TRUE(absl::IsUnimplemented(s)) << s;

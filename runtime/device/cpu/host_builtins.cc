@@ -1,38 +1,541 @@
-// The cpu driver's builtin table. Today: the elementwise sum the conformance suite launches;
-// the compiler's cpu lowering brings the library kernels' entries (BUILTINS.md).
+// The cpu driver's builtin table: each CPU library kernel under its name (BUILTINS.md lists
+// them with their arguments). A builtin parses its arguments with the same code in prepare
+// (once, when recorded: counts, kinds, sizes against the dims) and in run (every step: a few
+// pointer reads), so the two cannot disagree; run then calls the kernel exactly as the
+// interpreter does, so the compiled step on the cpu device computes what the interpreter does.
 #include "runtime/device/cpu/host_builtins.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstring>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/kernels/cpu/attention.h"
+#include "runtime/kernels/cpu/cross_entropy.h"
+#include "runtime/kernels/cpu/embedding.h"
+#include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/optimizers.h"
+#include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
+#include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/rotary.h"
 
 namespace gpt_sft::runtime::device::cpu {
 namespace {
 
-/// cpu.add.f32 (a, b, y: n floats; n: i64): y = a + b.
-absl::StatusOr<int64_t> PrepareAdd(absl::Span<const HostArg> args, int) {
-  if (args.size() != 4 || !args[0].is_buffer || !args[1].is_buffer || !args[2].is_buffer || args[3].is_buffer) {
-    return absl::InvalidArgumentError("cpu.add.f32 takes (a, b, y, n)");
+namespace k = ::gpt_sft::runtime::kernels;
+
+/// Reads a builtin's arguments in order: buffers (checked to hold at least the bytes the
+/// dims imply, when `check` is on) and scalars. The first problem is kept and names the
+/// builtin and the argument.
+class ArgReader {
+ public:
+  ArgReader(std::string_view builtin, absl::Span<const HostArg> args, bool check)
+      : builtin_(builtin), args_(args), check_(check) {}
+
+  int64_t Int(const char* what) {
+    const HostArg* a = Next(what, /*buffer=*/false);
+    return a ? a->i() : 0;
   }
-  const int64_t bytes = args[3].i() * 4;
-  for (int i = 0; i < 3; ++i) {
-    if (args[i].bytes < bytes) {
-      return absl::InvalidArgumentError(absl::StrCat("cpu.add.f32: argument ", i, " has ", args[i].bytes,
-                                                     " bytes; n = ", args[3].i(), " needs ", bytes));
+  double Float(const char* what) {
+    const HostArg* a = Next(what, /*buffer=*/false);
+    return a ? a->f() : 0.0;
+  }
+  /// The next buffer, as T*, which must hold `count` elements.
+  template <typename T>
+  T* Buffer(int64_t count, const char* what) {
+    const HostArg* a = Next(what, /*buffer=*/true);
+    if (a == nullptr) return nullptr;
+    if (check_ && a->bytes < count * static_cast<int64_t>(sizeof(T))) {
+      Fail(absl::StrCat("argument ", index_ - 1, " (", what, ") has ", a->bytes, " bytes; ", count * sizeof(T),
+                        " are needed"));
+    }
+    return a->as<T>();
+  }
+  /// The status once every argument is read: any problem, or arguments left over.
+  absl::Status Finish() {
+    if (status_.ok() && index_ != args_.size()) {
+      Fail(absl::StrCat("takes ", index_, " arguments, got ", args_.size()));
+    }
+    return status_;
+  }
+
+ private:
+  const HostArg* Next(const char* what, bool buffer) {
+    if (index_ >= args_.size()) {
+      Fail(absl::StrCat("argument ", index_, " (", what, ") is missing; got ", args_.size()));
+      return nullptr;
+    }
+    const HostArg& a = args_[index_++];
+    if (a.is_buffer != buffer) {
+      Fail(absl::StrCat("argument ", index_ - 1, " (", what, ") must be a ", buffer ? "buffer" : "scalar"));
+      return nullptr;
+    }
+    return &a;
+  }
+  void Fail(const std::string& message) {
+    if (status_.ok()) status_ = absl::InvalidArgumentError(absl::StrCat(std::string(builtin_), ": ", message));
+  }
+
+  std::string_view builtin_;
+  absl::Span<const HostArg> args_;
+  bool check_;
+  size_t index_ = 0;
+  absl::Status status_;
+};
+
+absl::Status CheckIds(const int32_t* ids, int64_t n, int64_t lo, int64_t end, const char* what) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (ids[i] < lo || ids[i] >= end) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", ids[i], " at flat index ", i, " is outside [", lo, ", ",
+                                                     end, ")"));
     }
   }
-  return 0;
-}
-
-absl::Status RunAdd(absl::Span<const HostArg> args, kernels::Workspace) {
-  kernels::Add(args[0].as<const float>(), args[1].as<const float>(), args[2].as<float>(), args[3].i());
   return absl::OkStatus();
 }
 
-constexpr std::array<HostBuiltin, 1> kBuiltins = {{
-    {"cpu.add.f32", PrepareAdd, RunAdd},
-}};
+// Every builtin: a Call struct parsed from the arguments, the workspace it needs, and Run.
+// Prepare and Run below are generated from them.
+
+template <typename T>
+struct EmbeddingCall {
+  static constexpr const char* kName = "embedding";
+  const T* table;
+  const int32_t* ids;
+  T* out;
+  int64_t V, C, N;
+  explicit EmbeddingCall(ArgReader& r) {
+    V = r.Int("V"), C = r.Int("C"), N = r.Int("N");
+    table = r.Buffer<const T>(V * C, "table");
+    ids = r.Buffer<const int32_t>(N, "ids");
+    out = r.Buffer<T>(N * C, "out");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (absl::Status s = CheckIds(ids, N, 0, V, "token id"); !s.ok()) return s;
+    k::Embedding(table, ids, out, N, C);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct EmbeddingGradCall {
+  static constexpr const char* kName = "embedding_grad";
+  const int32_t* ids;
+  const T* dy;
+  T* dtable;
+  int64_t V, C, N;
+  explicit EmbeddingGradCall(ArgReader& r) {
+    V = r.Int("V"), C = r.Int("C"), N = r.Int("N");
+    ids = r.Buffer<const int32_t>(N, "ids");
+    dy = r.Buffer<const T>(N * C, "dy");
+    dtable = r.Buffer<T>(V * C, "dtable");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (absl::Status s = CheckIds(ids, N, 0, V, "token id"); !s.ok()) return s;
+    std::memset(dtable, 0, V * C * sizeof(T));
+    k::EmbeddingGrad(dy, ids, dtable, N, C);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
+  static constexpr const char* kName = "matmul";
+  const T *x, *w;
+  T* y;
+  int64_t M, N, K;
+  explicit MatmulCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    x = r.Buffer<const T>(M * K, "x");
+    w = r.Buffer<const T>(N * K, "w");
+    y = r.Buffer<T>(M * N, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::Matmul(x, w, y, M, N, K);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
+  static constexpr const char* kName = "matmul_weight_grad";
+  const T *dy, *x;
+  T* dw;
+  int64_t M, N, K;
+  explicit MatmulWeightGradCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const T>(M * N, "dy");
+    x = r.Buffer<const T>(M * K, "x");
+    dw = r.Buffer<T>(N * K, "dw");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradWeight(dy, x, dw, M, N, K, /*accumulate=*/false);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct RmsNormCall {
+  static constexpr const char* kName = "rms_norm";
+  const T* x;
+  T* y;
+  int64_t rows, dim;
+  double eps;
+  explicit RmsNormCall(ArgReader& r) {
+    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
+    x = r.Buffer<const T>(rows * dim, "x");
+    y = r.Buffer<T>(rows * dim, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::RmsNorm(x, y, rows, dim, T(eps));
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct RmsNormGradCall {
+  static constexpr const char* kName = "rms_norm_grad";
+  const T *x, *dy;
+  T* dx;
+  int64_t rows, dim;
+  double eps;
+  explicit RmsNormGradCall(ArgReader& r) {
+    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
+    x = r.Buffer<const T>(rows * dim, "x");
+    dy = r.Buffer<const T>(rows * dim, "dy");
+    dx = r.Buffer<T>(rows * dim, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
+    return absl::OkStatus();
+  }
+};
+
+template <typename T, bool kGrad>
+struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows when the op has none)
+  static constexpr const char* kName = kGrad ? "rotary_grad" : "rotary";
+  const T* x;
+  const int32_t* positions;
+  T* y;
+  k::RotaryShape s;
+  double base;
+  explicit RotaryCall(ArgReader& r) {
+    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D");
+    base = r.Float("base");
+    x = r.Buffer<const T>(s.B * s.T * s.H * s.D, "x");
+    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
+    y = r.Buffer<T>(s.B * s.T * s.H * s.D, "y");
+  }
+  int64_t Workspace(int) const { return k::RotaryWorkspaceBytes(s); }
+  absl::Status Run(k::Workspace ws) const {
+    if constexpr (kGrad) {
+      k::RotaryGrad(x, positions, y, s, base, ws);
+    } else {
+      k::Rotary(x, positions, y, s, base, ws);
+    }
+    return absl::OkStatus();
+  }
+};
+
+/// Attention's buffers: q, k, v, [segments when has_segments], then the op's own.
+struct AttentionDims {
+  k::AttentionShape s;
+  bool segmented;
+  explicit AttentionDims(ArgReader& r) {
+    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.Hkv = r.Int("Hkv"), s.D = r.Int("D");
+    segmented = r.Int("has_segments") != 0;
+  }
+  int64_t q() const { return s.B * s.T * s.H * s.D; }
+  int64_t kv() const { return s.B * s.T * s.Hkv * s.D; }
+  int64_t lse() const { return s.B * s.H * s.T; }
+};
+
+template <typename T>
+struct AttentionCall {
+  static constexpr const char* kName = "attention";
+  AttentionDims d;
+  const T *q, *kk, *v;
+  const int32_t* segments = nullptr;
+  T *out, *lse;
+  explicit AttentionCall(ArgReader& r) : d(r) {
+    q = r.Buffer<const T>(d.q(), "q");
+    kk = r.Buffer<const T>(d.kv(), "k");
+    v = r.Buffer<const T>(d.kv(), "v");
+    if (d.segmented) segments = r.Buffer<const int32_t>(d.s.B * d.s.T, "segment_ids");
+    out = r.Buffer<T>(d.q(), "out");
+    lse = r.Buffer<T>(d.lse(), "lse");
+  }
+  int64_t Workspace(int) const { return k::AttentionWorkspaceBytes<T>(d.s, d.segmented); }
+  absl::Status Run(k::Workspace ws) const {
+    k::Attention(q, kk, v, segments, d.s, out, lse, ws);
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct AttentionGradCall {
+  static constexpr const char* kName = "attention_grad";
+  AttentionDims d;
+  const T *q, *kk, *v, *out, *lse, *dout;
+  const int32_t* segments = nullptr;
+  T *dq, *dk, *dv;
+  explicit AttentionGradCall(ArgReader& r) : d(r) {
+    q = r.Buffer<const T>(d.q(), "q");
+    kk = r.Buffer<const T>(d.kv(), "k");
+    v = r.Buffer<const T>(d.kv(), "v");
+    if (d.segmented) segments = r.Buffer<const int32_t>(d.s.B * d.s.T, "segment_ids");
+    out = r.Buffer<const T>(d.q(), "out");
+    lse = r.Buffer<const T>(d.lse(), "lse");
+    dout = r.Buffer<const T>(d.q(), "dout");
+    dq = r.Buffer<T>(d.q(), "dq");
+    dk = r.Buffer<T>(d.kv(), "dk");
+    dv = r.Buffer<T>(d.kv(), "dv");
+  }
+  int64_t Workspace(int) const { return k::AttentionGradWorkspaceBytes<T>(d.s, d.segmented); }
+  absl::Status Run(k::Workspace ws) const {
+    k::AttentionGrad(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
+    return absl::OkStatus();
+  }
+};
+
+/// The unfused elementwise ops: (n[, cap]; a[, b], y).
+enum class Pointwise { kAdd, kMul, kReluSquare, kReluSquareGrad, kSoftcap, kSoftcapGrad };
+
+template <typename T, Pointwise kOp>
+struct PointwiseCall {
+  static constexpr bool kBinary = kOp != Pointwise::kReluSquare && kOp != Pointwise::kSoftcap;
+  static constexpr bool kCapped = kOp == Pointwise::kSoftcap || kOp == Pointwise::kSoftcapGrad;
+  static constexpr const char* kName = kOp == Pointwise::kAdd              ? "add"
+                                       : kOp == Pointwise::kMul            ? "mul"
+                                       : kOp == Pointwise::kReluSquare     ? "relu_square"
+                                       : kOp == Pointwise::kReluSquareGrad ? "relu_square_grad"
+                                       : kOp == Pointwise::kSoftcap        ? "softcap"
+                                                                           : "softcap_grad";
+  const T *a, *b = nullptr;
+  T* y;
+  int64_t n;
+  double cap = 0;
+  explicit PointwiseCall(ArgReader& r) {
+    n = r.Int("n");
+    if (kCapped) cap = r.Float("cap");
+    a = r.Buffer<const T>(n, "a");
+    if (kBinary) b = r.Buffer<const T>(n, "b");
+    y = r.Buffer<T>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    switch (kOp) {
+      case Pointwise::kAdd: k::Add(a, b, y, n); break;
+      case Pointwise::kMul: k::Mul(a, b, y, n); break;
+      case Pointwise::kReluSquare: k::ReluSquare(a, y, n); break;
+      case Pointwise::kReluSquareGrad: k::ReluSquareGrad(a, b, y, n); break;
+      case Pointwise::kSoftcap: k::Softcap(a, y, n, T(cap)); break;
+      case Pointwise::kSoftcapGrad: k::SoftcapGrad(a, b, y, n, T(cap)); break;
+    }
+    return absl::OkStatus();
+  }
+};
+
+template <typename T>
+struct CrossEntropyCall {  // (N, V; logits, targets, loss)
+  static constexpr const char* kName = "cross_entropy";
+  const T* logits;
+  const int32_t* targets;
+  T* loss;
+  int64_t N, V;
+  explicit CrossEntropyCall(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V");
+    logits = r.Buffer<const T>(N * V, "logits");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    loss = r.Buffer<T>(1, "loss");
+  }
+  int64_t Workspace(int) const { return k::CrossEntropyWorkspaceBytes(N); }
+  absl::Status Run(k::Workspace ws) const {
+    *loss = T(k::CrossEntropy(logits, targets, N, V, ws).loss);
+    return absl::OkStatus();
+  }
+};
+
+/// The gradient, and with cap != 0 the softcap's gradient fused into it (the compiler's
+/// epilogue decision): (N, V, cap; logits, targets, dloss, dx).
+template <typename T>
+struct CrossEntropyGradCall {
+  static constexpr const char* kName = "cross_entropy_grad";
+  const T* logits;
+  const int32_t* targets;
+  const T* dloss;
+  T* dx;
+  int64_t N, V;
+  double cap;
+  explicit CrossEntropyGradCall(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), cap = r.Float("softcap");
+    logits = r.Buffer<const T>(N * V, "logits");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    dloss = r.Buffer<const T>(1, "dloss");
+    dx = r.Buffer<T>(N * V, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (cap != 0) {
+      k::CrossEntropySoftcapGrad(logits, targets, N, V, double(*dloss), T(cap), dx);
+    } else {
+      k::CrossEntropyGrad(logits, targets, N, V, double(*dloss), dx);
+    }
+    return absl::OkStatus();
+  }
+};
+
+/// (n, beta1, beta2, eps, weight_decay; p, g, m, v, lr, step, new_p, new_m, new_v): the new
+/// state lands in the new_* buffers (the inputs' own when the plan donated them).
+template <typename T>
+struct AdamWCall {
+  static constexpr const char* kName = "adamw";
+  const T *p, *g, *m, *v, *lr, *step;
+  T *np, *nm, *nv;
+  int64_t n;
+  double beta1, beta2, eps, wd;
+  explicit AdamWCall(ArgReader& r) {
+    n = r.Int("n"), beta1 = r.Float("beta1"), beta2 = r.Float("beta2"), eps = r.Float("eps"),
+    wd = r.Float("weight_decay");
+    p = r.Buffer<const T>(n, "param"), g = r.Buffer<const T>(n, "grad"), m = r.Buffer<const T>(n, "exp_avg"),
+    v = r.Buffer<const T>(n, "exp_avg_sq"), lr = r.Buffer<const T>(1, "lr"), step = r.Buffer<const T>(1, "step");
+    np = r.Buffer<T>(n, "new_param"), nm = r.Buffer<T>(n, "new_exp_avg"), nv = r.Buffer<T>(n, "new_exp_avg_sq");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    const double t = double(*step);
+    if (t < 1) return absl::InvalidArgumentError(absl::StrCat("adamw: step must be >= 1, got ", t));
+    if (np != p) std::memmove(np, p, n * sizeof(T));
+    if (nm != m) std::memmove(nm, m, n * sizeof(T));
+    if (nv != v) std::memmove(nv, v, n * sizeof(T));
+    const k::AdamWHyper hyper{double(*lr), beta1, beta2, eps, wd, static_cast<int64_t>(std::llround(t))};
+    k::AdamWUpdate(np, nm, nv, g, n, hyper);
+    return absl::OkStatus();
+  }
+};
+
+/// (rows, cols, momentum; p, g, buf, lr, new_p, new_buf): Nesterov, 5 Newton-Schulz steps.
+template <typename T>
+struct MuonCall {
+  static constexpr const char* kName = "muon";
+  const T *p, *g, *buf, *lr;
+  T *np, *nbuf;
+  int64_t rows, cols;
+  double momentum;
+  explicit MuonCall(ArgReader& r) {
+    rows = r.Int("rows"), cols = r.Int("cols"), momentum = r.Float("momentum");
+    const int64_t n = rows * cols;
+    p = r.Buffer<const T>(n, "param"), g = r.Buffer<const T>(n, "grad"),
+    buf = r.Buffer<const T>(n, "momentum_buffer"), lr = r.Buffer<const T>(1, "lr");
+    np = r.Buffer<T>(n, "new_param"), nbuf = r.Buffer<T>(n, "new_momentum_buffer");
+  }
+  int64_t Workspace(int) const { return k::MuonScratchSize(rows, cols) * static_cast<int64_t>(sizeof(T)); }
+  absl::Status Run(k::Workspace ws) const {
+    const int64_t n = rows * cols;
+    if (np != p) std::memmove(np, p, n * sizeof(T));
+    if (nbuf != buf) std::memmove(nbuf, buf, n * sizeof(T));
+    k::MuonUpdate(np, nbuf, g, rows, cols, k::MuonHyper{double(*lr), momentum}, reinterpret_cast<T*>(ws.data));
+    return absl::OkStatus();
+  }
+};
+
+/// (rank, dims[8], perm[8]; x, y) of 4- or 8-byte elements.
+template <typename E>
+struct PermuteCall {
+  static constexpr const char* kName = "permute";
+  const E* x;
+  E* y;
+  int rank;
+  std::array<int64_t, k::kMaxPermuteRank> dims{}, perm{};
+  explicit PermuteCall(ArgReader& r) {
+    rank = static_cast<int>(r.Int("rank"));
+    int64_t n = 1;
+    for (int i = 0; i < k::kMaxPermuteRank; ++i) {
+      dims[i] = r.Int("dim");
+      if (i < rank) n *= dims[i];
+    }
+    for (int i = 0; i < k::kMaxPermuteRank; ++i) perm[i] = r.Int("perm");
+    x = r.Buffer<const E>(n, "x");
+    y = r.Buffer<E>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::Permute(x, y, dims.data(), perm.data(), rank);
+    return absl::OkStatus();
+  }
+};
+
+template <typename Call>
+absl::StatusOr<int64_t> Prepare(absl::Span<const HostArg> args, int threads) {
+  ArgReader reader(Call::kName, args, /*check=*/true);
+  Call call(reader);
+  if (absl::Status s = reader.Finish(); !s.ok()) return s;
+  return call.Workspace(threads);
+}
+
+template <typename Call>
+absl::Status Run(absl::Span<const HostArg> args, k::Workspace workspace) {
+  ArgReader reader(Call::kName, args, /*check=*/false);
+  return Call(reader).Run(workspace);
+}
+
+template <typename Call>
+constexpr HostBuiltin Entry(std::string_view name) {
+  return HostBuiltin{name, &Prepare<Call>, &Run<Call>};
+}
+
+const HostBuiltin kBuiltins[] = {
+    Entry<EmbeddingCall<float>>("cpu.embedding.f32"),
+    Entry<EmbeddingCall<double>>("cpu.embedding.f64"),
+    Entry<EmbeddingGradCall<float>>("cpu.embedding_grad.f32"),
+    Entry<EmbeddingGradCall<double>>("cpu.embedding_grad.f64"),
+    Entry<MatmulCall<float>>("cpu.matmul.f32"),
+    Entry<MatmulCall<double>>("cpu.matmul.f64"),
+    Entry<MatmulWeightGradCall<float>>("cpu.matmul_weight_grad.f32"),
+    Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
+    Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
+    Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
+    Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),
+    Entry<RmsNormGradCall<double>>("cpu.rms_norm_grad.f64"),
+    Entry<RotaryCall<float, false>>("cpu.rotary.f32"),
+    Entry<RotaryCall<double, false>>("cpu.rotary.f64"),
+    Entry<RotaryCall<float, true>>("cpu.rotary_grad.f32"),
+    Entry<RotaryCall<double, true>>("cpu.rotary_grad.f64"),
+    Entry<AttentionCall<float>>("cpu.attention.f32"),
+    Entry<AttentionCall<double>>("cpu.attention.f64"),
+    Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),
+    Entry<AttentionGradCall<double>>("cpu.attention_grad.f64"),
+    Entry<PointwiseCall<float, Pointwise::kAdd>>("cpu.add.f32"),
+    Entry<PointwiseCall<double, Pointwise::kAdd>>("cpu.add.f64"),
+    Entry<PointwiseCall<float, Pointwise::kMul>>("cpu.mul.f32"),
+    Entry<PointwiseCall<double, Pointwise::kMul>>("cpu.mul.f64"),
+    Entry<PointwiseCall<float, Pointwise::kReluSquare>>("cpu.relu_square.f32"),
+    Entry<PointwiseCall<double, Pointwise::kReluSquare>>("cpu.relu_square.f64"),
+    Entry<PointwiseCall<float, Pointwise::kReluSquareGrad>>("cpu.relu_square_grad.f32"),
+    Entry<PointwiseCall<double, Pointwise::kReluSquareGrad>>("cpu.relu_square_grad.f64"),
+    Entry<PointwiseCall<float, Pointwise::kSoftcap>>("cpu.softcap.f32"),
+    Entry<PointwiseCall<double, Pointwise::kSoftcap>>("cpu.softcap.f64"),
+    Entry<PointwiseCall<float, Pointwise::kSoftcapGrad>>("cpu.softcap_grad.f32"),
+    Entry<PointwiseCall<double, Pointwise::kSoftcapGrad>>("cpu.softcap_grad.f64"),
+    Entry<CrossEntropyCall<float>>("cpu.cross_entropy.f32"),
+    Entry<CrossEntropyCall<double>>("cpu.cross_entropy.f64"),
+    Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
+    Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
+    Entry<AdamWCall<float>>("cpu.adamw.f32"),
+    Entry<AdamWCall<double>>("cpu.adamw.f64"),
+    Entry<MuonCall<float>>("cpu.muon.f32"),
+    Entry<MuonCall<double>>("cpu.muon.f64"),
+    Entry<PermuteCall<uint32_t>>("cpu.permute.b32"),
+    Entry<PermuteCall<uint64_t>>("cpu.permute.b64"),
+};
 
 }  // namespace
 

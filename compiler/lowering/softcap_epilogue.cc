@@ -1,0 +1,73 @@
+//===- softcap_epilogue.cc - fusing the softcap's gradient into the loss's -===//
+//
+// This file implements FuseSoftcapEpilogue:
+//   1. find the softcap_grad: the only reader of the gradient through single-use reshapes,
+//      its y the same logits (up to views), nothing but reshapes between the two ops;
+//   2. refuse when the logits overlap the output (unless the target allows the same bytes);
+//   3. absorb it, copying aside the small inputs the output overlaps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/lowering/softcap_epilogue.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace gpt_sft::compiler::lowering {
+namespace {
+
+using ::mlir::Value;
+
+Value Root(Value v) {
+  while (auto r = v.getDefiningOp<gpt::ReshapeOp>()) v = r.getX();
+  return v;
+}
+
+gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
+  Value g = ce.getResult();
+  while (g.hasOneUse()) {
+    mlir::Operation* user = *g.getUsers().begin();
+    if (auto r = llvm::dyn_cast<gpt::ReshapeOp>(user)) {
+      g = r.getResult();
+      continue;
+    }
+    auto softcap = llvm::dyn_cast<gpt::SoftcapGradOp>(user);
+    if (!softcap || softcap.getDy() != g || Root(softcap.getY()) != Root(ce.getLogits())) return {};
+    for (mlir::Operation* between = ce->getNextNode(); between != softcap.getOperation();
+         between = between->getNextNode()) {
+      if (!llvm::isa<gpt::ReshapeOp>(between)) return {};
+    }
+    return softcap;
+  }
+  return {};
+}
+
+using Bytes = std::optional<std::pair<int64_t, int64_t>>;
+
+bool Overlap(const Bytes& a, const Bytes& b) { return a && b && a->first < b->second && b->first < a->second; }
+
+}  // namespace
+
+std::optional<SoftcapEpilogue> FuseSoftcapEpilogue(OpLowering& lowering, gpt::CrossEntropyGradOp ce,
+                                                   bool allow_same_bytes) {
+  gpt::SoftcapGradOp softcap = SoftcapGradConsumer(ce);
+  if (!softcap) return std::nullopt;
+  const Bytes out = lowering.PlannedArenaBytes(softcap.getResult());
+  const Bytes logits = lowering.PlannedArenaBytes(ce.getLogits());
+  const bool same = out && logits && *out == *logits;
+  if (Overlap(out, logits) && !(same && allow_same_bytes)) return std::nullopt;
+  SoftcapEpilogue e;
+  e.cap = softcap.getCap().convertToDouble();
+  e.out = lowering.BufferOf(softcap.getResult());
+  e.targets = lowering.BufferOf(ce.getTargets());
+  e.dloss = lowering.BufferOf(ce.getDloss());
+  lowering.Absorb(softcap);
+  for (auto [tensor, buffer] : {std::pair<Value, Value*>{ce.getTargets(), &e.targets}, {ce.getDloss(), &e.dloss}}) {
+    if (!Overlap(out, lowering.PlannedArenaBytes(tensor))) continue;
+    Value copy = lowering.Scratch(llvm::cast<mlir::MemRefType>(buffer->getType()));
+    lowering.builder().create<mlir::memref::CopyOp>(lowering.loc(), *buffer, copy);
+    *buffer = copy;
+  }
+  return e;
+}
+
+}  // namespace gpt_sft::compiler::lowering

@@ -1,0 +1,37 @@
+//===- softcap_epilogue.h - fusing the softcap's gradient into the loss's -===//
+//
+// Declares the compiler's epilogue decision that every target shares: when the gradient of
+// gpt.cross_entropy_grad is read only (through views) by gpt.softcap_grad of the very logits
+// the cross-entropy differentiated, one pass can write the softcap's gradient directly into
+// the softcap_grad's buffer, and the softcap_grad is absorbed. It is not fused when the logits
+// share bytes with that buffer (a target whose kernel reads each element before it writes it
+// may allow the exact same bytes); small inputs the plan gave overlapping bytes (targets,
+// dloss) are copied aside first.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GPT_SFT_COMPILER_LOWERING_SOFTCAP_EPILOGUE_H_
+#define GPT_SFT_COMPILER_LOWERING_SOFTCAP_EPILOGUE_H_
+
+#include <optional>
+
+#include "compiler/dialect/gpt_ops.h"
+#include "compiler/lowering/planned_function.h"
+
+namespace gpt_sft::compiler::lowering {
+
+struct SoftcapEpilogue {
+  double cap = 0;
+  mlir::Value out;      // the softcap_grad's buffer: where the fused gradient goes
+  mlir::Value targets;  // the cross-entropy's targets, or a copy of them
+  mlir::Value dloss;    // its upstream gradient, or a copy
+};
+
+/// The fusion for `ce`, when it applies: the softcap_grad is then absorbed and the copies
+/// emitted. `allow_same_bytes`: the logits may be exactly the output's bytes.
+std::optional<SoftcapEpilogue> FuseSoftcapEpilogue(OpLowering& lowering, gpt::CrossEntropyGradOp ce,
+                                                   bool allow_same_bytes);
+
+}  // namespace gpt_sft::compiler::lowering
+
+#endif  // GPT_SFT_COMPILER_LOWERING_SOFTCAP_EPILOGUE_H_
