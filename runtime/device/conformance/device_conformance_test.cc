@@ -88,6 +88,19 @@ TEST_P(DeviceConformance, UploadAndDownloadRoundTrip) {
   EXPECT_EQ(Read(*b, 0, data.size()), data);
 }
 
+// A buffer is exactly as large as asked, whatever the driver rounds to underneath:
+// a whole-buffer upload of an odd-sized blob must read no byte past it.
+TEST_P(DeviceConformance, ABufferHasTheSizeAskedFor) {
+  std::unique_ptr<Buffer> b = Allocate(773);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->bytes(), 773);
+  std::string blob(773, 'x');
+  ASSERT_TRUE(device_->Upload(WholeBuffer(*b), blob.data()).ok());
+  std::string back(773, '\0');
+  ASSERT_TRUE(device_->Download(back.data(), WholeBuffer(*b)).ok());
+  EXPECT_EQ(back, blob);
+}
+
 TEST_P(DeviceConformance, SubRangesLeaveTheRestAlone) {
   std::unique_ptr<Buffer> b = Allocate(4096);
   std::vector<float> zeros(1024, 0.f), ones(64, 1.f);

@@ -28,7 +28,8 @@ constexpr int64_t kRangeGrain = 16384;
 
 class HostBuffer : public Buffer {
  public:
-  explicit HostBuffer(HostMemory memory) : Buffer(memory.bytes()), memory_(std::move(memory)), data_(memory_.data()) {}
+  // Reports the bytes asked for, not the mapping's rounded size: ranges are checked against it.
+  HostBuffer(HostMemory memory, int64_t bytes) : Buffer(bytes), memory_(std::move(memory)), data_(memory_.data()) {}
   HostBuffer(void* data, int64_t bytes) : Buffer(bytes), data_(data) {}
   void* host_pointer() const override { return data_; }
   /// Gives an owned mapping's pages back; wrapped memory is the caller's.
@@ -138,7 +139,7 @@ class CpuDevice : public Device {
                                                        limits_.total_memory_bytes, " bytes of RAM): ",
                                                        memory.status().message()));
     }
-    return std::unique_ptr<Buffer>(new HostBuffer(*std::move(memory)));
+    return std::unique_ptr<Buffer>(new HostBuffer(*std::move(memory), bytes));
   }
 
   absl::StatusOr<std::unique_ptr<Buffer>> WrapHostMemory(void* data, int64_t bytes) override {
