@@ -58,7 +58,7 @@ expect "artifact $(json "$data" 'r["tests"][1]["figures"]["artifact_key"]') (Tes
 expect "| CPU | $(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//') |" "$md"
 expect "| Cores | $(getconf _NPROCESSORS_ONLN) online" "$md"
 expect "| matplotlib (plots) (python3-matplotlib) | $(dpkg-query -W -f='${Version}' python3-matplotlib) |" "$md"
-expect "--compile=false --output_dir=$run/test1_eager --compile_cache_dir=$run/compile_cache" "$md"
+expect "--compile=false --device=cpu --output_dir=$run/test1_eager --compile_cache_dir=$run/compile_cache" "$md"
 grep -q "not measured" "$md" && fail "a figure is not measured in a clean run: $(grep -n 'not measured' "$md")"
 grep -q '\[test2\] ' "$tmp/ok.log" || fail "the trainers' output was not echoed"
 

@@ -4,7 +4,8 @@
 // gpt.all_reduce averages the gradients over the ranks. Every rank also runs the one-rank
 // reference in-process (all micro-batches, no communicator), and the parameters after 5
 // optimizer steps must agree within 1e-5 relative, for the interpreter and for the compiled
-// step, with the ranks bit-identical to each other and no recompilation on any rank.
+// step on each device (cpu, opencl), with the ranks bit-identical to each other and no
+// recompilation on any rank.
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -21,9 +22,10 @@
 #include "runtime/interpreter/communicator_collectives.h"
 #include "runtime/params/param_store.h"
 #include "trainer/batch_tensors.h"
-#include "trainer/compiled_step.h"
+#include "trainer/device_step.h"
 #include "trainer/eager_step.h"
 #include "trainer/param_checksum.h"
+#include "trainer/step_compile.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -126,6 +128,19 @@ void Train(Step& step, int first, int count) {
     }
     ASSERT_TRUE(step.OptimizerStep(1.0 - 0.1 * s).ok());
   }
+  ASSERT_TRUE(step.SyncParamsToHost().ok());
+}
+
+// The compiled step on `device` over `world` (null: one rank), compiled by this process or
+// loaded from `cache_dir`.
+absl::StatusOr<std::unique_ptr<DeviceStep>> MakeCompiled(const compiler::StepConfig& config,
+                                                        runtime::ParamStore* params, const std::string& device,
+                                                        runtime::collectives::Communicator* world,
+                                                        const std::string& cache_dir = "") {
+  DeviceStepOptions options;
+  options.device = device;
+  options.communicator = world;
+  return CompileDeviceStep(config, params, cache_dir, options);
 }
 
 // The ranks' parameters are the same bits: every rank's checksum equals rank 0's.
@@ -134,11 +149,12 @@ void ExpectRanksBitIdentical(const runtime::ParamStore& params) {
   EXPECT_TRUE(same.ok()) << same;
 }
 
-runtime::ParamStore OneRankReference(bool packed, bool compiled) {
+// The one-rank run: the interpreter (device "") or the compiled step on `device`.
+runtime::ParamStore OneRankReference(bool packed, const std::string& device) {
   runtime::ParamStore params = RandomParams();
   const compiler::StepConfig config = Config(packed, 1);
-  if (compiled) {
-    auto step = CompiledStep::Create(config, &params);
+  if (!device.empty()) {
+    auto step = MakeCompiled(config, &params, device, nullptr);
     EXPECT_TRUE(step.ok()) << step.status();
     if (step.ok()) Train(**step, 0, kGlobalMicroBatches);
   } else {
@@ -161,24 +177,7 @@ TEST_P(DataParallelStep, EagerRanksMatchOneRankOverTheSameGlobalBatch) {
   auto step = EagerStep::Create(Config(packed, world.world_size()), &params, options);
   ASSERT_TRUE(step.ok()) << step.status();
   Train(**step, world.rank() * share, share);
-  const runtime::ParamStore reference = OneRankReference(packed, /*compiled=*/false);
-  ExpectMatchesOneRank(params, reference, world.rank(), world.world_size());
-  ExpectRanksBitIdentical(params);
-}
-
-TEST_P(DataParallelStep, CompiledRanksMatchOneRankWithoutRecompiling) {
-  runtime::collectives::Communicator& world = World();
-  const bool packed = GetParam();
-  const int share = kGlobalMicroBatches / world.world_size();
-  runtime::ParamStore params = RandomParams();
-  CompiledStepOptions options;
-  options.communicator = &world;
-  auto step = CompiledStep::Create(Config(packed, world.world_size()), &params, options);
-  ASSERT_TRUE(step.ok()) << step.status();
-  const int64_t compilations = compiler::StepCompilations();
-  Train(**step, world.rank() * share, share);
-  EXPECT_EQ(compiler::StepCompilations(), compilations) << "rank " << world.rank() << " recompiled";
-  const runtime::ParamStore reference = OneRankReference(packed, /*compiled=*/true);
+  const runtime::ParamStore reference = OneRankReference(packed, "");
   ExpectMatchesOneRank(params, reference, world.rank(), world.world_size());
   ExpectRanksBitIdentical(params);
 }
@@ -186,16 +185,35 @@ TEST_P(DataParallelStep, CompiledRanksMatchOneRankWithoutRecompiling) {
 INSTANTIATE_TEST_SUITE_P(Packing, DataParallelStep, ::testing::Bool(),
                          [](const auto& info) { return info.param ? "Packed" : "Padded"; });
 
+class DataParallelDeviceStep : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};  // device, packed
+
+TEST_P(DataParallelDeviceStep, CompiledRanksMatchOneRankWithoutRecompiling) {
+  runtime::collectives::Communicator& world = World();
+  const auto& [device, packed] = GetParam();
+  const int share = kGlobalMicroBatches / world.world_size();
+  runtime::ParamStore params = RandomParams();
+  auto step = MakeCompiled(Config(packed, world.world_size()), &params, device, &world);
+  ASSERT_TRUE(step.ok()) << step.status();
+  Train(**step, world.rank() * share, share);
+  EXPECT_EQ((*step)->Recompilations(), 0) << "rank " << world.rank() << " recompiled";
+  const runtime::ParamStore reference = OneRankReference(packed, device);
+  ExpectMatchesOneRank(params, reference, world.rank(), world.world_size());
+  ExpectRanksBitIdentical(params);
+}
+
+INSTANTIATE_TEST_SUITE_P(DevicesAndPacking, DataParallelDeviceStep,
+                         ::testing::Combine(::testing::Values("cpu", "opencl"), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::get<0>(info.param) + (std::get<1>(info.param) ? "Packed" : "Padded");
+                         });
+
 TEST(DataParallelCompile, RankZeroCompilesAndTheOthersLoadItsArtifact) {
   runtime::collectives::Communicator& world = World();
   const char* tmp = std::getenv("TEST_TMPDIR");
   ASSERT_NE(tmp, nullptr);
   const std::string cache = std::string(tmp) + "/dp_cache_" + std::to_string(world.world_size());
   runtime::ParamStore params = RandomParams();
-  CompiledStepOptions options;
-  options.communicator = &world;
-  options.cache_dir = cache;
-  auto step = CompiledStep::Create(Config(true, world.world_size()), &params, options);
+  auto step = MakeCompiled(Config(true, world.world_size()), &params, "cpu", &world, cache);
   ASSERT_TRUE(step.ok()) << step.status();
   if (world.rank() > 0) EXPECT_TRUE((*step)->compile_report().cache_hit) << "rank " << world.rank();
 }
@@ -203,10 +221,8 @@ TEST(DataParallelCompile, RankZeroCompilesAndTheOthersLoadItsArtifact) {
 TEST(DataParallelStepErrors, AStepBuiltForAnotherWorldIsRefusedNamingBothSizes) {
   runtime::collectives::Communicator& world = World();
   runtime::ParamStore params = RandomParams();
-  CompiledStepOptions options;
-  options.communicator = &world;
-  auto step = CompiledStep::Create(Config(false, world.world_size() * 2 > 4 ? 1 : world.world_size() * 2), &params,
-                                   options);
+  auto step = MakeCompiled(Config(false, world.world_size() * 2 > 4 ? 1 : world.world_size() * 2), &params, "cpu",
+                           &world);
   ASSERT_FALSE(step.ok());
   EXPECT_NE(std::string(step.status().message()).find("dp_world_size"), std::string::npos) << step.status();
   runtime::InterpreterOptions eager;

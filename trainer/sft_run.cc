@@ -24,7 +24,6 @@
 #include "trainer/demo_setup.h"
 #include "trainer/eval/validation_loss.h"
 #include "trainer/sft_evaluation.h"
-#include "trainer/compiled_step.h"
 #include "trainer/device_step.h"
 #include "trainer/step_compile.h"
 #include "trainer/train_step.h"
@@ -218,26 +217,13 @@ absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, 
   return c;
 }
 
-/// The step compiled for --device. The cpu device still runs the host executable (CompiledStep)
-/// until the cpu target's artifact runs through the device runtime.
+/// The step compiled for --device (or loaded from the compile cache) on that device.
 absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions& o, const compiler::StepConfig& config,
                                                             runtime::ParamStore* params,
                                                             runtime::collectives::Communicator& world,
                                                             const std::string& base_dir) {
   const std::string cache_dir = o.compile_cache_dir.empty() ? base_dir + "/compile_cache" : o.compile_cache_dir;
   runtime::collectives::Communicator* comm = o.world_size > 1 ? &world : nullptr;
-  if (o.device == "cpu") {
-    CompiledStepOptions options;
-    options.cache_dir = cache_dir;
-    options.num_threads = o.num_threads;
-    options.communicator = comm;
-    absl::StatusOr<std::unique_ptr<CompiledStep>> made = CompiledStep::Create(config, params, options);
-    if (!made.ok()) return made.status();
-    if (!(*made)->compile_report().cache_note.empty() && o.rank == 0) {
-      std::cerr << "compile cache: " << (*made)->compile_report().cache_note << std::endl;
-    }
-    return std::unique_ptr<TrainStep>(std::move(*made));
-  }
   DeviceStepOptions options;
   options.device = o.device;
   options.num_threads = o.num_threads;
@@ -252,7 +238,6 @@ absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions
 
 /// --test_only_force_recompile: the step compiled a second time for its target.
 absl::Status CompileAgainForTest(const TrainerOptions& o, const compiler::StepConfig& config) {
-  if (o.device == "cpu") return compiler::CompileHostStep(config).status();
   absl::StatusOr<compiler::Target> target = compiler::ParseTarget(o.device.substr(0, o.device.find(':')));
   if (!target.ok()) return target.status();
   return compiler::CompileStep(config, *target).status();

@@ -93,6 +93,12 @@ absl::StatusOr<std::unique_ptr<Executable>> Executable::Load(const artifact::Art
   return exe;
 }
 
+int64_t Executable::allocated_bytes() const {
+  int64_t bytes = (arena_ ? arena_->bytes() : 0) + (constants_ ? constants_->bytes() : 0);
+  for (const std::unique_ptr<device::Buffer>& b : owned_slots_) bytes += b ? b->bytes() : 0;
+  return bytes;
+}
+
 absl::Status Executable::LoadModules() {
   for (const artifact::KernelModule& m : artifact_.modules) {
     absl::StatusOr<std::unique_ptr<device::Module>> module = device_->LoadModule(m.format, m.bytes, m.name);

@@ -81,6 +81,9 @@ class Executable {
   absl::Status ReleaseScratchMemory();
 
   int64_t arena_bytes() const { return artifact_.MaxArenaBytes(); }
+  /// Device memory this executable allocated: the arena, the constants and the slots it owns
+  /// (not the buffers bound to it).
+  int64_t allocated_bytes() const;
   /// Launches of `function` (0 for an unknown one).
   int64_t num_launches(std::string_view function) const;
 

@@ -31,8 +31,9 @@
 #include "trainer/bench/mixture_batches.h"
 #include "trainer/bench/pytorch_peer.h"
 #include "trainer/bench/subprocess.h"
-#include "trainer/compiled_step.h"
+#include "trainer/device_step.h"
 #include "trainer/eager_step.h"
+#include "trainer/step_compile.h"
 
 ABSL_FLAG(int, depth, 4, "model depth");
 ABSL_FLAG(int, n_embd, 256, "model width");
@@ -46,6 +47,7 @@ ABSL_FLAG(int, steps, 3, "timed steps");
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
 ABSL_FLAG(bool, json, false, "also print one JSON object with every figure (last line)");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
+ABSL_FLAG(std::string, device, "cpu", "the compiled step's device: cpu, opencl or opencl:<n>");
 ABSL_FLAG(std::string, path, "both",
           "both: the interpreter here and the compiled step in a child process (each its own peak memory); "
           "interpreter or compiled: that one only");
@@ -161,10 +163,21 @@ struct CompiledResult {
   std::vector<double> forward_backward_seconds, step_seconds;
   double loss = 0;
   double cold_compile_seconds = 0, warm_load_seconds = 0;
-  int64_t peak_rss = 0, arena_bytes = 0, owned_bytes = 0, workspace_bytes = 0, launches = 0;
+  int64_t peak_rss = 0, arena_bytes = 0, device_bytes = 0, launches = 0;
   int kernels = 0;
-  std::vector<runtime::LaunchProfileEntry> profile;
+  std::string device;
+  std::vector<runtime::device::ProfileEntry> profile;
 };
+
+absl::StatusOr<std::unique_ptr<DeviceStep>> MakeDeviceStep(const compiler::StepConfig& config,
+                                                          runtime::ParamStore* store, const std::string& cache,
+                                                          int threads, bool profile) {
+  DeviceStepOptions options;
+  options.device = absl::GetFlag(FLAGS_device);
+  options.num_threads = threads;
+  options.profile = profile;
+  return CompileDeviceStep(config, store, cache, options);
+}
 
 /// The compiled step: a cold compile into an empty cache, then a warm start from it (the
 /// executable that runs), then the same warm-up and timed steps as the interpreter.
@@ -175,20 +188,20 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
   const std::string cache = absl::StrFormat("/tmp/gpt-sft-bench-cache-%d", getpid());
   std::filesystem::remove_all(cache);
   CompiledResult result;
-  CompiledStepOptions options{cache, threads, absl::GetFlag(FLAGS_profile)};
+  const bool profile = absl::GetFlag(FLAGS_profile);
   {
-    absl::StatusOr<std::unique_ptr<CompiledStep>> cold = CompiledStep::Create(config, &*store, options);
+    absl::StatusOr<std::unique_ptr<DeviceStep>> cold = MakeDeviceStep(config, &*store, cache, threads, false);
     if (!cold.ok()) return cold.status();
-    result.cold_compile_seconds = (*cold)->compile_report().seconds;
+    result.cold_compile_seconds = (*cold)->compile_report().compile_seconds;
   }
-  absl::StatusOr<std::unique_ptr<CompiledStep>> step = CompiledStep::Create(config, &*store, options);
+  absl::StatusOr<std::unique_ptr<DeviceStep>> step = MakeDeviceStep(config, &*store, cache, threads, profile);
   std::filesystem::remove_all(cache);
   if (!step.ok()) return step.status();
   if (!(*step)->compile_report().cache_hit) return absl::InternalError("the second compile missed the cache");
   result.warm_load_seconds = (*step)->compile_report().seconds;
   result.arena_bytes = (*step)->compile_report().arena_bytes;
-  result.owned_bytes = (*step)->executable().owned_bytes();
-  result.workspace_bytes = (*step)->executable().workspace_bytes();
+  result.device_bytes = (*step)->executable().allocated_bytes();
+  result.device = (*step)->compile_report().device;
   result.launches = (*step)->compile_report().launches;
   result.kernels = (*step)->compile_report().kernels;
   const StepBatch batch = RandomBatch(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
@@ -199,7 +212,7 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
     const double fb = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (absl::Status s = (*step)->OptimizerStep(1.0); !s.ok()) return s;
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (i + 1 == warmup) (*step)->executable().ResetProfile();
+    if (i + 1 == warmup) (*step)->device().TakeProfile();
     if (i >= warmup) {
       result.forward_backward_seconds.push_back(fb);
       result.step_seconds.push_back(seconds);
@@ -207,7 +220,7 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
     result.loss = *loss;
   }
   result.peak_rss = PeakRssBytes();
-  result.profile = (*step)->executable().profile();
+  result.profile = (*step)->device().TakeProfile();
   return result;
 }
 
@@ -219,12 +232,12 @@ nlohmann::ordered_json CompiledJson(const CompiledResult& c, int64_t tokens, int
           {"gflops_per_second", double(flops_per_token) * tokens / median / 1e9},
           {"peak_rss_bytes", c.peak_rss},
           {"arena_bytes", c.arena_bytes},
-          {"side_buffer_bytes", c.owned_bytes},
-          {"workspace_bytes", c.workspace_bytes},
+          {"device", c.device},
+          {"device_bytes", c.device_bytes},
           {"cold_compile_seconds", c.cold_compile_seconds},
           {"warm_start_seconds", c.warm_load_seconds},
           {"launches_per_micro_step", c.launches},
-          {"fusion_kernels", c.kernels},
+          {"distinct_kernels", c.kernels},
           {"loss", c.loss}};
 }
 
@@ -276,8 +289,7 @@ absl::StatusOr<nlohmann::ordered_json> RunMixture(const std::string& path, compi
       timed = TimeMixture(**step, *mix, warmup);
     } else {
       const std::string cache = absl::StrFormat("/tmp/gpt-sft-bench-mixture-cache-%d", getpid());
-      absl::StatusOr<std::unique_ptr<CompiledStep>> step =
-          CompiledStep::Create(config, &*store, CompiledStepOptions{cache, threads, false});
+      absl::StatusOr<std::unique_ptr<DeviceStep>> step = MakeDeviceStep(config, &*store, cache, threads, false);
       std::filesystem::remove_all(cache);
       if (!step.ok()) return step.status();
       timed = TimeMixture(**step, *mix, warmup);
@@ -438,8 +450,8 @@ int Main(int argc, char** argv) {
         }
         compiled["mixture"] = *mixture;
       }
-      for (const runtime::LaunchProfileEntry& e : c->profile) {
-        profile_text += absl::StrFormat("  %-26s %5d calls %8.1f ms\n", e.op, e.calls / steps, 1e3 * e.seconds / steps);
+      for (const runtime::device::ProfileEntry& e : c->profile) {
+        profile_text += absl::StrFormat("  %-40s %5d calls %8.1f ms\n", e.label, e.calls / steps, 1e3 * e.seconds / steps);
       }
     } else {
       absl::StatusOr<nlohmann::json> child = RunCompiledInChild(argc, argv);
@@ -452,14 +464,14 @@ int Main(int argc, char** argv) {
       if (const size_t at = text.find("compiled step by launch"); at != std::string::npos) profile_text = text.substr(text.find('\n', at) + 1);
     }
     compiled_median = compiled["step_seconds"].get<double>();
-    std::cout << "\ncompiled (a child process: its own peak memory):\n";
+    std::cout << "\ncompiled on " << compiled["device"].get<std::string>() << " (a child process: its own peak memory):\n";
     PrintRow("  forward+backward (@micro_step)", compiled["forward_backward_seconds"].get<double>(), tokens, flops,
              compiled["peak_rss_bytes"].get<int64_t>(), "RSS");
     PrintRow("  full step: compiled", compiled_median, tokens, flops, compiled["peak_rss_bytes"].get<int64_t>(),
-             absl::StrFormat("RSS; arena %.2f GB, workspace %.1f MB; %d launches, %d fusion kernels; loss %.4f",
-                             compiled["arena_bytes"].get<int64_t>() / 1e9,
-                             compiled["workspace_bytes"].get<int64_t>() / 1e6, compiled["launches_per_micro_step"].get<int>(),
-                             compiled["fusion_kernels"].get<int>(), compiled["loss"].get<double>()));
+             absl::StrFormat("RSS; device memory %.2f GB (arena %.2f GB); %d launches, %d distinct kernels; loss %.4f",
+                             compiled["device_bytes"].get<int64_t>() / 1e9, compiled["arena_bytes"].get<int64_t>() / 1e9,
+                             compiled["launches_per_micro_step"].get<int>(), compiled["distinct_kernels"].get<int>(),
+                             compiled["loss"].get<double>()));
     std::cout << absl::StrFormat("  compile: cold %.2f s, warm start (cache hit) %.3f s\n",
                                  compiled["cold_compile_seconds"].get<double>(), compiled["warm_start_seconds"].get<double>());
     if (!profile_text.empty()) std::cout << "\ncompiled step by launch (per step, timed steps):\n" << profile_text;

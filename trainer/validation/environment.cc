@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "compiler/artifact/artifact_file.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/validation/json_fields.h"
 
@@ -104,10 +105,9 @@ std::string CpuModelFromCpuinfo(const std::string& cpuinfo) {
 }
 
 std::string CompilerVersionFromCache(const std::string& cache_dir, const std::string& key) {
-  const std::string path = cache_dir + "/" + key + "/manifest.json";
-  Json j = Json::parse(ReadText(path), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("version") || !j["version"].is_string()) return "";
-  return j["version"].get<std::string>();
+  const std::string path = cache_dir + "/" + key + "/step.gptart";
+  absl::StatusOr<artifact::Artifact> a = artifact::ParseArtifact(ReadText(path), path);
+  return a.ok() ? a->compiler_version : "";
 }
 
 Environment CollectEnvironment() {

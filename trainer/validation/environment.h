@@ -22,7 +22,7 @@ Environment CollectEnvironment();
 /// The "model name" of the first processor in /proc/cpuinfo text; "" when none.
 std::string CpuModelFromCpuinfo(const std::string& cpuinfo);
 
-/// The "version" of <cache_dir>/<key>/manifest.json; "" when it cannot be read.
+/// The compiler version of the artifact <cache_dir>/<key>/step.gptart; "" when it cannot be read.
 std::string CompilerVersionFromCache(const std::string& cache_dir, const std::string& key);
 
 }  // namespace gpt_sft::trainer::validation

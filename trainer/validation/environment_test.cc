@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compiler/artifact/artifact_file.h"
 #include "gtest/gtest.h"
 
 namespace gpt_sft::trainer::validation {
@@ -15,12 +16,19 @@ TEST(CpuModelFromCpuinfo, TakesTheFirstModelName) {
   EXPECT_EQ(CpuModelFromCpuinfo("processor : 0\n"), "");
 }
 
-TEST(CompilerVersionFromCache, ReadsTheManifest) {
+TEST(CompilerVersionFromCache, ReadsTheArtifactsManifest) {
   const std::string dir = ::testing::TempDir() + "/cache";
   std::filesystem::create_directories(dir + "/abc");
-  std::ofstream(dir + "/abc/manifest.json") << R"({"version": "gptc-9", "key": "abc"})";
+  artifact::Artifact a;
+  a.key = "abc";
+  a.compiler_version = "gptc-9";
+  a.target = "cpu";
+  std::ofstream(dir + "/abc/step.gptart", std::ios::binary) << artifact::SerializeArtifact(a);
   EXPECT_EQ(CompilerVersionFromCache(dir, "abc"), "gptc-9");
   EXPECT_EQ(CompilerVersionFromCache(dir, "missing"), "");
+  std::filesystem::create_directories(dir + "/bad");
+  std::ofstream(dir + "/bad/step.gptart") << "not an artifact";
+  EXPECT_EQ(CompilerVersionFromCache(dir, "bad"), "");
 }
 
 TEST(CollectEnvironment, ReadsThisMachine) {
