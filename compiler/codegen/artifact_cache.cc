@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/artifact/artifact_file.h"
 #include "compiler/codegen/external_tool.h"
-#include "compiler/codegen/step_artifact.h"
+#include "compiler/codegen/artifact_key.h"
 
 namespace gpt_sft::compiler {
 

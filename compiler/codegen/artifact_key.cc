@@ -1,5 +1,5 @@
 // Implements ArtifactKey.
-#include "compiler/codegen/step_artifact.h"
+#include "compiler/codegen/artifact_key.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

@@ -1,10 +1,14 @@
-// The compiled fusion kernels (compiler/codegen, linked by ObjectLibrary) against the
-// interpreter running the original gpt.fusion: every scalar op gpt-lower-fusions knows,
+// The compiled fusion kernels (linked by lld into a shared object, as the cpu target ships
+// them, and dlopened) against the interpreter running the original gpt.fusion: every scalar op gpt-lower-fusions knows,
 // f32 and f64, sizes that leave vector remainders (1, 7, 1000, 4099, 2-D), the range run
 // whole and in 3 uneven pieces. f32 tanh is a polynomial approximation, hence its tolerance.
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/codegen/fusion_kernels.h"
+#include "compiler/codegen/host_module.h"
 #include "gtest/gtest.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,10 +26,34 @@
 #include "mlir/Pass/PassManager.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/test_module.h"
-#include "runtime/jit/object_library.h"
 
 namespace gpt_sft::runtime {
 namespace {
+
+/// The kernels' object linked into a shared object and loaded, as the cpu driver loads a
+/// host module.
+class LoadedKernels {
+ public:
+  static absl::StatusOr<std::unique_ptr<LoadedKernels>> Load(const std::string& object) {
+    absl::StatusOr<std::string> so = compiler::LinkHostSharedObject(object);
+    if (!so.ok()) return so.status();
+    const std::string path = ::testing::TempDir() + "/fusion_kernels_" + std::to_string(getpid()) + ".so";
+    std::ofstream(path, std::ios::binary) << *so;
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) return absl::InternalError(absl::StrCat("dlopen ", path, ": ", dlerror()));
+    return std::unique_ptr<LoadedKernels>(new LoadedKernels(handle));
+  }
+  ~LoadedKernels() { dlclose(handle_); }
+  absl::StatusOr<compiler::FusionKernelFn> Find(const std::string& symbol) const {
+    void* address = dlsym(handle_, symbol.c_str());
+    if (address == nullptr) return absl::NotFoundError(absl::StrCat("no kernel ", symbol));
+    return reinterpret_cast<compiler::FusionKernelFn>(address);
+  }
+
+ private:
+  explicit LoadedKernels(void* handle) : handle_(handle) {}
+  void* handle_;
+};
 
 /// One fusion body: its inputs, ops (with %T for the tensor type) and yielded values.
 struct Body {
@@ -140,7 +169,7 @@ TEST(FusionKernelsVsInterpreter, EveryOpShapeAndTypeWholeAndInPieces) {
   ASSERT_TRUE(mlir::succeeded(pm.run(*lowered)));
   absl::StatusOr<compiler::KernelObject> object = compiler::CompileFusionKernels(*lowered);
   ASSERT_TRUE(object.ok()) << object.status();
-  absl::StatusOr<std::unique_ptr<ObjectLibrary>> library = ObjectLibrary::Load(object->object);
+  absl::StatusOr<std::unique_ptr<LoadedKernels>> library = LoadedKernels::Load(object->object);
   ASSERT_TRUE(library.ok()) << library.status();
   std::unique_ptr<Interpreter> interpreter = (*original)->NewInterpreter();
 
@@ -154,9 +183,9 @@ TEST(FusionKernelsVsInterpreter, EveryOpShapeAndTypeWholeAndInPieces) {
     ASSERT_TRUE(generic) << name;
     auto symbol = generic->getAttrOfType<mlir::StringAttr>(compiler::kKernelAttrName);
     ASSERT_TRUE(symbol) << name;
-    absl::StatusOr<void*> address = (*library)->Find(symbol.str());
-    ASSERT_TRUE(address.ok()) << address.status();
-    auto fn = reinterpret_cast<compiler::FusionKernelFn>(*address);
+    absl::StatusOr<compiler::FusionKernelFn> found = (*library)->Find(symbol.str());
+    ASSERT_TRUE(found.ok()) << found.status();
+    const compiler::FusionKernelFn fn = *found;
 
     const bool f64 = name.size() > 3 && name.substr(name.size() - 3) == "f64";
     auto type = llvm::cast<mlir::RankedTensorType>(func.getFunctionType().getInput(0));
@@ -179,25 +208,6 @@ TEST(FusionKernelsVsInterpreter, EveryOpShapeAndTypeWholeAndInPieces) {
   }
   EXPECT_EQ(checked, static_cast<int>(2 * Shapes().size() * Bodies().size()));
   std::cout << "kernels checked: " << checked << ", worst error f32 " << worst_f32 << ", f64 " << worst_f64 << "\n";
-}
-
-TEST(ObjectLibrary, FindNamesAMissingSymbol) {
-  absl::StatusOr<std::unique_ptr<testing::TestModule>> module = testing::TestModule::Parse("");
-  ASSERT_TRUE(module.ok()) << module.status();
-  absl::StatusOr<compiler::KernelObject> object = compiler::CompileFusionKernels((*module)->module());
-  ASSERT_TRUE(object.ok()) << object.status();
-  absl::StatusOr<std::unique_ptr<ObjectLibrary>> library = ObjectLibrary::Load(object->object);
-  ASSERT_TRUE(library.ok()) << library.status();
-  absl::StatusOr<void*> missing = (*library)->Find("gpt_fusion_0");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(std::string(missing.status().message()).find("gpt_fusion_0"), std::string::npos) << missing.status();
-}
-
-TEST(ObjectLibrary, RejectsBytesThatAreNoObject) {
-  absl::StatusOr<std::unique_ptr<ObjectLibrary>> library = ObjectLibrary::Load("not an object file");
-  ASSERT_FALSE(library.ok());
-  EXPECT_NE(std::string(library.status().message()).find("object"), std::string::npos) << library.status();
 }
 
 }  // namespace
