@@ -98,7 +98,8 @@ bool IsElementwise(Operation* op) {
   for (mlir::AffineMap map : generic.getIndexingMapsArray()) {
     if (!map.isIdentity()) return false;
   }
-  return true;
+  // The epilogue knows the flat index only, not the generic's iteration indices.
+  return generic.getRegion().front().getOps<mlir::linalg::IndexOp>().empty();
 }
 
 /// The operands Z computes from (a generic's outs are only its result shapes).
