@@ -144,6 +144,7 @@ Value KernelBuilder::WorkgroupReduce(Value value, Value scratch, Reduction kind)
 }
 
 Value KernelBuilder::ReduceAlongX(Value value, Value scratch, Reduction kind) {
+  if (block_[1] * block_[2] == 1) return WorkgroupReduce(value, scratch, kind);
   Value lid = LocalLinearId();
   return TreeReduce(value, scratch, kind, block_[0], thread_ids_[0], Sub(lid, thread_ids_[0]));
 }
