@@ -18,9 +18,9 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
+#include "runtime/base/tensor.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/executable/executable.h"
-#include "runtime/interpreter/tensor.h"
 #include "runtime/params/param_store.h"
 #include "trainer/eager_step.h"
 

@@ -31,7 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/codegen/step_artifact.h"
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 
 namespace gpt_sft::runtime {
 
