@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_file.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/xxhash.h"
 #include "nlohmann/json.hpp"
@@ -34,14 +35,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   bytes << in.rdbuf();
   if (in.bad()) return absl::DataLossError("cannot read " + path);
   return bytes.str();
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.flush();
-  if (!out) return absl::UnavailableError("cannot write " + path);
-  return absl::OkStatus();
 }
 
 json FileEntry(const std::string& bytes) { return {{"bytes", bytes.size()}, {"xxh3", Hash(bytes)}}; }
@@ -124,15 +117,19 @@ absl::Status ArtifactCache::Store(const StepArtifact& artifact) const {
   }
   manifest["files"][kStepIr] = FileEntry(artifact.step_ir);
   manifest["files"][kObject] = FileEntry(artifact.kernels.object);
-  // The manifest goes last: an entry without one is never read.
+  // The manifest goes last: an entry without one is never read. Each file is written with
+  // base::WriteFileAtomically, so it is on disk (fsynced) before the directory that holds
+  // them is published below.
   for (auto [name, bytes] : {std::pair<const char*, const std::string*>{kStepIr, &artifact.step_ir},
                              {kObject, &artifact.kernels.object}}) {
-    if (absl::Status s = WriteFile(tmp + "/" + name, *bytes); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(tmp + "/" + name, *bytes); !s.ok()) return s;
   }
-  if (absl::Status s = WriteFile(tmp + "/" + kManifest, manifest.dump(2) + "\n"); !s.ok()) return s;
+  if (absl::Status s = base::WriteFileAtomically(tmp + "/" + kManifest, manifest.dump(2) + "\n"); !s.ok()) return s;
 
-  // A damaged entry under the key is replaced; an intact one written meanwhile by another
-  // process wins (rename fails on a non-empty directory) and ours is dropped.
+  // The entry is published as a whole by renaming its directory (base/atomic_file.h publishes
+  // one file; an entry is three). A damaged entry under the key is replaced; an intact one
+  // written meanwhile by another process wins (rename fails on a non-empty directory) and
+  // ours is dropped.
   if (fs::exists(final_dir) && !Load(artifact.key).ok()) fs::remove_all(final_dir, ec);
   fs::rename(tmp, final_dir, ec);
   if (ec) {

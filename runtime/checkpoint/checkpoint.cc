@@ -57,11 +57,11 @@ absl::StatusOr<ResolvedCheckpoint> SaveCheckpoint(const std::string& dir, const 
   if (ec) return absl::InternalError(absl::StrCat("cannot create checkpoint directory ", dir, ": ", ec.message()));
 
   // 1. Both files complete and fsynced under temp names.
-  absl::StatusOr<std::unique_ptr<AtomicFile>> model = AtomicFile::Open(out.model_path, options.fault_hook);
+  absl::StatusOr<std::unique_ptr<base::AtomicFile>> model = base::AtomicFile::Open(out.model_path, options.fault_hook);
   if (!model.ok()) return model.status();
   if (absl::Status s = WriteParamFile(store, {{"format", "pt"}, {"writer", "gpt_sft"}}, **model); !s.ok()) return s;
   if (absl::Status s = (*model)->Sync(); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<AtomicFile>> meta_file = AtomicFile::Open(out.meta_path, options.fault_hook);
+  absl::StatusOr<std::unique_ptr<base::AtomicFile>> meta_file = base::AtomicFile::Open(out.meta_path, options.fault_hook);
   if (!meta_file.ok()) return meta_file.status();
   if (absl::Status s = (*meta_file)->Append(meta_json->data(), meta_json->size()); !s.ok()) return s;
   if (absl::Status s = (*meta_file)->Sync(); !s.ok()) return s;

@@ -1,7 +1,5 @@
 #include "trainer/validation/validation_run.h"
 
-#include <unistd.h>
-
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_file.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/demo_setup.h"
@@ -95,20 +94,6 @@ std::pair<std::string, std::string> GitCommit(const ValidateOptions& o) {
   const bool dirty = status.ok() && status->exit_code == 0 && !status->stdout_text.empty();
   return {commit, absl::StrCat("git rev-parse HEAD in ", workspace,
                                dirty ? "; the work tree has uncommitted changes to tracked files" : "; clean")};
-}
-
-absl::Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return absl::UnavailableError("cannot write " + temp);
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot rename ", temp, " to ", path, ": ", ec.message()));
-  return absl::OkStatus();
 }
 
 // The value of the last --name=value in `flags`, or "".
@@ -276,14 +261,14 @@ class Validation {
     const std::string json_path = report_.run_dir + "/" + kReportJson;
     const std::string md_path = report_.run_dir + "/" + kReportMarkdown;
     report_.plots.error = "not drawn (the plots are drawn from this file once it is written)";
-    if (absl::Status s = WriteAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
     std::string script_error;
     const std::string script = FindPlotScript(script_error);
     report_.plots = script.empty() ? PlotSet{false, {}, script_error}
                                    : MakePlots(o_.python, script, json_path, report_.run_dir);
     if (!report_.plots.made) console_ << "validate: error: no plots: " << report_.plots.error << std::endl;
-    if (absl::Status s = WriteAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
-    if (absl::Status s = WriteAtomically(md_path, RenderMarkdown(report_)); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(md_path, RenderMarkdown(report_)); !s.ok()) return s;
     console_ << "\n";
     for (const Criterion& c : report_.criteria) {
       console_ << (c.status == CriterionStatus::kPass ? "  ✅ " : "  ❌ ") << c.title << ": " << c.measured << "\n";
