@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/atomic_file.h"
+#include "base/json_file.h"
+#include "base/read_file.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/xxhash.h"
 #include "nlohmann/json.hpp"
@@ -28,21 +28,12 @@ std::string Hash(const std::string& bytes) {
   return absl::StrFormat("%016x", llvm::xxh3_64bits(llvm::StringRef(bytes)));
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot open " + path);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return absl::DataLossError("cannot read " + path);
-  return bytes.str();
-}
-
 json FileEntry(const std::string& bytes) { return {{"bytes", bytes.size()}, {"xxh3", Hash(bytes)}}; }
 
 /// The file `name` of the entry, checked against the manifest's size and hash.
 absl::StatusOr<std::string> ReadChecked(const std::string& dir, const json& manifest, const std::string& name) {
   const std::string path = dir + "/" + name;
-  absl::StatusOr<std::string> bytes = ReadFile(path);
+  absl::StatusOr<std::string> bytes = base::ReadFile(path);
   if (!bytes.ok()) return absl::DataLossError(absl::StrCat("compile cache entry ", dir, ": ", bytes.status().message()));
   const json& entry = manifest["files"][name];
   if (entry["bytes"].get<size_t>() != bytes->size() || entry["xxh3"].get<std::string>() != Hash(*bytes)) {
@@ -57,10 +48,11 @@ absl::StatusOr<std::string> ReadChecked(const std::string& dir, const json& mani
 
 absl::StatusOr<StepArtifact> ArtifactCache::Load(const std::string& key) const {
   const std::string dir = EntryDir(key);
-  absl::StatusOr<std::string> text = ReadFile(dir + "/" + kManifest);
-  if (!text.ok()) return absl::NotFoundError(absl::StrCat("no compiled step ", key, " in ", root_));
+  absl::StatusOr<json> read = base::ReadJsonFile<json>(dir + "/" + kManifest);
+  if (absl::IsNotFound(read.status())) return absl::NotFoundError(absl::StrCat("no compiled step ", key, " in ", root_));
+  if (!read.ok()) return absl::DataLossError(absl::StrCat("compile cache entry ", dir, " is damaged: ", read.status().message()));
   try {
-    const json manifest = json::parse(*text);
+    const json& manifest = *read;
     if (manifest.at("version").get<std::string>() != kCompilerVersion || manifest.at("key").get<std::string>() != key) {
       return absl::DataLossError(absl::StrCat("compile cache entry ", dir, " was written by ",
                                               manifest.at("version").get<std::string>(), " for key ",

@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/read_file.h"
 #include "runtime/checkpoint/param_file.h"
 
 namespace gpt_sft::runtime {
@@ -25,15 +24,6 @@ ResolvedCheckpoint PathsFor(const std::string& dir, int64_t step) {
   r.model_path = (fs::path(dir) / ModelFileName(step)).string();
   r.meta_path = (fs::path(dir) / MetaFileName(step)).string();
   return r;
-}
-
-absl::StatusOr<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return ss.str();
 }
 
 }  // namespace
@@ -83,7 +73,7 @@ absl::StatusOr<ResolvedCheckpoint> SaveSftCheckpoint(const std::string& base_dir
 }
 
 absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const ResolvedCheckpoint& where) {
-  absl::StatusOr<std::string> text = ReadText(where.meta_path);
+  absl::StatusOr<std::string> text = base::ReadFile(where.meta_path);
   if (!text.ok()) return text.status();
   absl::StatusOr<CheckpointMeta> meta = MetaFromJson(where.meta_path, *text);
   if (!meta.ok()) return meta.status();

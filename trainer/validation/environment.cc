@@ -5,23 +5,22 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "base/json_file.h"
+#include "base/read_file.h"
 #include "trainer/bench/subprocess.h"
-#include "trainer/validation/json_fields.h"
 
 namespace gpt_sft::trainer::validation {
 namespace {
 
+// The file's text, or "" when it cannot be read (the environment is best effort).
 std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  absl::StatusOr<std::string> text = base::ReadFile(path);
+  return text.ok() ? *std::move(text) : "";
 }
 
 std::string Trim(std::string s) {
@@ -105,9 +104,9 @@ std::string CpuModelFromCpuinfo(const std::string& cpuinfo) {
 
 std::string CompilerVersionFromCache(const std::string& cache_dir, const std::string& key) {
   const std::string path = cache_dir + "/" + key + "/manifest.json";
-  Json j = Json::parse(ReadText(path), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("version") || !j["version"].is_string()) return "";
-  return j["version"].get<std::string>();
+  absl::StatusOr<base::Json> j = base::ReadJsonFile(path);
+  if (!j.ok() || !j->is_object() || !j->contains("version") || !(*j)["version"].is_string()) return "";
+  return (*j)["version"].get<std::string>();
 }
 
 Environment CollectEnvironment() {

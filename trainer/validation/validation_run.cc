@@ -2,12 +2,12 @@
 
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/atomic_file.h"
+#include "base/json_file.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/demo_setup.h"
@@ -107,7 +107,7 @@ std::string FlagValue(const std::vector<std::string>& flags, const std::string& 
 }
 
 // The model_config of the first checkpoint a test saved (its meta_%06d.json beside the model).
-Json ModelConfig(const std::vector<TestRun>& tests) {
+base::Json ModelConfig(const std::vector<TestRun>& tests) {
   for (const TestRun& t : tests) {
     if (!t.summary || !t.summary->checkpoint) continue;
     fs::path model = t.summary->checkpoint->model_path;
@@ -115,9 +115,8 @@ Json ModelConfig(const std::vector<TestRun>& tests) {
     if (name.rfind("model_", 0) != 0) continue;
     name = "meta_" + name.substr(6);
     name = name.substr(0, name.rfind('.')) + ".json";
-    std::ifstream in(model.parent_path() / name);
-    Json meta = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!meta.is_discarded() && meta.is_object() && meta.contains("model_config")) return meta["model_config"];
+    absl::StatusOr<base::Json> meta = base::ReadJsonFile((model.parent_path() / name).string());
+    if (meta.ok() && meta->is_object() && meta->contains("model_config")) return (*meta)["model_config"];
   }
   return nullptr;
 }
