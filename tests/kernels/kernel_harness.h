@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 
 namespace gpt_sft::tests {
 

@@ -1,4 +1,4 @@
-// CachingAllocator: host memory for the interpreter's tensors, 64-byte aligned, with a
+// CachingAllocator: host memory for tensors (the interpreter's values), 64-byte aligned, with a
 // size-bucketed cache of freed blocks (the idea of PyTorch's caching allocators).
 //
 // Why: an eager step frees and re-allocates the same large activations every step. Giving
@@ -14,8 +14,8 @@
 //
 // Ownership: Allocate returns a shared_ptr whose deleter hands the block back; blocks may
 // outlive the CachingAllocator object (the cache state is shared with them). Thread-safe.
-#ifndef GPT_SFT_RUNTIME_INTERPRETER_CACHING_ALLOCATOR_H_
-#define GPT_SFT_RUNTIME_INTERPRETER_CACHING_ALLOCATOR_H_
+#ifndef GPT_SFT_RUNTIME_BASE_CACHING_ALLOCATOR_H_
+#define GPT_SFT_RUNTIME_BASE_CACHING_ALLOCATOR_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -63,4 +63,4 @@ class CachingAllocator {
 
 }  // namespace gpt_sft::runtime
 
-#endif  // GPT_SFT_RUNTIME_INTERPRETER_CACHING_ALLOCATOR_H_
+#endif  // GPT_SFT_RUNTIME_BASE_CACHING_ALLOCATOR_H_

@@ -1,4 +1,4 @@
-#include "runtime/interpreter/caching_allocator.h"
+#include "runtime/base/caching_allocator.h"
 
 #include <cstdint>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "runtime/checkpoint/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
 
-namespace gpt_sft::runtime {
+namespace gpt_sft::base {
 namespace {
 
 using ::testing::ElementsAre;
@@ -105,4 +105,4 @@ TEST(AtomicFile, RealWriteFailureKeepsTheOldFile) {
 }
 
 }  // namespace
-}  // namespace gpt_sft::runtime
+}  // namespace gpt_sft::base

@@ -1,5 +1,5 @@
 // Implements AtomicFile with POSIX calls (fsync and directory fsync are what iostreams lack).
-#include "runtime/checkpoint/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 
-namespace gpt_sft::runtime {
+namespace gpt_sft::base {
 namespace {
 
 std::string BaseName(const std::string& path) { return std::filesystem::path(path).filename().string(); }
@@ -107,4 +107,4 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   return (*f)->Publish();
 }
 
-}  // namespace gpt_sft::runtime
+}  // namespace gpt_sft::base

@@ -1,8 +1,8 @@
 // AtomicFile: writes a file so that readers see the old contents or the new, never a part.
 // Bytes go to a temp file beside the target (same directory, so rename is atomic); Commit()
 // fsyncs it, renames it onto the target and fsyncs the directory so the rename is durable.
-#ifndef GPT_SFT_RUNTIME_CHECKPOINT_ATOMIC_FILE_H_
-#define GPT_SFT_RUNTIME_CHECKPOINT_ATOMIC_FILE_H_
+#ifndef GPT_SFT_BASE_ATOMIC_FILE_H_
+#define GPT_SFT_BASE_ATOMIC_FILE_H_
 
 #include <cstddef>
 #include <functional>
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace gpt_sft::runtime {
+namespace gpt_sft::base {
 
 /// Called at each step of a write with a label such as "model_000650.safetensors:write";
 /// a non-OK status makes that step fail as if the system call had. Tests use it to simulate a
@@ -56,6 +56,6 @@ class AtomicFile {
 /// One-shot form: the whole of `contents` written atomically to `path`.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, FaultHook hook = {});
 
-}  // namespace gpt_sft::runtime
+}  // namespace gpt_sft::base
 
-#endif  // GPT_SFT_RUNTIME_CHECKPOINT_ATOMIC_FILE_H_
+#endif  // GPT_SFT_BASE_ATOMIC_FILE_H_

@@ -1,5 +1,6 @@
-// Tensor: the interpreter's value. An element type, a row-major shape of int64 dims and a
-// data pointer, either
+// Tensor: the runtime's value (the interpreter's operands and results, the compiled step's
+// inputs and outputs, the trainer's batches). An element type, a row-major shape of int64
+// dims and a data pointer, either
 //   * owning: a block from a CachingAllocator (or the heap), shared by every copy of the
 //     Tensor and by reshapes of it; the block goes back when the last holder drops it; or
 //   * a view: external memory (e.g. a ParamStore weight) the Tensor never frees; the owner
@@ -7,8 +8,8 @@
 // Copies are cheap (a shared_ptr copy) and share the data: a Tensor has value semantics
 // only by convention, the interpreter writing into a buffer only when it holds its sole
 // reference (see interpreter.h, donation).
-#ifndef GPT_SFT_RUNTIME_INTERPRETER_TENSOR_H_
-#define GPT_SFT_RUNTIME_INTERPRETER_TENSOR_H_
+#ifndef GPT_SFT_RUNTIME_BASE_TENSOR_H_
+#define GPT_SFT_RUNTIME_BASE_TENSOR_H_
 
 #include <cassert>
 #include <cstdint>
@@ -118,4 +119,4 @@ class Tensor {
 
 }  // namespace gpt_sft::runtime
 
-#endif  // GPT_SFT_RUNTIME_INTERPRETER_TENSOR_H_
+#endif  // GPT_SFT_RUNTIME_BASE_TENSOR_H_

@@ -1,9 +1,8 @@
 // Reading and writing the fields of a JSON object with nlohmann::json, where a missing or
 // null field is a std::optional without value and a wrong type is an error naming where the
-// object came from and the field. Shared by the readers of the trainer's outputs and by the
-// report's JSON.
-#ifndef GPT_SFT_TRAINER_VALIDATION_JSON_FIELDS_H_
-#define GPT_SFT_TRAINER_VALIDATION_JSON_FIELDS_H_
+// object came from and the field. JsonT is base::Json (keys in file order) or nlohmann::json.
+#ifndef GPT_SFT_BASE_JSON_FIELDS_H_
+#define GPT_SFT_BASE_JSON_FIELDS_H_
 
 #include <cmath>
 #include <optional>
@@ -15,18 +14,16 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace gpt_sft::trainer::validation {
-
-using Json = nlohmann::ordered_json;
+namespace gpt_sft::base {
 
 /// `j[key]` into `out`; DataLoss "<where>: no field \"key\"" or "...: field \"key\": <why>".
-template <typename T>
-absl::Status ReadField(const Json& j, const char* key, T& out, const std::string& where) {
+template <typename T, typename JsonT>
+absl::Status ReadField(const JsonT& j, const char* key, T& out, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) {
     return absl::DataLossError(absl::StrCat(where, ": no field \"", key, "\""));
   }
   try {
-    out = j.at(key).get<T>();
+    out = j.at(key).template get<T>();
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat(where, ": field \"", key, "\": ", e.what()));
   }
@@ -34,8 +31,8 @@ absl::Status ReadField(const Json& j, const char* key, T& out, const std::string
 }
 
 /// As ReadField, but a missing or null field leaves `out` empty instead of failing.
-template <typename T>
-absl::Status ReadOptionalField(const Json& j, const char* key, std::optional<T>& out, const std::string& where) {
+template <typename T, typename JsonT>
+absl::Status ReadOptionalField(const JsonT& j, const char* key, std::optional<T>& out, const std::string& where) {
   out.reset();
   if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return absl::OkStatus();
   T value{};
@@ -45,8 +42,8 @@ absl::Status ReadOptionalField(const Json& j, const char* key, std::optional<T>&
 }
 
 /// `j[key] = value`, or null when `value` is empty (or a non-finite double, which JSON lacks).
-template <typename T>
-void WriteOptionalField(Json& j, const char* key, const std::optional<T>& value) {
+template <typename T, typename JsonT>
+void WriteOptionalField(JsonT& j, const char* key, const std::optional<T>& value) {
   if (!value.has_value()) {
     j[key] = nullptr;
     return;
@@ -60,6 +57,6 @@ void WriteOptionalField(Json& j, const char* key, const std::optional<T>& value)
   j[key] = *value;
 }
 
-}  // namespace gpt_sft::trainer::validation
+}  // namespace gpt_sft::base
 
-#endif  // GPT_SFT_TRAINER_VALIDATION_JSON_FIELDS_H_
+#endif  // GPT_SFT_BASE_JSON_FIELDS_H_

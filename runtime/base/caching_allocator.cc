@@ -1,5 +1,5 @@
 // Implements CachingAllocator: a multimap from bucket size to cached blocks under a mutex.
-#include "runtime/interpreter/caching_allocator.h"
+#include "runtime/base/caching_allocator.h"
 
 #include <algorithm>
 #include <cstdlib>

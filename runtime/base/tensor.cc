@@ -1,9 +1,9 @@
 // Implements Tensor.
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 
 #include <cstdlib>
 
-#include "runtime/interpreter/caching_allocator.h"
+#include "runtime/base/caching_allocator.h"
 
 namespace gpt_sft::runtime {
 

@@ -1,6 +1,6 @@
 // Test helpers: a fresh directory under $TEST_TMPDIR per test, and file utilities.
-#ifndef GPT_SFT_RUNTIME_CHECKPOINT_TEST_DIR_H_
-#define GPT_SFT_RUNTIME_CHECKPOINT_TEST_DIR_H_
+#ifndef GPT_SFT_BASE_TEST_DIR_H_
+#define GPT_SFT_BASE_TEST_DIR_H_
 
 #include <algorithm>
 #include <cstdlib>
@@ -12,7 +12,7 @@
 
 #include "gtest/gtest.h"
 
-namespace gpt_sft::runtime::testing {
+namespace gpt_sft::base::testing {
 
 /// $TEST_TMPDIR/<suite>.<test>, emptied.
 inline std::string FreshTestDir() {
@@ -44,6 +44,6 @@ inline void WriteBytes(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
-}  // namespace gpt_sft::runtime::testing
+}  // namespace gpt_sft::base::testing
 
-#endif  // GPT_SFT_RUNTIME_CHECKPOINT_TEST_DIR_H_
+#endif  // GPT_SFT_BASE_TEST_DIR_H_
