@@ -13,9 +13,6 @@
 #include "mlir/Pass/PassManager.h"
 
 namespace gpt_sft::compiler {
-namespace {
-
-}  // namespace
 
 absl::Status LowerToGpuKernels(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());

@@ -9,6 +9,7 @@
 #include "compiler/builder/step_builder.h"
 #include "compiler/codegen/artifact_cache.h"
 #include "compiler/codegen/cpu_target.h"
+#include "compiler/codegen/cuda_target.h"
 #include "compiler/codegen/artifact_key.h"
 #include "compiler/codegen/host_target.h"
 #include "compiler/codegen/opencl_target.h"
@@ -54,6 +55,7 @@ std::string TargetKey(Target target) {
   switch (target) {
     case Target::kCpu: return absl::StrCat("cpu ", DetectHostTarget().Description());
     case Target::kOpenCl: return "opencl spir64";
+    case Target::kCuda: return "cuda sm_90 ptx";
   }
   return "?";
 }
@@ -82,6 +84,9 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
       break;
     case Target::kOpenCl:
       a = CompileForOpenCl(*step.module);
+      break;
+    case Target::kCuda:
+      a = CompileForCuda(*step.module);
       break;
   }
   if (!a.ok()) return a.status();

@@ -13,11 +13,12 @@ namespace gpt_sft::compiler {
 enum class Target {
   kCpu,     // host shared object (fusions) + the cpu driver's library builtins
   kOpenCl,  // every kernel generated: gpu dialect -> SPIR-V -> SPIR bitcode
+  kCuda,    // the same kernels: gpu dialect -> NVVM -> PTX (sm_90)
 };
 
-/// "cpu", "opencl": the name of the device driver that runs the target's artifacts.
+/// "cpu", "opencl", "cuda": the name of the device driver that runs the target's artifacts.
 const char* TargetName(Target target);
-/// From a driver name ("cpu", "opencl"); InvalidArgument listing the targets otherwise.
+/// From a driver name ("cpu", "opencl", "cuda"); InvalidArgument listing the targets otherwise.
 absl::StatusOr<Target> ParseTarget(std::string_view name);
 
 }  // namespace gpt_sft::compiler

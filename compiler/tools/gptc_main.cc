@@ -25,7 +25,9 @@
 #include "compiler/builder/step_builder.h"
 #include "compiler/artifact/artifact_file.h"
 #include "compiler/codegen/fusion_kernels.h"
+#include "compiler/codegen/cuda_target.h"
 #include "compiler/codegen/opencl_target.h"
+#include "compiler/codegen/ptx_kernels.h"
 #include "compiler/codegen/step_compiler.h"
 #include "compiler/codegen/target.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
@@ -50,10 +52,10 @@ ABSL_FLAG(int, dp_world_size, 1, "data-parallel ranks: above 1, optimizer_step a
 ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
 ABSL_FLAG(std::string, emit, "gpt",
           "stage to print: gpt (as built), autodiff, fused, planned, linalg, then per target: llvm (cpu: the fusion "
-          "kernels' optimized LLVM IR); gpu (opencl: launch schedules of target-neutral GPU kernels), spirv (opencl: "
-          "the kernels in SPIR-V), launches (the artifact's launch list), artifact (the artifact file itself: "
+          "kernels' optimized LLVM IR); gpu (opencl, cuda: launch schedules of target-neutral GPU kernels), spirv "
+          "(opencl: the kernels in SPIR-V), ptx (cuda: the kernels' PTX for sm_90), launches (the artifact's launch list), artifact (the artifact file itself: "
           "--output is required; //trainer:run_step runs it)");
-ABSL_FLAG(std::string, target, "cpu", "what the step is compiled for: cpu or opencl");
+ABSL_FLAG(std::string, target, "cpu", "what the step is compiled for: cpu, opencl or cuda");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
@@ -143,8 +145,17 @@ int Emit(const std::string& text) {
   return 0;
 }
 
-/// The target stages past linalg: gpu, spirv, launches (opencl).
-bool IsTargetStage(const std::string& emit) { return emit == "gpu" || emit == "spirv" || emit == "launches"; }
+/// The GPU targets' stages past linalg: gpu (opencl, cuda), spirv (opencl), ptx (cuda).
+bool IsGpuStage(const std::string& emit) { return emit == "gpu" || emit == "spirv" || emit == "ptx"; }
+
+/// "" when `emit` is a stage of `target`, else the error.
+std::string StageError(const std::string& emit, const std::string& target) {
+  if (emit == "llvm" && target != "cpu") return "--emit=llvm is a stage of --target=cpu";
+  if (emit == "gpu" && target == "cpu") return "--emit=gpu is a stage of --target=opencl and --target=cuda";
+  if (emit == "spirv" && target != "opencl") return "--emit=spirv is a stage of --target=opencl";
+  if (emit == "ptx" && target != "cuda") return "--emit=ptx is a stage of --target=cuda";
+  return "";
+}
 
 /// launches and artifact: the whole compile (compiler/codegen/step_compiler.h), as the trainer does it.
 int EmitArtifact(const StepConfig& config, Target target, const std::string& emit) {
@@ -158,8 +169,15 @@ int EmitArtifact(const StepConfig& config, Target target, const std::string& emi
   return Emit(artifact::SerializeArtifact(*artifact));
 }
 
-int EmitOpenClStage(mlir::ModuleOp module, const std::string& emit) {
+int EmitGpuStage(mlir::ModuleOp module, const std::string& emit) {
   if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return Fail(std::string(s.message()));
+  if (emit == "ptx") {
+    absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, {});
+    if (!ptx.ok()) return Fail(std::string(ptx.status().message()));
+    std::string text;
+    for (const PtxKernels& k : *ptx) absl::StrAppend(&text, "// gpu.module @", k.gpu_module, "\n", k.ptx, "\n");
+    return Emit(text);
+  }
   if (emit == "spirv") {
     if (absl::Status s = LowerGpuKernelsToSpirv(module); !s.ok()) return Fail(std::string(s.message()));
   }
@@ -180,14 +198,13 @@ int Main() {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit);
     return EmitArtifact(*config, *parsed_target, emit);
   }
-  if (IsTargetStage(emit) && target != "opencl") return Fail("--emit=" + emit + " is a stage of --target=opencl");
-  if (emit == "llvm" && target != "cpu") return Fail("--emit=llvm is a stage of --target=cpu");
+  if (const std::string error = StageError(emit, target); !error.empty()) return Fail(error);
   // llvm and the target stages are gptc's own: the linalg stage, then the target's code.
   const bool emit_llvm = emit == "llvm";
   Stage stage = Stage::kLinalg;
-  if (!emit_llvm && !IsTargetStage(emit)) {
+  if (!emit_llvm && !IsGpuStage(emit)) {
     if (absl::Status s = ParseStage(absl::GetFlag(FLAGS_emit), &stage); !s.ok()) {
-      return Fail("--emit: " + std::string(s.message()) + ", llvm, gpu, spirv, launches");
+      return Fail("--emit: " + std::string(s.message()) + ", llvm, gpu, spirv, ptx, launches, artifact");
     }
   }
   mlir::MLIRContext context;
@@ -196,7 +213,7 @@ int Main() {
   if (!module.ok()) return Fail(std::string(module.status().message()));
   const auto passes_start = std::chrono::steady_clock::now();
   std::vector<std::string> remarks;
-  const int64_t alignment = target == "opencl" ? kGpuBufferAlignment : 64;
+  const int64_t alignment = target == "cpu" ? 64 : kGpuBufferAlignment;
   if (absl::Status s = RunToStage(**module, stage, absl::GetFlag(FLAGS_print_ir_after_all), &remarks, alignment);
       !s.ok()) {
     return Fail(std::string(s.message()));
@@ -207,9 +224,9 @@ int Main() {
     PrintStats(**module, ms(build_start, passes_start), ms(passes_start, std::chrono::steady_clock::now()),
                absl::GetFlag(FLAGS_emit));
   }
-  if (IsTargetStage(emit)) {
+  if (IsGpuStage(emit)) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit + " (the module is one program)");
-    return EmitOpenClStage(**module, emit);
+    return EmitGpuStage(**module, emit);
   }
   if (emit_llvm) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=llvm (the kernels are per module)");

@@ -1,0 +1,32 @@
+// Implements the cuda target's compile: the GPU kernels, their PTX, the launch list.
+#include "compiler/codegen/cuda_target.h"
+
+#include "absl/strings/str_cat.h"
+#include "compiler/codegen/opencl_target.h"
+#include "compiler/lowering/launch_list.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace gpt_sft::compiler {
+
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, const PtxOptions& options) {
+  if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return s;
+  absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, options);
+  if (!ptx.ok()) return ptx.status();
+  lowering::ModuleIndex index;
+  std::vector<artifact::KernelModule> modules;
+  for (PtxKernels& k : *ptx) {
+    index.gpu_modules[k.gpu_module] = static_cast<int>(modules.size());
+    modules.push_back({k.gpu_module, artifact::ModuleFormat::kPtx, std::move(k.ptx), k.kernels});
+  }
+  absl::StatusOr<artifact::Artifact> artifact = lowering::ExtractLaunchList(module, index);
+  if (!artifact.ok()) return artifact.status();
+  artifact->modules = std::move(modules);
+  artifact->target = "cuda";
+  artifact->target_description = absl::StrCat("PTX for ", options.chip, " (NVVM, LLVM NVPTX; libdevice linked)");
+  if (absl::Status s = artifact::Validate(*artifact); !s.ok()) {
+    return absl::InternalError(absl::StrCat("the cuda artifact is inconsistent (a compiler bug): ", s.message()));
+  }
+  return artifact;
+}
+
+}  // namespace gpt_sft::compiler

@@ -1,0 +1,66 @@
+// Every kernel of the depth-4 (the CPU benchmark config) and depth-20 (nanochat's d20: width
+// 1280, 10 heads, vocab 65536) steps at [4, 2048], compiled for the cuda target, assembles with
+// the CUDA toolkit's ptxas for sm_90. Where no toolkit is installed the test is skipped, saying
+// where it looked. The PTX is also checked to carry its kernels and no unresolved call (every
+// libdevice function linked in).
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/artifact/artifact.h"
+#include "compiler/builder/step_config.h"
+#include "compiler/codegen/external_tool.h"
+#include "compiler/codegen/ptx_kernels.h"
+#include "compiler/codegen/step_compiler.h"
+#include "compiler/codegen/target.h"
+#include "gtest/gtest.h"
+
+namespace gpt_sft::compiler {
+namespace {
+
+std::string Ptxas() { return CudaToolkitPath({}) + "/bin/ptxas"; }
+
+StepConfig Config(int depth, int n_embd, int heads, int vocab, bool packed) {
+  StepConfig config;
+  config.model = *ModelConfig::FromDepth(depth, vocab, 2048, n_embd, heads);
+  config.batch_size = 4;
+  config.seq_len = 2048;
+  config.packed = packed;
+  return config;
+}
+
+void ExpectEveryKernelAssembles(const StepConfig& config, const std::string& what) {
+  if (!std::filesystem::exists(Ptxas())) GTEST_SKIP() << "no CUDA toolkit: " << Ptxas() << " does not exist";
+  absl::StatusOr<artifact::Artifact> a = CompileStep(config, Target::kCuda);
+  ASSERT_TRUE(a.ok()) << a.status();
+  absl::StatusOr<ScratchDir> dir = ScratchDir::Make("gpt-ptxas-test");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  int modules = 0;
+  size_t kernels = 0;
+  for (const artifact::KernelModule& m : a->modules) {
+    ASSERT_EQ(m.format, artifact::ModuleFormat::kPtx) << m.name;
+    for (const std::string& k : m.symbols) {
+      EXPECT_NE(m.bytes.find(absl::StrCat(".entry ", k, "(")), std::string::npos) << what << ": no .entry " << k;
+    }
+    EXPECT_EQ(m.bytes.find(".extern .func"), std::string::npos) << what << ": an unresolved function in " << m.name;
+    const std::string ptx = dir->File(m.name + ".ptx"), cubin = dir->File(m.name + ".cubin");
+    ASSERT_TRUE(WriteWholeFile(ptx, m.bytes).ok());
+    absl::Status assembled = RunTool({Ptxas(), "-arch=sm_90", ptx, "-o", cubin}, "ptxas");
+    EXPECT_TRUE(assembled.ok()) << what << ", gpu.module @" << m.name << ": " << assembled;
+    EXPECT_GT(std::filesystem::file_size(cubin), 0u);
+    ++modules;
+    kernels += m.symbols.size();
+  }
+  EXPECT_GT(modules, 0);
+  std::cout << what << ": " << kernels << " kernels in " << modules << " module(s) assembled for sm_90\n";
+}
+
+TEST(PtxAssembly, Depth4PaddedStep) { ExpectEveryKernelAssembles(Config(4, 256, 2, 8192, false), "depth 4, padded"); }
+
+TEST(PtxAssembly, Depth20PackedStep) {
+  ExpectEveryKernelAssembles(Config(20, 1280, 10, 65536, true), "depth 20, packed");
+}
+
+}  // namespace
+}  // namespace gpt_sft::compiler
