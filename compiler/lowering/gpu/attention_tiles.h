@@ -125,8 +125,9 @@ mlir::Value CausalKeys(KernelBuilder& k, const QueryTile& qt, mlir::Value j0, in
 
 /// max(n, 1): the trip count of a loop whose length differs between work-items. PoCL 3.1
 /// miscomputes a workgroup in which some work-items run a value-carrying loop zero times
-/// (other work-items' results go wrong, or reads run off their buffers), so such loops run
-/// at least once and mask the extra iteration.
+/// inside a loop that holds barriers (seen in these kernels: other work-items' results go
+/// wrong, or reads run off their buffers; POCL_WORK_GROUP_METHOD=cbs or loopvec alike), so
+/// such loops run at least once and mask the extra iteration.
 mlir::Value AtLeastOnce(KernelBuilder& k, mlir::Value n);
 
 }  // namespace gpt_sft::compiler::gpu_lowering::attention

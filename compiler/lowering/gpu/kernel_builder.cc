@@ -82,13 +82,6 @@ Value KernelBuilder::IntToFloat(Value v, mlir::Type to) { return b_.create<arith
 
 Value KernelBuilder::PrivateArray(int64_t n, mlir::Type type) {
   auto space = mlir::gpu::AddressSpaceAttr::get(b_.getContext(), mlir::gpu::AddressSpace::Private);
-  // At the top of the kernel, whatever the insertion point: SPIR-V wants a function's
-  // variables in its first block, and an alloca elsewhere (after a loop, in one) becomes a
-  // stack allocation at run time that PoCL does not survive.
-  mlir::Block* block = b_.getInsertionBlock();
-  while (!llvm::isa<mlir::gpu::LaunchOp>(block->getParentOp())) block = block->getParentOp()->getBlock();
-  mlir::OpBuilder::InsertionGuard guard(b_);
-  b_.setInsertionPointToStart(block);
   return b_.create<mlir::memref::AllocaOp>(mlir::MemRefType::get({n}, type, mlir::MemRefLayoutAttrInterface{}, space));
 }
 
