@@ -17,8 +17,8 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
+#include "runtime/base/tensor.h"
 #include "runtime/interpreter/interpreter.h"
-#include "runtime/interpreter/tensor.h"
 #include "runtime/params/param_store.h"
 #include "trainer/train_step.h"
 

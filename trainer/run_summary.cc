@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/checkpoint/atomic_file.h"
+#include "base/atomic_file.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -46,12 +46,7 @@ nlohmann::ordered_json ToJson(const RunSummary& s) {
 }  // namespace
 
 absl::Status WriteRunSummary(const RunSummary& summary, const std::string& path) {
-  const std::string text = ToJson(summary).dump(2) + "\n";
-  absl::StatusOr<std::unique_ptr<runtime::AtomicFile>> file = runtime::AtomicFile::Open(path);
-  if (!file.ok()) return file.status();
-  if (absl::Status s = (*file)->Append(text.data(), text.size()); !s.ok()) return s;
-  if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
-  return (*file)->Publish();
+  return base::WriteFileAtomically(path, ToJson(summary).dump(2) + "\n");
 }
 
 }  // namespace gpt_sft::trainer

@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 #include "trainer/run_summary.h"
 
 namespace gpt_sft::trainer {

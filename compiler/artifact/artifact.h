@@ -127,7 +127,7 @@ struct Function {
 };
 
 struct Artifact {
-  std::string key;               // the cache key (compiler/codegen/step_artifact.h)
+  std::string key;               // the cache key (compiler/codegen/artifact_key.h)
   std::string compiler_version;  // the compiler that made it
   std::string target;            // "cpu", "opencl", "cuda"
   std::string target_description;  // e.g. the host CPU and features, the SPIR-V version

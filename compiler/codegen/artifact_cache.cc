@@ -7,9 +7,10 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/read_file.h"
 #include "compiler/artifact/artifact_file.h"
+#include "compiler/codegen/artifact_key.h"
 #include "compiler/codegen/external_tool.h"
-#include "compiler/codegen/step_artifact.h"
 
 namespace gpt_sft::compiler {
 
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 absl::StatusOr<artifact::Artifact> ArtifactCache::Load(const std::string& key) const {
   const std::string path = ArtifactPath(key);
   if (!fs::exists(path)) return absl::NotFoundError(absl::StrCat("no compiled step under ", EntryDir(key)));
-  absl::StatusOr<std::string> bytes = ReadWholeFile(path);
+  absl::StatusOr<std::string> bytes = base::ReadFile(path);
   if (!bytes.ok()) return absl::DataLossError(absl::StrCat("compile cache: ", bytes.status().message()));
   absl::StatusOr<artifact::Artifact> a = artifact::ParseArtifact(*bytes, path);
   if (!a.ok()) {

@@ -1,4 +1,4 @@
-// Implements CompileStep, StepKey and CompileOrLoadHostStep.
+// Implements CompileStep, StepKey and CompileOrLoadStep.
 #include "compiler/codegen/step_compiler.h"
 
 #include <atomic>
@@ -9,11 +9,11 @@
 #include "compiler/builder/step_builder.h"
 #include "compiler/codegen/artifact_cache.h"
 #include "compiler/codegen/cpu_target.h"
-#include "compiler/codegen/host_artifact_cache.h"
+#include "compiler/codegen/artifact_key.h"
+#include "compiler/codegen/host_target.h"
 #include "compiler/codegen/opencl_target.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/transforms/buffer_plan.h"
-#include "compiler/codegen/host_target.h"
 #include "compiler/transforms/pipeline.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -48,32 +48,6 @@ struct BuiltStep {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::string key;
 };
-
-absl::StatusOr<BuiltStep> BuildKeyed(const StepConfig& config) {
-  BuiltStep step;
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = Build(*step.context, config);
-  if (!module.ok()) return module.status();
-  step.module = *std::move(module);
-  step.key = ArtifactKey(Print(*step.module), DetectHostTarget().Description());
-  return step;
-}
-
-/// Compiles a step built by BuildKeyed (its module is lowered in place).
-absl::StatusOr<StepArtifact> CompileBuilt(BuiltStep& step, std::chrono::steady_clock::time_point start,
-                                          std::vector<std::string>* remarks) {
-  if (absl::Status s = RunToStage(*step.module, Stage::kLinalg, /*print_ir_after_all=*/false, remarks); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("compiling the step: ", s.message()));
-  }
-  absl::StatusOr<KernelObject> kernels = CompileFusionKernels(*step.module);
-  if (!kernels.ok()) return kernels.status();
-  StepArtifact artifact;
-  artifact.key = step.key;
-  artifact.kernels = *std::move(kernels);
-  artifact.step_ir = Print(*step.module);
-  artifact.compile_seconds = SecondsSince(start);
-  ++compilations;
-  return artifact;
-}
 
 /// The target's description in the cache key: what its code depends on besides the IR.
 std::string TargetKey(Target target) {
@@ -152,46 +126,6 @@ absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, Targe
   }
   if (!absl::IsNotFound(cached.status())) outcome.cache_note = std::string(cached.status().message());
   absl::StatusOr<artifact::Artifact> compiled = CompileBuiltFor(config, *step, target, start, &outcome.remarks);
-  if (!compiled.ok()) return compiled.status();
-  outcome.artifact = *std::move(compiled);
-  if (absl::Status s = cache.Store(outcome.artifact); !s.ok()) {
-    outcome.cache_note = absl::StrCat(outcome.cache_note.empty() ? "" : outcome.cache_note + "; ",
-                                      "not cached: ", s.message());
-  }
-  outcome.seconds = SecondsSince(start);
-  return outcome;
-}
-
-absl::StatusOr<std::string> StepKey(const StepConfig& config) {
-  absl::StatusOr<BuiltStep> step = BuildKeyed(config);
-  if (!step.ok()) return step.status();
-  return step->key;
-}
-
-absl::StatusOr<StepArtifact> CompileHostStep(const StepConfig& config, std::vector<std::string>* remarks) {
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<BuiltStep> step = BuildKeyed(config);
-  if (!step.ok()) return step.status();
-  return CompileBuilt(*step, start, remarks);
-}
-
-absl::StatusOr<HostCompileOutcome> CompileOrLoadHostStep(const StepConfig& config, const std::string& cache_dir) {
-  const auto start = std::chrono::steady_clock::now();
-  // Built once: the key comes from this IR, and a miss compiles the same module.
-  absl::StatusOr<BuiltStep> step = BuildKeyed(config);
-  if (!step.ok()) return step.status();
-  const HostArtifactCache cache(cache_dir);
-  HostCompileOutcome outcome;
-  outcome.cache_entry = cache.EntryDir(step->key);
-  absl::StatusOr<StepArtifact> cached = cache.Load(step->key);
-  if (cached.ok()) {
-    outcome.artifact = *std::move(cached);
-    outcome.cache_hit = true;
-    outcome.seconds = SecondsSince(start);
-    return outcome;
-  }
-  if (!absl::IsNotFound(cached.status())) outcome.cache_note = std::string(cached.status().message());
-  absl::StatusOr<StepArtifact> compiled = CompileBuilt(*step, start, &outcome.remarks);
   if (!compiled.ok()) return compiled.status();
   outcome.artifact = *std::move(compiled);
   if (absl::Status s = cache.Store(outcome.artifact); !s.ok()) {

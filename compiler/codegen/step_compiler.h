@@ -1,11 +1,12 @@
-// The compiled path's front door: a StepConfig in, a StepArtifact out, from the cache when
-// one with the same key is there (a warm start compiles nothing), compiled and stored
-// otherwise. "Compiled" means: built (compiler/builder), differentiated, checked static,
-// fused, memory-planned, fusions lowered to linalg (compiler/transforms, stage linalg),
-// then the fusion kernels compiled to host object code (fusion_kernels.h).
+// The compiled path's front door: a StepConfig and a Target in, an artifact
+// (compiler/artifact) out, from the cache when one with the same key is there (a warm start
+// compiles nothing), compiled and stored otherwise. "Compiled" means: built
+// (compiler/builder), differentiated, checked static, fused, memory-planned with the
+// target's buffer alignment, fusions lowered to linalg (compiler/transforms, stage linalg),
+// then every op lowered to the target's kernels and launches (cpu_target.h, opencl_target.h).
 //
-//   auto outcome = CompileOrLoadHostStep(config, base_dir + "/compile_cache");
-//   // outcome->artifact goes to runtime::HostExecutable
+//   auto outcome = CompileOrLoadStep(config, Target::kOpenCl, base_dir + "/compile_cache");
+//   // outcome->artifact goes to runtime::Executable on a device of that target
 #ifndef GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
 #define GPT_SFT_COMPILER_CODEGEN_STEP_COMPILER_H_
 
@@ -16,30 +17,9 @@
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
 #include "compiler/artifact/artifact.h"
-#include "compiler/codegen/step_artifact.h"
 #include "compiler/codegen/target.h"
 
 namespace gpt_sft::compiler {
-
-/// Compiles `config`'s step (no cache). `remarks` receives the passes' remarks (the arena
-/// size of each entry point).
-absl::StatusOr<StepArtifact> CompileHostStep(const StepConfig& config, std::vector<std::string>* remarks = nullptr);
-
-/// The key `config`'s step is cached under, from its IR as built (milliseconds; no passes).
-absl::StatusOr<std::string> StepKey(const StepConfig& config);
-
-struct HostCompileOutcome {
-  StepArtifact artifact;
-  bool cache_hit = false;
-  double seconds = 0;            // this call: the load on a hit, the whole compile on a miss
-  std::string cache_entry;       // the entry's directory
-  std::string cache_note;        // why an entry was not used ("damaged: ...") or could not be stored
-  std::vector<std::string> remarks;  // on a miss
-};
-
-/// The artifact of `config` from `cache_dir`, compiling (and storing) it on a miss. An
-/// entry that fails its checks is recompiled and replaced, and cache_note says why.
-absl::StatusOr<HostCompileOutcome> CompileOrLoadHostStep(const StepConfig& config, const std::string& cache_dir);
 
 /// The device runtime's path: `config`'s step compiled for `target` into an artifact
 /// (compiler/artifact) whose launch lists the runtime runs as they are. Stages: build, the

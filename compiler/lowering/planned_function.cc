@@ -237,6 +237,13 @@ Value PlannedFunctionLowering::Persistent(MemRefType type, Value key) {
 Value PlannedFunctionLowering::Constant(mlir::DenseElementsAttr value) {
   auto module = old_->getParentOfType<mlir::ModuleOp>();
   auto type = MemRefType::get(value.getType().getShape(), value.getType().getElementType());
+  // One global per distinct constant (attributes are uniqued: equal values are one attribute),
+  // so ops that ask for the same table (every rotary op of a model) share its bytes.
+  for (auto global : module.getOps<mlir::memref::GlobalOp>()) {
+    if (global.getConstant() && global.getType() == type && global.getInitialValueAttr() == value) {
+      return builder_.create<mlir::memref::GetGlobalOp>(old_.getLoc(), type, global.getSymName());
+    }
+  }
   std::string name;
   mlir::SymbolTable symbols(module);
   do {

@@ -81,7 +81,7 @@ class OpLowering {
   mlir::Value Persistent(mlir::MemRefType type, mlir::Value key);
   /// The persistent buffer stored under `key`, or null.
   mlir::Value FindPersistent(mlir::Value key);
-  /// A read-only buffer holding `value` (the artifact's constants).
+  /// A read-only buffer holding `value` (the artifact's constants); equal values share one.
   mlir::Value Constant(mlir::DenseElementsAttr value);
   /// Scalar arguments for builtins: arith.constant i64 / f64 / f32.
   mlir::Value I64(int64_t value);

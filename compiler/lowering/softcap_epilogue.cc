@@ -41,9 +41,26 @@ gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
   return {};
 }
 
-using Bytes = std::optional<std::pair<int64_t, int64_t>>;
+enum class Sharing { kNone, kSame, kPart };
 
-bool Overlap(const Bytes& a, const Bytes& b) { return a && b && a->first < b->second && b->first < a->second; }
+/// How the bytes of two planned values relate: in the arena by their planned ranges, else
+/// (arguments, constants) by the buffer they view.
+Sharing BytesShared(OpLowering& lowering, Value a, Value b) {
+  const auto pa = lowering.PlannedArenaBytes(a), pb = lowering.PlannedArenaBytes(b);
+  if (pa && pb) {
+    if (*pa == *pb) return Sharing::kSame;
+    return pa->first < pb->second && pb->first < pa->second ? Sharing::kPart : Sharing::kNone;
+  }
+  if (pa || pb) return Sharing::kNone;
+  auto underlying = [](Value buffer) {
+    while (auto cast = buffer.getDefiningOp<mlir::memref::ReinterpretCastOp>()) buffer = cast.getSource();
+    return buffer;
+  };
+  Value ba = lowering.BufferOf(a), bb = lowering.BufferOf(b);
+  if (underlying(ba) != underlying(bb)) return Sharing::kNone;
+  auto elements = [](Value v) { return llvm::cast<mlir::MemRefType>(v.getType()).getNumElements(); };
+  return elements(ba) == elements(bb) && ba.getType() == bb.getType() ? Sharing::kSame : Sharing::kPart;
+}
 
 }  // namespace
 
@@ -51,10 +68,8 @@ std::optional<SoftcapEpilogue> FuseSoftcapEpilogue(OpLowering& lowering, gpt::Cr
                                                    bool allow_same_bytes) {
   gpt::SoftcapGradOp softcap = SoftcapGradConsumer(ce);
   if (!softcap) return std::nullopt;
-  const Bytes out = lowering.PlannedArenaBytes(softcap.getResult());
-  const Bytes logits = lowering.PlannedArenaBytes(ce.getLogits());
-  const bool same = out && logits && *out == *logits;
-  if (Overlap(out, logits) && !(same && allow_same_bytes)) return std::nullopt;
+  const Sharing logits = BytesShared(lowering, softcap.getResult(), ce.getLogits());
+  if (logits == Sharing::kPart || (logits == Sharing::kSame && !allow_same_bytes)) return std::nullopt;
   SoftcapEpilogue e;
   e.cap = softcap.getCap().convertToDouble();
   e.out = lowering.BufferOf(softcap.getResult());
@@ -62,7 +77,7 @@ std::optional<SoftcapEpilogue> FuseSoftcapEpilogue(OpLowering& lowering, gpt::Cr
   e.dloss = lowering.BufferOf(ce.getDloss());
   lowering.Absorb(softcap);
   for (auto [tensor, buffer] : {std::pair<Value, Value*>{ce.getTargets(), &e.targets}, {ce.getDloss(), &e.dloss}}) {
-    if (!Overlap(out, lowering.PlannedArenaBytes(tensor))) continue;
+    if (BytesShared(lowering, softcap.getResult(), tensor) == Sharing::kNone) continue;
     Value copy = lowering.Scratch(llvm::cast<mlir::MemRefType>(buffer->getType()));
     lowering.builder().create<mlir::memref::CopyOp>(lowering.loc(), *buffer, copy);
     *buffer = copy;

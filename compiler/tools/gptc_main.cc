@@ -7,13 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <string>
@@ -23,7 +19,9 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/atomic_file.h"
 #include "compiler/builder/step_builder.h"
 #include "compiler/artifact/artifact_file.h"
 #include "compiler/codegen/fusion_kernels.h"
@@ -104,21 +102,11 @@ std::string UserPath(const std::string& path) {
   return (dir && !path.empty() && path[0] != '/') ? std::string(dir) + "/" + path : path;
 }
 
-/// Writes `text` to a temporary beside `path`, then renames it over `path`, so a failed
-/// write never leaves a truncated IR file where an old one was.
-absl::Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      std::remove(temp.c_str());
-      return absl::UnavailableError("--output: cannot write " + temp);
-    }
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    std::remove(temp.c_str());
-    return absl::UnavailableError("--output: cannot rename " + temp + " to " + path);
+/// `text` into --output's file atomically (base/atomic_file.h), so a failed write never
+/// leaves a truncated IR file where an old one was.
+absl::Status WriteOutput(const std::string& path, const std::string& text) {
+  if (absl::Status s = base::WriteFileAtomically(path, text); !s.ok()) {
+    return absl::UnavailableError(absl::StrCat("--output: ", s.message()));
   }
   return absl::OkStatus();
 }
@@ -148,7 +136,7 @@ void PrintStats(mlir::ModuleOp module, double build_ms, double passes_ms, const 
 /// `text` to --output or stdout.
 int Emit(const std::string& text) {
   if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
-    if (absl::Status s = WriteAtomically(UserPath(path), text); !s.ok()) return Fail(std::string(s.message()));
+    if (absl::Status s = WriteOutput(UserPath(path), text); !s.ok()) return Fail(std::string(s.message()));
   } else {
     std::cout << text;
   }
@@ -235,7 +223,7 @@ int Main() {
                 << " ms, object " << kernels->object.size() << " bytes, target " << kernels->target.substr(0, kernels->target.find(' ', kernels->target.find(' ') + 1)) << "\n";
     }
     if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
-      if (absl::Status s = WriteAtomically(UserPath(path), kernels->llvm_ir); !s.ok()) return Fail(std::string(s.message()));
+      if (absl::Status s = WriteOutput(UserPath(path), kernels->llvm_ir); !s.ok()) return Fail(std::string(s.message()));
     } else {
       std::cout << kernels->llvm_ir;
     }
@@ -252,7 +240,7 @@ int Main() {
   os << "\n";
   os.flush();
   if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
-    if (absl::Status s = WriteAtomically(UserPath(path), text); !s.ok()) return Fail(std::string(s.message()));
+    if (absl::Status s = WriteOutput(UserPath(path), text); !s.ok()) return Fail(std::string(s.message()));
   } else {
     std::cout << text;
   }

@@ -10,6 +10,7 @@
 
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/vjp_test_pass.h"
+#include "compiler/lowering/cpu/lower_to_cpu_pass.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/lowering/gpu/outline_kernels_pass.h"
 #include "compiler/lowering/spirv/gpu_to_spirv_pass.h"
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
   gpt_sft::compiler::RegisterFusePass();
   gpt_sft::compiler::RegisterLowerFusionsPass();
   gpt_sft::compiler::RegisterVerifyStaticPass();
+  gpt_sft::compiler::RegisterLowerToCpuPass();
   gpt_sft::compiler::RegisterLowerToGpuPass();
   gpt_sft::compiler::RegisterOutlineKernelsPass();
   gpt_sft::compiler::RegisterGpuToSpirvPass();

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "data/io/atomic_file.h"
+#include "base/atomic_file.h"
 #include "data/tokenizer/tokenizer.h"
 
 namespace gpt_sft::data {
@@ -165,7 +165,7 @@ absl::Status Tokenizer::Save(const std::string& path) const {
     absl::StrAppend(&out, std::string(kSpecialTokenTexts[i]), " ", num_mergeable() + i, "\n");
   }
   absl::StrAppend(&out, "end\n");
-  return WriteFileAtomically(path, out);
+  return base::WriteFileAtomically(path, out);
 }
 
 // Lines: 1 magic, 2 pattern, 3 "merges N", 4..3+N merges, then "specials 9", 9 specials,

@@ -12,8 +12,8 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/atomic_file.h"
 #include "data/collate/loader.h"
-#include "data/io/atomic_file.h"
 #include "data/pipeline/sft_mixture.h"
 #include "data/pipeline/task_source.h"
 #include "data/tools/user_path.h"
@@ -171,7 +171,7 @@ int Main() {
         << ", mixture rows " << (*mixture)->size() << ", rank " << options.rank << "/" << options.world_size << "\n";
   }
   if (const std::string path = absl::GetFlag(FLAGS_output); !path.empty()) {
-    if (absl::Status s = WriteFileAtomically(UserPath(path), out.str()); !s.ok()) return fail(s);
+    if (absl::Status s = base::WriteFileAtomically(UserPath(path), out.str()); !s.ok()) return fail(s);
   } else {
     std::cout << out.str();
   }

@@ -4,12 +4,11 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/read_file.h"
 #include "runtime/checkpoint/param_file.h"
 
 namespace gpt_sft::runtime {
@@ -25,15 +24,6 @@ ResolvedCheckpoint PathsFor(const std::string& dir, int64_t step) {
   r.model_path = (fs::path(dir) / ModelFileName(step)).string();
   r.meta_path = (fs::path(dir) / MetaFileName(step)).string();
   return r;
-}
-
-absl::StatusOr<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return ss.str();
 }
 
 }  // namespace
@@ -57,11 +47,11 @@ absl::StatusOr<ResolvedCheckpoint> SaveCheckpoint(const std::string& dir, const 
   if (ec) return absl::InternalError(absl::StrCat("cannot create checkpoint directory ", dir, ": ", ec.message()));
 
   // 1. Both files complete and fsynced under temp names.
-  absl::StatusOr<std::unique_ptr<AtomicFile>> model = AtomicFile::Open(out.model_path, options.fault_hook);
+  absl::StatusOr<std::unique_ptr<base::AtomicFile>> model = base::AtomicFile::Open(out.model_path, options.fault_hook);
   if (!model.ok()) return model.status();
   if (absl::Status s = WriteParamFile(store, {{"format", "pt"}, {"writer", "gpt_sft"}}, **model); !s.ok()) return s;
   if (absl::Status s = (*model)->Sync(); !s.ok()) return s;
-  absl::StatusOr<std::unique_ptr<AtomicFile>> meta_file = AtomicFile::Open(out.meta_path, options.fault_hook);
+  absl::StatusOr<std::unique_ptr<base::AtomicFile>> meta_file = base::AtomicFile::Open(out.meta_path, options.fault_hook);
   if (!meta_file.ok()) return meta_file.status();
   if (absl::Status s = (*meta_file)->Append(meta_json->data(), meta_json->size()); !s.ok()) return s;
   if (absl::Status s = (*meta_file)->Sync(); !s.ok()) return s;
@@ -83,7 +73,7 @@ absl::StatusOr<ResolvedCheckpoint> SaveSftCheckpoint(const std::string& base_dir
 }
 
 absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const ResolvedCheckpoint& where) {
-  absl::StatusOr<std::string> text = ReadText(where.meta_path);
+  absl::StatusOr<std::string> text = base::ReadFile(where.meta_path);
   if (!text.ok()) return text.status();
   absl::StatusOr<CheckpointMeta> meta = MetaFromJson(where.meta_path, *text);
   if (!meta.ok()) return meta.status();

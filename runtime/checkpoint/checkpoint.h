@@ -16,7 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "runtime/checkpoint/atomic_file.h"
+#include "base/atomic_file.h"
 #include "runtime/checkpoint/checkpoint_meta.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/params/param_store.h"
@@ -24,7 +24,7 @@
 namespace gpt_sft::runtime {
 
 struct SaveOptions {
-  FaultHook fault_hook;  // tests only: fail a chosen step of the write (atomic_file.h)
+  base::FaultHook fault_hook;  // tests only: fail a chosen step of the write (base/atomic_file.h)
 };
 
 /// Writes the checkpoint of `record.step` into `dir` (created if missing). The meta's

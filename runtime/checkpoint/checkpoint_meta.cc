@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_file.h"
 
 namespace gpt_sft::runtime {
 namespace {
@@ -78,12 +79,9 @@ absl::StatusOr<std::string> MetaToJson(const CheckpointMeta& meta) {
 }
 
 absl::StatusOr<CheckpointMeta> MetaFromJson(absl::string_view file, absl::string_view json) {
-  nlohmann::ordered_json j;
-  try {
-    j = nlohmann::ordered_json::parse(json.begin(), json.end());
-  } catch (const nlohmann::json::exception& e) {
-    return Bad(file, absl::StrCat("not JSON: ", e.what()));
-  }
+  absl::StatusOr<base::Json> parsed = base::ParseJson(json, file);
+  if (!parsed.ok()) return parsed.status();
+  base::Json& j = *parsed;
   if (!j.is_object()) return Bad(file, "not a JSON object");
   CheckpointMeta meta;
   if (!j.contains("step") || !j["step"].is_number_integer()) return Bad(file, "\"step\" is missing or not an integer");

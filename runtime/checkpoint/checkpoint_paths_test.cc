@@ -4,17 +4,17 @@
 #include <filesystem>
 #include <string>
 
+#include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
 
 namespace gpt_sft::runtime {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-using testing::FreshTestDir;
-using testing::WriteBytes;
+using base::testing::FreshTestDir;
+using base::testing::WriteBytes;
 
 TEST(CheckpointPaths, FileNamesAreZeroPaddedToSixDigits) {
   EXPECT_EQ(ModelFileName(650), "model_000650.safetensors");

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
 
 namespace gpt_sft::runtime {
 namespace {
@@ -19,10 +19,10 @@ namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-using testing::FreshTestDir;
-using testing::ListDir;
-using testing::ReadBytes;
-using testing::WriteBytes;
+using base::testing::FreshTestDir;
+using base::testing::ListDir;
+using base::testing::ReadBytes;
+using base::testing::WriteBytes;
 
 // 2 layers, vocab 16, width 8, one head: 14 tensors, 1792 floats (7 KiB of data).
 compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }

@@ -80,7 +80,7 @@ absl::Status ReadTensor(std::ifstream& in, const std::string& path, const Tensor
 }  // namespace
 
 absl::Status WriteParamFile(const ParamStore& store, const std::vector<std::pair<std::string, std::string>>& metadata,
-                            AtomicFile& out) {
+                            base::AtomicFile& out) {
   std::vector<TensorInfo> tensors;
   uint64_t at = 0;
   for (const Param& p : store.params()) {

@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/atomic_file.h"
 #include "compiler/config/model_config.h"
-#include "runtime/checkpoint/atomic_file.h"
 #include "runtime/params/param_store.h"
 
 namespace gpt_sft::runtime {
@@ -19,7 +19,7 @@ namespace gpt_sft::runtime {
 /// Appends the whole file (header, then each tensor's bytes straight from the store, with no
 /// copy of the weights) to `out`, which the caller then Syncs and Publishes.
 absl::Status WriteParamFile(const ParamStore& store, const std::vector<std::pair<std::string, std::string>>& metadata,
-                            AtomicFile& out);
+                            base::AtomicFile& out);
 
 /// Reads `path` into a new ParamStore of `config`. The file must hold exactly the store's
 /// tensors (an exact "_orig_mod." prefix, which torch.compile adds, is stripped), each with the

@@ -4,18 +4,18 @@
 #include <string>
 #include <vector>
 
+#include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/checkpoint/safetensors.h"
-#include "runtime/checkpoint/test_dir.h"
 
 namespace gpt_sft::runtime {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::FreshTestDir;
-using testing::ReadBytes;
-using testing::WriteBytes;
+using base::testing::FreshTestDir;
+using base::testing::ReadBytes;
+using base::testing::WriteBytes;
 
 // 2 layers, vocab 16, width 8, one head: 14 tensors, 1792 floats.
 compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }
@@ -62,7 +62,7 @@ void ExpectBitEqual(const ParamStore& a, const ParamStore& b) {
 }
 
 std::string Save(const ParamStore& s, const std::string& path) {
-  auto f = *AtomicFile::Open(path);
+  auto f = *base::AtomicFile::Open(path);
   EXPECT_TRUE(WriteParamFile(s, {{"format", "pt"}}, *f).ok());
   EXPECT_TRUE(f->Sync().ok());
   EXPECT_TRUE(f->Publish().ok());

@@ -3,16 +3,16 @@
 #include <cstring>
 #include <string>
 
+#include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "runtime/checkpoint/test_dir.h"
 
 namespace gpt_sft::runtime {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::FreshTestDir;
-using testing::WriteBytes;
+using base::testing::FreshTestDir;
+using base::testing::WriteBytes;
 
 std::string LePrefix(uint64_t n) {
   std::string s(8, '\0');

@@ -1,12 +1,13 @@
-// The executable's promise "no allocation per step", measured: after one warm-up Run of
-// micro_step and of optimizer_step, a second Run of each allocates nothing, on any thread.
+// The executable's promise "no allocation per step", measured on the cpu device: after one
+// warm-up Run of micro_step and of optimizer_step (which records its command buffer), a
+// second Run of each allocates nothing, on any thread.
 //
 // What is counted: every call of the C allocator (malloc, calloc, realloc, memalign,
 // aligned_alloc, posix_memalign, valloc) and of every global operator new, from every
 // thread of the process (the kernels' pool workers and OpenBLAS included). This binary
 // defines those functions itself; the dynamic linker binds every shared object's calls to
-// the executable's definitions first, so libstdc++, OpenBLAS and the JIT-linked kernels
-// reach them too. They count, then forward to glibc's __libc_* entry points. Memory that
+// the executable's definitions first, so libstdc++, OpenBLAS and the step's dlopened kernel
+// module reach them too. They count, then forward to glibc's __libc_* entry points. Memory that
 // bypasses the allocator (mmap, a thread's stack) is not counted.
 //
 // GPT_SFT_ALLOCATION_BACKTRACES=1 prints a backtrace of each allocation counted, to find
@@ -26,7 +27,8 @@
 #include "compiler/builder/step_config.h"
 #include "compiler/codegen/step_compiler.h"
 #include "gtest/gtest.h"
-#include "runtime/executable/host_executable.h"
+#include "runtime/device/device.h"
+#include "runtime/executable/executable.h"
 #include "runtime/kernels/cpu/parallel.h"
 
 extern "C" {
@@ -160,29 +162,32 @@ Allocations CountAllocations(F&& body) {
 
 // Small random values for floats (parameters, gradients, state), ids in the vocabulary,
 // two documents per row for segment ids and positions, 1 for the scalars (lr multiplier,
-// step).
-std::vector<Tensor> Arguments(const std::vector<BufferSpec>& specs, int64_t T) {
+// step), uploaded into every slot.
+absl::Status UploadArguments(Executable& exe, int64_t T) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.f, 0.02f);
-  std::vector<Tensor> args;
-  for (const BufferSpec& spec : specs) {
-    Tensor t = Tensor::Zeros(spec.dtype, spec.shape);
-    const int64_t n = t.numel();
-    if (spec.dtype == DType::kF32) {
-      for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = n == 1 ? 1.f : normal(rng);
-    } else if (spec.dtype == DType::kI32) {
-      for (int64_t i = 0; i < n; ++i) {
-        const int64_t pos = i % T, split = T / 2 + 3;
-        int32_t value = static_cast<int32_t>(rng() % kVocab);
-        if (spec.name == "segment_ids") value = pos < split ? 0 : 1;
-        if (spec.name == "positions") value = static_cast<int32_t>(pos < split ? pos : pos - split);
-        if (spec.name == "targets" && pos % 5 == 4) value = -1;
-        t.data<int32_t>()[i] = value;
+  for (const artifact::TensorSpec& spec : exe.artifact().slots) {
+    const int64_t n = spec.elements();
+    std::vector<char> bytes(spec.bytes());
+    for (int64_t i = 0; i < n; ++i) {
+      const double value = n == 1 ? 1.0 : normal(rng);
+      const int64_t pos = i % T, split = T / 2 + 3;
+      int64_t id = static_cast<int64_t>(rng() % kVocab);
+      if (spec.name == "segment_ids") id = pos < split ? 0 : 1;
+      if (spec.name == "positions") id = pos < split ? pos : pos - split;
+      if (spec.name == "targets" && pos % 5 == 4) id = -1;
+      if (n == 1) id = 1;
+      switch (spec.type) {
+        case artifact::ElementType::kF32: reinterpret_cast<float*>(bytes.data())[i] = static_cast<float>(value); break;
+        case artifact::ElementType::kF64: reinterpret_cast<double*>(bytes.data())[i] = value; break;
+        case artifact::ElementType::kI32: reinterpret_cast<int32_t*>(bytes.data())[i] = static_cast<int32_t>(id); break;
+        case artifact::ElementType::kI64: reinterpret_cast<int64_t*>(bytes.data())[i] = id; break;
+        default: return absl::UnimplementedError("slot " + spec.name + " of an element type this test does not fill");
       }
     }
-    args.push_back(std::move(t));
+    if (absl::Status s = exe.Upload(spec.name, bytes.data(), spec.bytes()); !s.ok()) return s;
   }
-  return args;
+  return absl::OkStatus();
 }
 
 struct Case {
@@ -202,22 +207,24 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
   config.seq_len = kT;
   config.packed = c.packed;
   config.grad_accum_steps = 2;
-  absl::StatusOr<compiler::StepArtifact> artifact = compiler::CompileHostStep(config);
+  absl::StatusOr<artifact::Artifact> artifact = compiler::CompileStep(config, compiler::Target::kCpu);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
-  HostExecutableOptions options;
+  device::DeviceOptions options;
   options.num_threads = c.threads;
-  absl::StatusOr<std::unique_ptr<HostExecutable>> exe = HostExecutable::Load(*artifact, options);
+  absl::StatusOr<std::unique_ptr<device::Device>> cpu = device::CreateDevice("cpu", options);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  absl::StatusOr<std::unique_ptr<Executable>> exe = Executable::Load(*artifact, cpu->get());
   ASSERT_TRUE(exe.ok()) << exe.status();
+  ASSERT_TRUE((*exe)->AllocateUnboundSlots().ok());
+  absl::Status uploaded = UploadArguments(**exe, kT);
+  ASSERT_TRUE(uploaded.ok()) << uploaded;
   ASSERT_EQ(kernels::NumThreads(), c.threads);
 
   for (const char* function : {compiler::kMicroStepFunction, compiler::kOptimizerStepFunction}) {
-    absl::StatusOr<const std::vector<BufferSpec>*> specs = (*exe)->Arguments(function);
-    ASSERT_TRUE(specs.ok()) << specs.status();
-    const std::vector<Tensor> args = Arguments(**specs, kT);
-    absl::Status warm_up = (*exe)->Run(function, args);  // the pool starts its workers here
+    absl::Status warm_up = (*exe)->Run(function);  // records the command buffer; the pool starts
     ASSERT_TRUE(warm_up.ok()) << warm_up;
     absl::Status second;
-    const Allocations allocations = CountAllocations([&] { second = (*exe)->Run(function, args); });
+    const Allocations allocations = CountAllocations([&] { second = (*exe)->Run(function); });
     ASSERT_TRUE(second.ok()) << second;
     EXPECT_EQ(allocations.total(), 0) << "@" << function << " allocated " << allocations.malloc_calls
                                       << " times through malloc and " << allocations.new_calls

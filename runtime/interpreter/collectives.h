@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 
 namespace gpt_sft::runtime {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/interpreter/caching_allocator.h"
+#include "runtime/base/caching_allocator.h"
 
 namespace gpt_sft::runtime {
 namespace {

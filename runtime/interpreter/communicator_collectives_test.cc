@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/base/caching_allocator.h"
 #include "runtime/collectives/mpi_test_world.h"
-#include "runtime/interpreter/caching_allocator.h"
 
 namespace gpt_sft::runtime {
 namespace {

@@ -33,9 +33,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/interpreter/caching_allocator.h"
+#include "runtime/base/caching_allocator.h"
+#include "runtime/base/tensor.h"
 #include "runtime/interpreter/collectives.h"
-#include "runtime/interpreter/tensor.h"
 
 namespace mlir {
 class ModuleOp;

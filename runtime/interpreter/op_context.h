@@ -15,10 +15,10 @@
 #include "absl/status/statusor.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
-#include "runtime/interpreter/caching_allocator.h"
+#include "runtime/base/caching_allocator.h"
+#include "runtime/base/tensor.h"
 #include "runtime/interpreter/collectives.h"
 #include "runtime/interpreter/prepared_function.h"
-#include "runtime/interpreter/tensor.h"
 
 namespace gpt_sft::runtime::interp {
 

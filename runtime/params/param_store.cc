@@ -4,32 +4,21 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/split_mix64.h"
 
 namespace gpt_sft::runtime {
 namespace {
 
-// SplitMix64: a tiny generator with a fixed, documented algorithm (std's distributions
-// are implementation-defined, which would make init differ between standard libraries).
-class SplitMix64 {
- public:
-  explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in (0, 1]: never 0, so log() below is finite.
-  double Uniform() { return (static_cast<double>(Next() >> 11) + 1.0) * (1.0 / 9007199254740992.0); }
+// Uniform in (0, 1] from the top 53 bits of a word: never 0, so log() below is finite.
+double UniformNonZero(base::SplitMix64& rng) {
+  return (static_cast<double>(rng.Next() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+}
 
- private:
-  uint64_t state_;
-};
-
+// Box-Muller over SplitMix64 (base/split_mix64.h): the same draws on every machine.
 void FillNormal(float* out, int64_t n, double std, uint64_t seed) {
-  SplitMix64 rng(seed);
+  base::SplitMix64 rng(seed);
   for (int64_t i = 0; i < n; i += 2) {
-    const double r = std::sqrt(-2.0 * std::log(rng.Uniform())), theta = 2.0 * M_PI * rng.Uniform();
+    const double r = std::sqrt(-2.0 * std::log(UniformNonZero(rng))), theta = 2.0 * M_PI * UniformNonZero(rng);
     out[i] = static_cast<float>(std * r * std::cos(theta));
     if (i + 1 < n) out[i + 1] = static_cast<float>(std * r * std::sin(theta));
   }

@@ -1,6 +1,7 @@
 // Implements CompareOpenClWithInterpreter:
 //   1. parse the IR twice: one module for the interpreter, one to compile;
-//   2. compile: gpt-plan-buffers with the GPU alignment, gpt-lower-fusions, the opencl target;
+//   2. compile: gpt-plan-buffers with the GPU alignment (unless the IR is placed already),
+//      gpt-lower-fusions, the opencl target;
 //   3. make the inputs (given ones, else seeded uniform floats);
 //   4. run on the OpenCL device through the Executable, and on the interpreter;
 //   5. compare result by result.
@@ -31,7 +32,7 @@ namespace {
 using runtime::DType;
 using runtime::Tensor;
 
-absl::StatusOr<artifact::Artifact> Compile(const std::string& ir) {
+absl::StatusOr<artifact::Artifact> Compile(const std::string& ir, bool plan) {
   absl::StatusOr<std::unique_ptr<runtime::testing::TestModule>> parsed = runtime::testing::TestModule::Parse(ir);
   if (!parsed.ok()) return parsed.status();
   mlir::ModuleOp module = (*parsed)->module();
@@ -41,7 +42,7 @@ absl::StatusOr<artifact::Artifact> Compile(const std::string& ir) {
     return mlir::success();
   });
   mlir::PassManager pm(module.getContext());
-  pm.addPass(compiler::CreatePlanBuffersPass(compiler::kGpuBufferAlignment));
+  if (plan) pm.addPass(compiler::CreatePlanBuffersPass(compiler::kGpuBufferAlignment));
   pm.addPass(compiler::CreateLowerFusionsPass());
   if (mlir::failed(pm.run(module))) return absl::InternalError("planning the test function: " + diagnostics);
   return compiler::CompileForOpenCl(module);
@@ -114,7 +115,7 @@ absl::StatusOr<std::vector<ResultComparison>> CompareOpenClWithInterpreter(const
                                                                            const KernelRun& run) {
   absl::StatusOr<std::unique_ptr<runtime::device::Device>> device = runtime::device::CreateDevice("opencl");
   if (!device.ok()) return absl::UnavailableError(std::string(device.status().message()));
-  absl::StatusOr<artifact::Artifact> artifact = Compile(ir);
+  absl::StatusOr<artifact::Artifact> artifact = Compile(ir, run.plan);
   if (!artifact.ok()) return artifact.status();
 
   absl::StatusOr<std::unique_ptr<runtime::testing::TestModule>> reference = runtime::testing::TestModule::Parse(ir);

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 
 namespace gpt_sft::tests {
 
@@ -30,6 +30,10 @@ struct KernelRun {
   uint64_t seed = 1;
   /// The function to run.
   std::string function = "f";
+  /// False: the IR already carries its placement (gpt.arena_bytes, gpt.offsets, as
+  /// gpt-plan-buffers writes them) and is not planned again, so a test can give values
+  /// overlapping bytes (the epilogue fusions' overlap rules).
+  bool plan = true;
 };
 
 struct ResultComparison {

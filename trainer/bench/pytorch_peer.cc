@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_fields.h"
 #include "trainer/bench/subprocess.h"
 
 namespace gpt_sft::bench {
@@ -36,17 +37,6 @@ std::string LastJsonLine(const std::string& text) {
     end = start;
   }
   return "";
-}
-
-template <typename T>
-absl::Status Read(const nlohmann::json& j, const char* key, T& out, const std::string& script) {
-  if (!j.contains(key)) return absl::DataLossError(absl::StrCat(script, ": JSON line has no field \"", key, "\""));
-  try {
-    out = j.at(key).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat(script, ": JSON field \"", key, "\": ", e.what()));
-  }
-  return absl::OkStatus();
 }
 
 std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& script) {
@@ -117,33 +107,37 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
   if (!j.is_object()) return absl::DataLossError(absl::StrCat(script, ": JSON line is not an object"));
   PeerResult r;
   nlohmann::json config;
+  const std::string where = absl::StrCat(script, ": JSON line");
   std::vector<absl::Status> statuses = {
-      Read(j, "config", config, script),
-      Read(j, "threads", r.threads, script),
-      Read(j, "warmup", r.warmup, script),
-      Read(j, "steps", r.steps, script),
-      Read(j, "step_seconds_median", r.step_seconds_median, script),
-      Read(j, "step_seconds", r.step_seconds, script),
-      Read(j, "step_user_seconds", r.step_user_seconds, script),
-      Read(j, "step_system_seconds", r.step_system_seconds, script),
-      Read(j, "step_minor_faults", r.step_minor_faults, script),
-      Read(j, "tokens_per_second", r.tokens_per_second, script),
-      Read(j, "num_params", r.num_params, script),
-      Read(j, "flops_per_token", r.flops_per_token, script),
-      Read(j, "gflops_per_second", r.gflops_per_second, script),
-      Read(j, "peak_rss_bytes", r.peak_rss_bytes, script),
-      Read(j, "torch_version", r.torch_version, script),
-      Read(j, "sgemm_library", r.sgemm_library, script),
-      Read(j, "blas", r.blas, script),
-      Read(j, "glibc_tunables", r.glibc_tunables, script),
+      base::ReadField(j, "config", config, where),
+      base::ReadField(j, "threads", r.threads, where),
+      base::ReadField(j, "warmup", r.warmup, where),
+      base::ReadField(j, "steps", r.steps, where),
+      base::ReadField(j, "step_seconds_median", r.step_seconds_median, where),
+      base::ReadField(j, "step_seconds", r.step_seconds, where),
+      base::ReadField(j, "step_user_seconds", r.step_user_seconds, where),
+      base::ReadField(j, "step_system_seconds", r.step_system_seconds, where),
+      base::ReadField(j, "step_minor_faults", r.step_minor_faults, where),
+      base::ReadField(j, "tokens_per_second", r.tokens_per_second, where),
+      base::ReadField(j, "num_params", r.num_params, where),
+      base::ReadField(j, "flops_per_token", r.flops_per_token, where),
+      base::ReadField(j, "gflops_per_second", r.gflops_per_second, where),
+      base::ReadField(j, "peak_rss_bytes", r.peak_rss_bytes, where),
+      base::ReadField(j, "torch_version", r.torch_version, where),
+      base::ReadField(j, "sgemm_library", r.sgemm_library, where),
+      base::ReadField(j, "blas", r.blas, where),
+      base::ReadField(j, "glibc_tunables", r.glibc_tunables, where),
   };
   for (const absl::Status& s : statuses) {
     if (!s.ok()) return s;
   }
-  const std::string config_script = absl::StrCat(script, " config");
-  for (absl::Status s : {Read(config, "depth", r.depth, config_script), Read(config, "n_embd", r.n_embd, config_script),
-                         Read(config, "n_head", r.n_head, config_script), Read(config, "vocab", r.vocab, config_script),
-                         Read(config, "batch", r.batch, config_script), Read(config, "seq", r.seq, config_script)}) {
+  const std::string config_where = absl::StrCat(script, ": JSON line config");
+  for (absl::Status s : {base::ReadField(config, "depth", r.depth, config_where),
+                         base::ReadField(config, "n_embd", r.n_embd, config_where),
+                         base::ReadField(config, "n_head", r.n_head, config_where),
+                         base::ReadField(config, "vocab", r.vocab, config_where),
+                         base::ReadField(config, "batch", r.batch, config_where),
+                         base::ReadField(config, "seq", r.seq, config_where)}) {
     if (!s.ok()) return s;
   }
   const std::pair<const char*, size_t> per_step[] = {{"step_seconds", r.step_seconds.size()},

@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/config/model_config.h"
+#include "runtime/base/tensor.h"
 #include "runtime/interpreter/interpreter.h"
-#include "runtime/interpreter/tensor.h"
 #include "runtime/params/param_store.h"
 
 namespace gpt_sft::trainer {

@@ -20,7 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "runtime/interpreter/tensor.h"
+#include "runtime/base/tensor.h"
 #include "runtime/params/param_store.h"
 #include "trainer/generation/sampler.h"
 

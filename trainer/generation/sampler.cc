@@ -17,16 +17,7 @@ absl::Status SamplingOptions::Validate() const {
   return absl::OkStatus();
 }
 
-Sampler::Sampler(const SamplingOptions& options) : options_(options), state_(options.seed) {}
-
-double Sampler::Uniform() {
-  // SplitMix64 (Steele, Lea, Flood 2014), then the top 53 bits as a double in [0, 1).
-  uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  z ^= z >> 31;
-  return static_cast<double>(z >> 11) * 0x1.0p-53;
-}
+Sampler::Sampler(const SamplingOptions& options) : options_(options), rng_(options.seed) {}
 
 int32_t Argmax(absl::Span<const float> logits) {
   return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
@@ -46,7 +37,7 @@ int32_t Sampler::Next(absl::Span<const float> logits) {
   const double top = logits[ids[0]];
   double total = 0;
   for (int64_t i = 0; i < k; ++i) total += weights[i] = std::exp((logits[ids[i]] - top) / options_.temperature);
-  double u = Uniform() * total;
+  double u = rng_.NextDouble() * total;
   for (int64_t i = 0; i < k; ++i) {
     if (u < weights[i]) return ids[i];
     u -= weights[i];

@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/span.h"
+#include "base/split_mix64.h"
 
 namespace gpt_sft::trainer {
 
@@ -32,10 +33,8 @@ class Sampler {
   int32_t Next(absl::Span<const float> logits);
 
  private:
-  double Uniform();  // [0, 1)
-
   SamplingOptions options_;
-  uint64_t state_;
+  base::SplitMix64 rng_;  // the draws, seeded with options_.seed
 };
 
 /// The first index of the largest value (torch.argmax's tie rule).

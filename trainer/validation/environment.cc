@@ -5,24 +5,23 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "base/json_file.h"
+#include "base/read_file.h"
 #include "compiler/artifact/artifact_file.h"
 #include "trainer/bench/subprocess.h"
-#include "trainer/validation/json_fields.h"
 
 namespace gpt_sft::trainer::validation {
 namespace {
 
+// The file's text, or "" when it cannot be read (the environment is best effort).
 std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  absl::StatusOr<std::string> text = base::ReadFile(path);
+  return text.ok() ? *std::move(text) : "";
 }
 
 std::string Trim(std::string s) {
@@ -106,7 +105,9 @@ std::string CpuModelFromCpuinfo(const std::string& cpuinfo) {
 
 std::string CompilerVersionFromCache(const std::string& cache_dir, const std::string& key) {
   const std::string path = cache_dir + "/" + key + "/step.gptart";
-  absl::StatusOr<artifact::Artifact> a = artifact::ParseArtifact(ReadText(path), path);
+  absl::StatusOr<std::string> bytes = base::ReadFile(path);
+  if (!bytes.ok()) return "";
+  absl::StatusOr<artifact::Artifact> a = artifact::ParseArtifact(*bytes, path);
   return a.ok() ? a->compiler_version : "";
 }
 

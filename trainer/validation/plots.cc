@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/json_file.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/runfiles.h"
-#include "trainer/validation/json_fields.h"
 #include "trainer/validation/logged_process.h"
 
 namespace gpt_sft::trainer::validation {
@@ -61,7 +61,7 @@ PlotSet MakePlots(const std::string& python, const std::string& script, const st
   }
   std::istringstream lines(r->stdout_text);
   for (std::string line; std::getline(lines, line);) {
-    Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    base::Json j = base::Json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object() || !j.contains("file") || !j.contains("title")) continue;
     const std::string file = j["file"].get<std::string>();
     if (!std::filesystem::exists(out_dir + "/" + file, ec)) {

@@ -1,6 +1,14 @@
 #include "trainer/validation/report_json.h"
 
+#include "base/json_fields.h"
+
 namespace gpt_sft::trainer::validation {
+
+using base::Json;
+using base::ReadField;
+using base::ReadOptionalField;
+using base::WriteOptionalField;
+
 namespace {
 
 Json ToJson(const std::optional<Spread>& s) {

@@ -7,18 +7,18 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "trainer/validation/json_fields.h"
+#include "base/json_file.h"
 #include "trainer/validation/validation_report.h"
 
 namespace gpt_sft::trainer::validation {
 
 inline constexpr char kReportSchema[] = "gpt-sft validation report 1";
 
-Json ReportToJson(const ValidationReport& report);
+base::Json ReportToJson(const ValidationReport& report);
 
 /// DataLoss naming `where` and the field when a field is missing or of the wrong type, or the
 /// schema is another one.
-absl::StatusOr<ValidationReport> ReportFromJson(const Json& j, const std::string& where);
+absl::StatusOr<ValidationReport> ReportFromJson(const base::Json& j, const std::string& where);
 
 }  // namespace gpt_sft::trainer::validation
 

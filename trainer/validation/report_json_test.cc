@@ -6,6 +6,8 @@
 namespace gpt_sft::trainer::validation {
 namespace {
 
+using base::Json;
+
 TEST(ReportJson, RoundTripsThroughText) {
   const ValidationReport report = SyntheticReport();
   const std::string text = ReportToJson(report).dump(2);

@@ -104,7 +104,7 @@ ValidationReport SyntheticReport() {
   r.config.base_dir = "/base";
   r.config.compile_cache_dir = "/runs/compile_cache";
   r.config.dtype = "float32";
-  r.config.model_config = Json{{"n_layer", 2}, {"n_embd", 128}};
+  r.config.model_config = base::Json{{"n_layer", 2}, {"n_embd", 128}};
   r.tests = SyntheticTests();
   r.criteria = EvaluateCriteria(r.tests, r.config.thresholds);
   ChargeFailures(r.criteria, r.tests);

@@ -1,9 +1,16 @@
 #include "trainer/validation/trainer_outputs.h"
 
 #include <fstream>
-#include <sstream>
+
+#include "base/json_fields.h"
 
 namespace gpt_sft::trainer::validation {
+
+using base::Json;
+using base::ReadField;
+using base::ReadOptionalField;
+using base::WriteOptionalField;
+
 namespace {
 
 absl::StatusOr<Json> ParseObject(const std::string& text, const std::string& where) {
@@ -25,14 +32,6 @@ absl::Status ReadShapes(const Json& j, std::vector<BatchShape>& out, const std::
     out.push_back({shape[0].get<int64_t>(), shape[1].get<int64_t>()});
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 }  // namespace
@@ -167,9 +166,10 @@ absl::StatusOr<RunSummary> ParseRunSummary(const std::string& text, const std::s
 }
 
 absl::StatusOr<RunSummary> ReadRunSummary(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadWholeFile(path);
-  if (!text.ok()) return text.status();
-  return ParseRunSummary(*text, path);
+  absl::StatusOr<Json> j = base::ReadJsonFile(path);
+  if (!j.ok()) return j.status();
+  if (!j->is_object()) return absl::DataLossError(path + ": not a JSON object");
+  return RunSummaryFromJson(*j, path);
 }
 
 Json ToJson(const StepMetrics& m) {

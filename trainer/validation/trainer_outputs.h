@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainer/validation/json_fields.h"
+#include "base/json_file.h"
 
 namespace gpt_sft::trainer::validation {
 
@@ -88,10 +88,10 @@ absl::StatusOr<RunSummary> ReadRunSummary(const std::string& path);
 absl::StatusOr<RunSummary> ParseRunSummary(const std::string& text, const std::string& where);
 
 /// The same fields as the trainer writes them; Parse*(ToJson(x)) == x. The report embeds them.
-Json ToJson(const StepMetrics& m);
-Json ToJson(const RunSummary& s);
-absl::StatusOr<StepMetrics> StepMetricsFromJson(const Json& j, const std::string& where);
-absl::StatusOr<RunSummary> RunSummaryFromJson(const Json& j, const std::string& where);
+base::Json ToJson(const StepMetrics& m);
+base::Json ToJson(const RunSummary& s);
+absl::StatusOr<StepMetrics> StepMetricsFromJson(const base::Json& j, const std::string& where);
+absl::StatusOr<RunSummary> RunSummaryFromJson(const base::Json& j, const std::string& where);
 
 }  // namespace gpt_sft::trainer::validation
 

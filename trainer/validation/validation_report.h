@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "trainer/validation/json_fields.h"
+#include "base/json_file.h"
 #include "trainer/validation/spread.h"
 #include "trainer/validation/trainer_outputs.h"
 
@@ -123,7 +123,7 @@ struct RunConfig {
   std::string base_dir;
   std::string compile_cache_dir;
   std::string dtype;
-  Json model_config;  // the checkpoint meta's model_config (null when no test saved one)
+  base::Json model_config;  // the checkpoint meta's model_config (null when no test saved one)
   Thresholds thresholds;
 
   bool operator==(const RunConfig& o) const;

@@ -1,14 +1,13 @@
 #include "trainer/validation/validation_run.h"
 
-#include <unistd.h>
-
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/atomic_file.h"
+#include "base/json_file.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/demo_setup.h"
@@ -97,20 +96,6 @@ std::pair<std::string, std::string> GitCommit(const ValidateOptions& o) {
                                dirty ? "; the work tree has uncommitted changes to tracked files" : "; clean")};
 }
 
-absl::Status WriteAtomically(const std::string& path, const std::string& text) {
-  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return absl::UnavailableError("cannot write " + temp);
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) return absl::UnavailableError(absl::StrCat("cannot rename ", temp, " to ", path, ": ", ec.message()));
-  return absl::OkStatus();
-}
-
 // The value of the last --name=value in `flags`, or "".
 std::string FlagValue(const std::vector<std::string>& flags, const std::string& name) {
   std::string value;
@@ -122,7 +107,7 @@ std::string FlagValue(const std::vector<std::string>& flags, const std::string& 
 }
 
 // The model_config of the first checkpoint a test saved (its meta_%06d.json beside the model).
-Json ModelConfig(const std::vector<TestRun>& tests) {
+base::Json ModelConfig(const std::vector<TestRun>& tests) {
   for (const TestRun& t : tests) {
     if (!t.summary || !t.summary->checkpoint) continue;
     fs::path model = t.summary->checkpoint->model_path;
@@ -130,9 +115,8 @@ Json ModelConfig(const std::vector<TestRun>& tests) {
     if (name.rfind("model_", 0) != 0) continue;
     name = "meta_" + name.substr(6);
     name = name.substr(0, name.rfind('.')) + ".json";
-    std::ifstream in(model.parent_path() / name);
-    Json meta = Json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (!meta.is_discarded() && meta.is_object() && meta.contains("model_config")) return meta["model_config"];
+    absl::StatusOr<base::Json> meta = base::ReadJsonFile((model.parent_path() / name).string());
+    if (meta.ok() && meta->is_object() && meta->contains("model_config")) return (*meta)["model_config"];
   }
   return nullptr;
 }
@@ -276,14 +260,14 @@ class Validation {
     const std::string json_path = report_.run_dir + "/" + kReportJson;
     const std::string md_path = report_.run_dir + "/" + kReportMarkdown;
     report_.plots.error = "not drawn (the plots are drawn from this file once it is written)";
-    if (absl::Status s = WriteAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
     std::string script_error;
     const std::string script = FindPlotScript(script_error);
     report_.plots = script.empty() ? PlotSet{false, {}, script_error}
                                    : MakePlots(o_.python, script, json_path, report_.run_dir);
     if (!report_.plots.made) console_ << "validate: error: no plots: " << report_.plots.error << std::endl;
-    if (absl::Status s = WriteAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
-    if (absl::Status s = WriteAtomically(md_path, RenderMarkdown(report_)); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(json_path, ReportToJson(report_).dump(2) + "\n"); !s.ok()) return s;
+    if (absl::Status s = base::WriteFileAtomically(md_path, RenderMarkdown(report_)); !s.ok()) return s;
     console_ << "\n";
     for (const Criterion& c : report_.criteria) {
       console_ << (c.status == CriterionStatus::kPass ? "  ✅ " : "  ❌ ") << c.title << ": " << c.measured << "\n";

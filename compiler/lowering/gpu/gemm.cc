@@ -7,13 +7,13 @@
 //      B slice into workgroup memory (As[k][m], Bs[k][n]), along the operand's contiguous dim;
 //      loads past an edge read a clamped address and are masked to 0;
 //   3. after a barrier, 16 steps of 4 x 4 fused multiply-adds from workgroup memory;
-//   4. the epilogue writes alpha acc (+ beta C_in) where the element exists.
+//   4. the epilogue writes alpha acc (+ beta C_in), or hands it to the spec's epilogue,
+//      where the element exists.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/lowering/gpu/gemm.h"
 
-#include "compiler/lowering/gpu/kernel_builder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -114,8 +114,13 @@ void EmitGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
                      Value at = k.Add(k.Mul(row, k.Index(s.N)), col);
                      Value v = acc[i * kPerThread + j];
                      if (s.alpha != 1.0) v = k.FMul(k.F32(s.alpha), v);
-                     if (s.beta != 0.0) v = k.FAdd(v, k.FMul(k.F32(s.beta), k.Load(s.c_in, {at})));
-                     k.Store(v, s.c, {at});
+                     if (s.beta == 1.0) v = k.FAdd(v, k.Load(s.c_in, {at}));
+                     else if (s.beta != 0.0) v = k.FAdd(v, k.FMul(k.F32(s.beta), k.Load(s.c_in, {at})));
+                     if (s.epilogue) {
+                       s.epilogue(k, v, at, row, col);
+                     } else {
+                       k.Store(v, s.c, {at});
+                     }
                    });
                  }
                }

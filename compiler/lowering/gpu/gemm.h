@@ -1,12 +1,18 @@
 //===- gemm.h - the tiled matrix multiply every GPU matmul uses -----------===//
 //
-// Declares EmitGemm: C[M, N] = alpha op(A) op(B) + beta C_in, row-major, as one gpu.launch of
-// 64 x 64 output tiles. Each workgroup of 256 work-items steps through K in slices of 16,
-// staging the A and B slices in workgroup memory (loaded along each operand's contiguous
-// dim, so neighbouring work-items read neighbouring floats), and each work-item accumulates a
-// 4 x 4 block of C in registers. Edges of any size are handled by clamped, masked loads.
-// gpt.matmul (x w^T), gpt.matmul_weight_grad (dy^T x) and Muon's Newton-Schulz products are
-// all this kernel with other transposes and epilogues.
+// Declares EmitGemm: C[M, N] (= | +=) alpha op(A) op(B) (+ beta C_in), row-major, op in
+// {identity, transpose}, as one gpu.launch of 64 x 64 output tiles. Each workgroup of 256
+// work-items steps through K in slices of 16, staging the A and B slices in workgroup memory
+// (loaded along each operand's contiguous dim, so neighbouring work-items read neighbouring
+// floats), and each work-item accumulates a 4 x 4 block of C in registers. Edges of any size
+// are handled by clamped, masked loads and guarded stores, so any M, N, K >= 1 work.
+//
+// The epilogue is where other work rides along: by default it stores
+// alpha acc + beta C_in[row, col] into C; a custom epilogue receives that value with its
+// position and writes whatever it wants (gpt.matmul absorbs the elementwise op after it that
+// way: a residual add, the softcap, a gradient accumulation). gpt.matmul (x w^T),
+// gpt.matmul_weight_grad (dy^T x) and Muon's Newton-Schulz products (X X^T; c A A + b A;
+// a X + B X) are all this kernel with other transposes and epilogues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,8 +20,10 @@
 #define GPT_SFT_COMPILER_LOWERING_GPU_GEMM_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
+#include "compiler/lowering/gpu/kernel_builder.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -26,16 +34,25 @@ struct GemmOperand {
   bool transposed = false;  // A: stored [K, M] (else [M, K]); B: stored [N, K] (else [K, N])
 };
 
+/// Writes the result of element (row, col) of C, whose flat index is `at` = row N + col;
+/// `value` is alpha acc (+ beta C_in[at]). Called only for elements inside [M, N].
+using GemmEpilogue =
+    std::function<void(KernelBuilder& k, mlir::Value value, mlir::Value at, mlir::Value row, mlir::Value col)>;
+
 struct GemmSpec {
   std::string name;  // the kernel's name
   int64_t M = 0, N = 0, K = 0;
   GemmOperand a, b;
-  mlir::Value c;     // flat [M * N]
+  /// Flat [M * N]; where the epilogue is custom, may be null (the epilogue stores).
+  mlir::Value c;
   double alpha = 1.0;
-  /// With beta != 0, C = alpha A B + beta C_in. C_in may be C itself or an operand; C must not
-  /// alias A or B (other workgroups still read them while C is written).
+  /// With beta != 0, value = alpha A B + beta C_in. C_in may be C itself (beta 1: C += A B)
+  /// or an operand. Nothing the kernel writes may alias A or B: other workgroups still read
+  /// them while one writes.
   double beta = 0.0;
   mlir::Value c_in;
+  /// Null: C[at] = value.
+  GemmEpilogue epilogue;
 };
 
 /// Emits the gemm at `host`'s insertion point.

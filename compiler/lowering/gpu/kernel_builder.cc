@@ -60,6 +60,7 @@ Value KernelBuilder::FSub(Value a, Value b) { return b_.create<arith::SubFOp>(a,
 Value KernelBuilder::FMul(Value a, Value b) { return b_.create<arith::MulFOp>(a, b); }
 Value KernelBuilder::FDiv(Value a, Value b) { return b_.create<arith::DivFOp>(a, b); }
 Value KernelBuilder::FMax(Value a, Value b) { return b_.create<arith::MaximumFOp>(a, b); }
+Value KernelBuilder::FMin(Value a, Value b) { return b_.create<arith::MinimumFOp>(a, b); }
 Value KernelBuilder::FNeg(Value a) { return b_.create<arith::NegFOp>(a); }
 Value KernelBuilder::Fma(Value a, Value b, Value c) { return b_.create<mlir::math::FmaOp>(a, b, c); }
 Value KernelBuilder::Exp(Value a) { return b_.create<mlir::math::ExpOp>(a); }
@@ -139,31 +140,38 @@ llvm::SmallVector<Value> KernelBuilder::IfElse(Value cond, mlir::TypeRange types
 }
 
 Value KernelBuilder::WorkgroupReduce(Value value, Value scratch, Reduction kind) {
+  return TreeReduce(value, scratch, kind, threads(), LocalLinearId(), /*first=*/Value());
+}
+
+Value KernelBuilder::ReduceAlongX(Value value, Value scratch, Reduction kind) {
+  if (block_[1] * block_[2] == 1) return WorkgroupReduce(value, scratch, kind);
+  Value lid = LocalLinearId();
+  return TreeReduce(value, scratch, kind, block_[0], thread_ids_[0], Sub(lid, thread_ids_[0]));
+}
+
+Value KernelBuilder::TreeReduce(Value value, Value scratch, Reduction kind, int64_t lanes, Value lane, Value first) {
   // Tree reduction in workgroup memory: fold the upper half onto the lower half until one
   // element is left. A non-power-of-two count first folds its excess onto the front.
-  const int64_t n = threads();
   int64_t p = 1;
-  while (p * 2 <= n) p *= 2;
+  while (p * 2 <= lanes) p *= 2;
   auto combine = [&](Value a, Value b) { return kind == Reduction::kSum ? FAdd(a, b) : FMax(a, b); };
-  Value lid = LocalLinearId();
+  Value slot = first ? Add(first, lane) : lane;
+  auto fold = [&](int64_t distance) {
+    Value other = Load(scratch, {Add(slot, Index(distance))});
+    Store(combine(Load(scratch, {slot}), other), scratch, {slot});
+  };
   Barrier();  // earlier readers of `scratch` are done
-  Store(value, scratch, {lid});
+  Store(value, scratch, {slot});
   Barrier();
-  if (p < n) {
-    If(Lt(lid, Index(n - p)), [&] {
-      Value other = Load(scratch, {Add(lid, Index(p))});
-      Store(combine(Load(scratch, {lid}), other), scratch, {lid});
-    });
+  if (p < lanes) {
+    If(Lt(lane, Index(lanes - p)), [&] { fold(p); });
     Barrier();
   }
   for (int64_t half = p / 2; half >= 1; half /= 2) {
-    If(Lt(lid, Index(half)), [&] {
-      Value other = Load(scratch, {Add(lid, Index(half))});
-      Store(combine(Load(scratch, {lid}), other), scratch, {lid});
-    });
+    If(Lt(lane, Index(half)), [&] { fold(half); });
     Barrier();
   }
-  return Load(scratch, {Index(0)});
+  return Load(scratch, {first ? first : Index(0)});
 }
 
 mlir::MemRefType WorkgroupMemRef(mlir::MLIRContext* context, llvm::ArrayRef<int64_t> shape, mlir::Type element) {

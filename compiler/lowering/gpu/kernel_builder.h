@@ -85,6 +85,7 @@ class KernelBuilder {
   mlir::Value FMul(mlir::Value a, mlir::Value b);
   mlir::Value FDiv(mlir::Value a, mlir::Value b);
   mlir::Value FMax(mlir::Value a, mlir::Value b);
+  mlir::Value FMin(mlir::Value a, mlir::Value b);
   mlir::Value FNeg(mlir::Value a);
   /// a * b + c, fused.
   mlir::Value Fma(mlir::Value a, mlir::Value b, mlir::Value c);
@@ -126,8 +127,18 @@ class KernelBuilder {
   /// `scratch` is workgroup memory of at least threads() elements of value's type. Must be
   /// reached by the whole workgroup (uniform control flow); it synchronises on entry and exit.
   mlir::Value WorkgroupReduce(mlir::Value value, mlir::Value scratch, Reduction kind);
+  /// The same over each row of the workgroup along x: `value` combined over the work-items
+  /// that share thread ids y and z, returned to them (block {x, rows, 1} reduces `rows` rows
+  /// of x work-items at once). Same rules: scratch of threads() elements, uniform control
+  /// flow, synchronised on entry and exit.
+  mlir::Value ReduceAlongX(mlir::Value value, mlir::Value scratch, Reduction kind);
 
  private:
+  /// The tree behind both reductions: `lanes` work-items, this one `lane` of them, whose
+  /// slots in `scratch` start at `first` (null: at 0).
+  mlir::Value TreeReduce(mlir::Value value, mlir::Value scratch, Reduction kind, int64_t lanes, mlir::Value lane,
+                         mlir::Value first);
+
   mlir::ImplicitLocOpBuilder b_;
   Dims grid_, block_;
   std::array<mlir::Value, 3> block_ids_, thread_ids_;

@@ -3,25 +3,32 @@
 // This file implements EmitOptimizer, the updates of runtime/kernels/cpu/optimizers.cc on a
 // GPU, element arithmetic in f64 as there (the stored values are rounded to f32 at the same
 // points), so the two paths agree to rounding:
-//   adamw_update  one element-wise kernel; lr and step are read from their 1-element
-//                 buffers (the step is >= 1: the runtime uploads steps taken + 1);
-//   muon_update   1. momentum and Nesterov (element-wise; the Nesterov gradient to scratch);
-//                 2. its sum of squares (per-workgroup partials, then one workgroup) and
-//                    1 / (|G|_F + 1e-7);
+//   adamw_update  one element-wise kernel (grid-stride, 256 work-items); lr and step are read
+//                 from their rank-0 buffers; the step is rounded to an integer like the CPU's
+//                 llround. The CPU refuses step < 1 (bias correction 1 - b^0 = 0); a kernel
+//                 cannot fail, so there the update is a no-op: the results are the inputs;
+//   muon_update   1. momentum and Nesterov (element-wise, the Nesterov gradient to scratch),
+//                    each workgroup also summing the squares of its Nesterov elements in f64;
+//                 2. one workgroup sums those partials in a fixed order (deterministic) and
+//                    stores 1 / (|G|_F + 1e-7) in f64, as SumOfSquares + the CPU's division;
 //                 3. X = G / |G|, transposed when G is tall, so X is [r, n], r <= n;
-//                 4. five Newton-Schulz steps on the tiled gemm: A = X X^T;
-//                    B = c A A + b A; X' = a X + B X (ping-pong buffers);
+//                 4. five Newton-Schulz steps in f32 on the tiled gemm, epilogues doing the
+//                    sums: A = X X^T; B = c A A + b A; X' = a X + B X (ping-pong buffers);
 //                 5. p -= lr sqrt(max(1, R/S)) X (transposed back).
-// Results land in the results' buffers, which the plan usually donated (in place).
+// Every element's kernel reads all its inputs before writing its results, so a result may
+// share its buffer with its own input (the plan donates p, m, v, buf: in place) or not (the
+// results' buffers are written from the inputs': no copy needed first).
 //
 //===----------------------------------------------------------------------===//
 
+#include <algorithm>
 #include <cmath>
 
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/gpu/gemm.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
@@ -30,10 +37,11 @@ namespace {
 using ::mlir::Value;
 
 constexpr int64_t kBlock = 256;
+constexpr int64_t kMaxGrid = 256;  // grid-stride beyond: also bounds Muon's partial sums
 
-int64_t GridFor(int64_t n) { return std::min<int64_t>(CeilDiv(n, kBlock), 4096); }
+int64_t GridFor(int64_t n) { return std::min<int64_t>(CeilDiv(n, kBlock), kMaxGrid); }
 
-/// A grid-stride loop over [0, n), one launch.
+/// A grid-stride loop over [0, n), one launch of GridFor(n) workgroups.
 void ElementwiseLaunch(mlir::OpBuilder& host, mlir::Location loc, llvm::StringRef name, int64_t n,
                        llvm::function_ref<void(KernelBuilder&, Value)> body) {
   const int64_t grid = GridFor(n);
@@ -54,107 +62,119 @@ mlir::LogicalResult EmitAdamW(lowering::OpLowering& lowering, gpt::AdamwUpdateOp
                eps = u.getEps().convertToDouble(), wd = u.getWeightDecay().convertToDouble();
   const int64_t n = llvm::cast<mlir::MemRefType>(g.getType()).getNumElements();
   ElementwiseLaunch(host, loc, "adamw", n, [&](KernelBuilder& k, Value i) {
-    mlir::Type f64 = k.b().getF64Type(), f32 = k.b().getF32Type();
+    mlir::ImplicitLocOpBuilder& b = k.b();
+    mlir::Type f64 = b.getF64Type(), f32 = b.getF32Type();
     auto d = [&](double x) { return k.Float(f64, x); };
-    Value t = k.FCast(k.Load(step, {k.Index(0)}), f64), rate = k.FCast(k.Load(lr, {k.Index(0)}), f64);
-    Value bias1 = k.FSub(d(1), k.b().create<mlir::math::PowFOp>(d(beta1), t));
-    Value bias2 = k.FSub(d(1), k.b().create<mlir::math::PowFOp>(d(beta2), t));
+    Value raw_t = k.FCast(k.Load(step, {k.Index(0)}), f64);
+    // step >= 1 (false for NaN too); t = llround(step) for such steps.
+    Value valid = b.create<mlir::arith::CmpFOp>(mlir::arith::CmpFPredicate::OGE, raw_t, d(1));
+    Value t = b.create<mlir::math::FloorOp>(k.FAdd(raw_t, d(0.5)));
+    Value rate = k.FCast(k.Load(lr, {k.Index(0)}), f64);
+    Value bias1 = k.FSub(d(1), b.create<mlir::math::PowFOp>(d(beta1), t));
+    Value bias2 = k.FSub(d(1), b.create<mlir::math::PowFOp>(d(beta2), t));
     Value step_size = k.FDiv(rate, bias1), sqrt_bias2 = k.Sqrt(bias2);
     Value decay = k.FSub(d(1), k.FMul(rate, d(wd)));
-    Value gi = k.FCast(k.Load(g, {i}), f64);
-    Value mi = k.FAdd(k.FMul(d(beta1), k.FCast(k.Load(m, {i}), f64)), k.FMul(d(1 - beta1), gi));
-    Value vi = k.FAdd(k.FMul(d(beta2), k.FCast(k.Load(v, {i}), f64)), k.FMul(k.FMul(d(1 - beta2), gi), gi));
+    Value g32 = k.Load(g, {i}), m32 = k.Load(m, {i}), v32 = k.Load(v, {i}), p32 = k.Load(p, {i});
+    Value gi = k.FCast(g32, f64);
+    Value mi = k.FAdd(k.FMul(d(beta1), k.FCast(m32, f64)), k.FMul(d(1 - beta1), gi));
+    Value vi = k.FAdd(k.FMul(d(beta2), k.FCast(v32, f64)), k.FMul(k.FMul(d(1 - beta2), gi), gi));
     Value update = k.FDiv(k.FMul(step_size, mi), k.FAdd(k.FDiv(k.Sqrt(vi), sqrt_bias2), d(eps)));
-    Value pi = k.FSub(k.FMul(k.FCast(k.Load(p, {i}), f64), decay), update);
-    k.Store(k.FCast(mi, f32), nm, {i});
-    k.Store(k.FCast(vi, f32), nv, {i});
-    k.Store(k.FCast(pi, f32), np, {i});
+    Value pi = k.FSub(k.FMul(k.FCast(p32, f64), decay), update);
+    k.Store(k.Select(valid, k.FCast(mi, f32), m32), nm, {i});
+    k.Store(k.Select(valid, k.FCast(vi, f32), v32), nv, {i});
+    k.Store(k.Select(valid, k.FCast(pi, f32), p32), np, {i});
   });
   return mlir::success();
 }
 
-/// 1 / (sqrt(sum of squares of `x`) + 1e-7) into inv[0]: per-workgroup partial sums, then
-/// one workgroup sums them (a fixed order: deterministic).
-void EmitInverseNorm(lowering::OpLowering& lowering, Value x, int64_t n, Value inv) {
+/// Step 1 of Muon: buf = mu buf + (1 - mu) g; nesterov = (1 - mu) g + mu buf (f64, each
+/// rounded to f32 where the CPU stores it); partial[w] = sum over workgroup w's elements of
+/// nesterov^2 in f64.
+void EmitMomentum(lowering::OpLowering& lowering, Value g, Value buf, Value new_buf, Value nesterov, Value partial,
+                  int64_t n, double mu) {
   mlir::OpBuilder& host = lowering.builder();
-  mlir::Location loc = lowering.loc();
-  mlir::Type f32 = host.getF32Type();
-  mlir::MLIRContext* ctx = host.getContext();
-  const int64_t parts = std::min<int64_t>(64, CeilDiv(n, kBlock));
-  Value partial = lowering.Scratch(mlir::MemRefType::get({parts}, f32));
-  EmitLaunch(host, loc, "muon_norm_partial", {parts, 1, 1}, {kBlock, 1, 1}, {WorkgroupMemRef(ctx, {kBlock}, f32)},
-             [&](KernelBuilder& k, mlir::ValueRange wg) {
-               Value sum = k.For(k.GlobalId(), k.Index(n), k.Index(parts * kBlock), {k.F32(0.0)},
+  mlir::Type f64 = host.getF64Type(), f32 = host.getF32Type();
+  const int64_t grid = GridFor(n);
+  EmitLaunch(host, lowering.loc(), "muon_momentum", {grid, 1, 1}, {kBlock, 1, 1},
+             {WorkgroupMemRef(host.getContext(), {kBlock}, f64)}, [&](KernelBuilder& k, mlir::ValueRange wg) {
+               Value sum = k.For(k.GlobalId(), k.Index(n), k.Index(grid * kBlock), {k.Float(f64, 0.0)},
                                  [&](Value i, mlir::ValueRange acc) {
-                                   Value e = k.Load(x, {i});
-                                   return llvm::SmallVector<Value>{k.Fma(e, e, acc[0])};
+                                   Value gi = k.FCast(k.Load(g, {i}), f64);
+                                   Value b32 = k.FCast(k.FAdd(k.FMul(k.Float(f64, mu), k.FCast(k.Load(buf, {i}), f64)),
+                                                              k.FMul(k.Float(f64, 1 - mu), gi)),
+                                                       f32);
+                                   Value bi = k.FCast(b32, f64);  // rounded as stored, then read back
+                                   Value n32 = k.FCast(
+                                       k.FAdd(k.FMul(k.Float(f64, 1 - mu), gi), k.FMul(k.Float(f64, mu), bi)), f32);
+                                   k.Store(b32, new_buf, {i});
+                                   k.Store(n32, nesterov, {i});
+                                   Value e = k.FCast(n32, f64);
+                                   return llvm::SmallVector<Value>{k.FAdd(acc[0], k.FMul(e, e))};
                                  })[0];
                Value total = k.WorkgroupReduce(sum, wg[0], KernelBuilder::Reduction::kSum);
                k.If(k.Eq(k.ThreadId(0), k.Index(0)), [&] { k.Store(total, partial, {k.BlockId(0)}); });
              });
-  EmitLaunch(host, loc, "muon_norm", {1, 1, 1}, {64, 1, 1}, {WorkgroupMemRef(ctx, {64}, f32)},
-             [&](KernelBuilder& k, mlir::ValueRange wg) {
-               Value mine = k.IfElse(k.Lt(k.ThreadId(0), k.Index(parts)), {f32},
-                                     [&] { return llvm::SmallVector<Value>{k.Load(partial, {k.ThreadId(0)})}; },
-                                     [&] { return llvm::SmallVector<Value>{k.F32(0.0)}; })[0];
+}
+
+/// Step 2 of Muon: inv[0] = 1 / (sqrt(sum of the `parts` partials) + 1e-7), in f64.
+void EmitInverseNorm(lowering::OpLowering& lowering, Value partial, int64_t parts, Value inv) {
+  mlir::OpBuilder& host = lowering.builder();
+  mlir::Type f64 = host.getF64Type();
+  EmitLaunch(host, lowering.loc(), "muon_norm", {1, 1, 1}, {kBlock, 1, 1},
+             {WorkgroupMemRef(host.getContext(), {kBlock}, f64)}, [&](KernelBuilder& k, mlir::ValueRange wg) {
+               Value mine = k.For(k.ThreadId(0), k.Index(parts), k.Index(kBlock), {k.Float(f64, 0.0)},
+                                  [&](Value i, mlir::ValueRange acc) {
+                                    return llvm::SmallVector<Value>{k.FAdd(acc[0], k.Load(partial, {i}))};
+                                  })[0];
                Value total = k.WorkgroupReduce(mine, wg[0], KernelBuilder::Reduction::kSum);
                k.If(k.Eq(k.ThreadId(0), k.Index(0)), [&] {
-                 k.Store(k.FDiv(k.F32(1.0), k.FAdd(k.Sqrt(total), k.F32(1e-7))), inv, {k.Index(0)});
+                 Value one = k.Float(f64, 1.0);
+                 k.Store(k.FDiv(one, k.FAdd(k.Sqrt(total), k.Float(f64, 1e-7))), inv, {k.Index(0)});
                });
              });
 }
 
 mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u) {
   if (!u.getNesterov() || u.getNsSteps() != 5) {
-    return u.emitOpError("gpt-lower-to-gpu: the Muon kernels run Nesterov Muon with 5 Newton-Schulz steps");
+    return u.emitOpError("gpt-lower-to-gpu: the Muon kernels run Nesterov Muon with 5 Newton-Schulz steps (as the "
+                         "interpreter), got nesterov=")
+           << u.getNesterov() << ", ns_steps=" << u.getNsSteps();
   }
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
-  mlir::Type f32 = host.getF32Type();
+  mlir::Type f32 = host.getF32Type(), f64 = host.getF64Type();
   auto flat = [&](Value tensor) { return Flatten(host, loc, lowering.BufferOf(tensor)); };
   Value p = flat(u.getParam()), g = flat(u.getGrad()), buf = flat(u.getMomentumBuffer()), lr = flat(u.getLr());
   Value np = Flatten(host, loc, lowering.result(0)), nbuf = Flatten(host, loc, lowering.result(1));
   auto type = llvm::cast<mlir::ShapedType>(u.getGrad().getType());
   const int64_t R = type.getDimSize(0), S = type.getDimSize(1), n_elems = R * S;
   const bool tall = R > S;
-  const int64_t r = tall ? S : R, n = tall ? R : S;  // X is [r, n]
-  const double mu = u.getMomentum().convertToDouble();
+  const int64_t r = tall ? S : R, n = tall ? R : S;  // X is [r, n], r <= n
   constexpr double a = 3.4445, b = -4.7750, c = 2.0315;
+  auto scratch = [&](int64_t size, mlir::Type t) { return lowering.Scratch(mlir::MemRefType::get({size}, t)); };
 
-  Value nesterov = lowering.Scratch(mlir::MemRefType::get({n_elems}, f32));
-  ElementwiseLaunch(host, loc, "muon_momentum", n_elems, [&](KernelBuilder& k, Value i) {
-    mlir::Type f64 = k.b().getF64Type();
-    Value gi = k.FCast(k.Load(g, {i}), f64);
-    Value bi = k.FCast(k.FCast(k.FAdd(k.FMul(k.Float(f64, mu), k.FCast(k.Load(buf, {i}), f64)),
-                                      k.FMul(k.Float(f64, 1 - mu), gi)),
-                               f32),
-                       f64);  // rounded to f32 as stored, then read back
-    k.Store(k.FCast(bi, f32), nbuf, {i});
-    k.Store(k.FCast(k.FAdd(k.FMul(k.Float(f64, 1 - mu), gi), k.FMul(k.Float(f64, mu), bi)), f32), nesterov, {i});
-  });
-  Value inv = lowering.Scratch(mlir::MemRefType::get({1}, f32));
-  EmitInverseNorm(lowering, nesterov, n_elems, inv);
-  Value x = lowering.Scratch(mlir::MemRefType::get({r * n}, f32));
-  Value x_next = lowering.Scratch(mlir::MemRefType::get({r * n}, f32));
-  Value A = lowering.Scratch(mlir::MemRefType::get({r * r}, f32));
-  Value B = lowering.Scratch(mlir::MemRefType::get({r * r}, f32));
+  Value nesterov = scratch(n_elems, f32), partial = scratch(GridFor(n_elems), f64), inv = scratch(1, f64);
+  EmitMomentum(lowering, g, buf, nbuf, nesterov, partial, n_elems, u.getMomentum().convertToDouble());
+  EmitInverseNorm(lowering, partial, GridFor(n_elems), inv);
+  Value x = scratch(r * n, f32), x_next = scratch(r * n, f32), A = scratch(r * r, f32), B = scratch(r * r, f32);
   ElementwiseLaunch(host, loc, "muon_normalize", n_elems, [&](KernelBuilder& k, Value e) {
     Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));  // G[i, j]
     Value to = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
-    k.Store(k.FMul(k.Load(nesterov, {e}), k.Load(inv, {k.Index(0)})), x, {to});
+    Value scaled = k.FMul(k.FCast(k.Load(nesterov, {e}), f64), k.Load(inv, {k.Index(0)}));
+    k.Store(k.FCast(scaled, f32), x, {to});
   });
   for (int step = 0; step < 5; ++step) {
-    EmitGemm(host, loc, {"muon_gram", r, r, n, {x, false}, {x, true}, A});                  // A = X X^T
-    EmitGemm(host, loc, {"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A});       // B = c A A + b A
-    EmitGemm(host, loc, {"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x});  // X' = a X + B X
+    // A = X X^T; B = c (A A) + b A; X' = (B X) + a X: the CPU's Gemm calls and sums in f32.
+    EmitGemm(host, loc, {"muon_gram", r, r, n, {x, false}, {x, true}, A});
+    EmitGemm(host, loc, {"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A});
+    EmitGemm(host, loc, {"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x});
     std::swap(x, x_next);
   }
+  const double shape_scale = std::sqrt(std::max(1.0, double(R) / double(S)));
   ElementwiseLaunch(host, loc, "muon_update", n_elems, [&](KernelBuilder& k, Value e) {
-    mlir::Type f64 = k.b().getF64Type();
     Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));
     Value from = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
-    Value scale = k.FMul(k.FCast(k.Load(lr, {k.Index(0)}), f64),
-                         k.Float(f64, std::sqrt(std::max(1.0, double(R) / double(S)))));
+    Value scale = k.FMul(k.FCast(k.Load(lr, {k.Index(0)}), f64), k.Float(f64, shape_scale));
     Value updated = k.FSub(k.FCast(k.Load(p, {e}), f64), k.FMul(scale, k.FCast(k.Load(x, {from}), f64)));
     k.Store(k.FCast(updated, f32), np, {e});
   });
@@ -167,7 +187,8 @@ mlir::LogicalResult EmitOptimizer(lowering::OpLowering& lowering) {
   mlir::Operation* op = lowering.op();
   for (mlir::Type t : op->getOperandTypes()) {
     if (!llvm::cast<mlir::ShapedType>(t).getElementType().isF32()) {
-      return op->emitOpError("gpt-lower-to-gpu: the optimizer kernels run f32 parameters and state");
+      return op->emitOpError("gpt-lower-to-gpu: the optimizer kernels run f32 parameters, state and scalars only, got ")
+             << t;
     }
   }
   if (auto u = llvm::dyn_cast<gpt::AdamwUpdateOp>(op)) return EmitAdamW(lowering, u);

@@ -6,10 +6,15 @@
 // y2 = -x1 sin + x2 cos; the gradient rotates the other way (sin negated).
 // cos and sin come from tables the compiler computes with the interpreter's own arithmetic
 // (runtime/kernels/cpu/rotary.cc: fp32 inverse frequencies, angles and cos/sin in double,
-// rounded to fp32), [T, D/2] each, as constants of the artifact: the kernels read exactly the
+// rounded to fp32), [T, D/2] each, as constants of the artifact (one pair for all the rotary
+// ops of a model: OpLowering::Constant shares equal values): the kernels read exactly the
 // interpreter's values, and a GPU never evaluates a large angle in fp32. Positions are then
-// indices into the tables: the positions argument must lie in [0, T), which the runtime checks
-// on upload (a packed row's positions restart per conversation, so they are below T).
+// indices into the tables. The bound relied on: positions lie in [0, T). The CPU kernel has
+// no table, so it implies none; the batches a compiled step sees do: a packed row's positions
+// restart at 0 per conversation and count up by 1 (data/collate/batch.h checks it), a padded
+// row's are t, so both stay below T. (nanochat's cache of T * 10 positions serves generation,
+// which runs on the interpreter.) The positions argument carries [0, T) as its valid range,
+// which the runtime checks on upload, so a larger position is an error, not a wild read.
 // One work-item per (token, head, pair j): both halves of the pair.
 //
 //===----------------------------------------------------------------------===//

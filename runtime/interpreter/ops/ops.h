@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/base/tensor.h"
 #include "runtime/interpreter/op_context.h"
 #include "runtime/interpreter/op_registry.h"
-#include "runtime/interpreter/tensor.h"
 
 namespace gpt_sft::runtime::interp {
 
