@@ -47,8 +47,8 @@ void ExpectClose(const std::string& ir, const KernelRun& run, const std::set<std
     std::cout << d.name << ": max rel error " << d.max_rel_error << " (abs " << d.max_abs_error << " of "
               << d.max_reference << ")\n";
     EXPECT_GT(d.max_reference, 0) << d.name << " is all zero: the test checks nothing";
-    EXPECT_LE(d.max_rel_error, tolerance) << d.name << ": max abs error " << d.max_abs_error << " of "
-                                          << d.max_reference;
+    EXPECT_LE(d.max_rel_error, tolerance)
+        << d.name << ": max abs error " << d.max_abs_error << " of " << d.max_reference;
   }
 }
 
@@ -72,8 +72,11 @@ std::string AttentionIr(const Case& c) {
   ir = absl::StrReplaceAll(ir, {{"SEGARG", c.segments ? ", %seg: tensor<BxTxi32> {gpt.name = \"segments\"}" : ""},
                                 {"SEGTYPE", c.segments ? ", tensor<BxTxi32>" : ""},
                                 {"SEG", c.segments ? ", segments %seg" : ""}});
-  return absl::StrReplaceAll(ir, {{"B", std::to_string(c.B)}, {"T", std::to_string(c.T)}, {"H", std::to_string(c.H)},
-                                  {"G", std::to_string(c.Hkv)}, {"D", std::to_string(c.D)}});
+  return absl::StrReplaceAll(ir, {{"B", std::to_string(c.B)},
+                                  {"T", std::to_string(c.T)},
+                                  {"H", std::to_string(c.H)},
+                                  {"G", std::to_string(c.Hkv)},
+                                  {"D", std::to_string(c.D)}});
 }
 
 /// [B, T] ids from stretches: row b is stretches[b % size] (lengths summing to T), the n-th
@@ -108,23 +111,22 @@ TEST_P(AttentionKernelsTest, ForwardAndBackwardMatchTheInterpreter) {
 
 // T = 40 is off the 64 query rows a workgroup owns and off the staged key rows (64 for
 // D <= 32, 56 for D = 64); T = 130 spans three query tiles and three key tiles.
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, AttentionKernelsTest,
-    testing::Values(Case{2, 40, 2, 2, 16, false}, Case{2, 40, 2, 2, 16, true},   // MHA, D = 16
-                    Case{2, 40, 4, 2, 16, false}, Case{2, 40, 4, 2, 16, true},   // GQA, D = 16
-                    Case{2, 40, 2, 2, 32, false}, Case{2, 40, 4, 2, 32, true},   // D = 32
-                    Case{1, 40, 4, 2, 64, false}, Case{1, 40, 4, 2, 64, true},   // GQA, D = 64
-                    Case{2, 130, 2, 1, 64, false}, Case{2, 130, 2, 1, 64, true}), // MQA, several tiles
-    [](const testing::TestParamInfo<Case>& info) {
-      const Case& c = info.param;
-      return absl::StrCat("B", c.B, "T", c.T, "H", c.H, "Hkv", c.Hkv, "D", c.D, c.segments ? "Packed" : "Causal");
-    });
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionKernelsTest,
+                         testing::Values(Case{2, 40, 2, 2, 16, false}, Case{2, 40, 2, 2, 16, true},  // MHA, D = 16
+                                         Case{2, 40, 4, 2, 16, false}, Case{2, 40, 4, 2, 16, true},  // GQA, D = 16
+                                         Case{2, 40, 2, 2, 32, false}, Case{2, 40, 4, 2, 32, true},  // D = 32
+                                         Case{1, 40, 4, 2, 64, false}, Case{1, 40, 4, 2, 64, true},  // GQA, D = 64
+                                         Case{2, 130, 2, 1, 64, false},
+                                         Case{2, 130, 2, 1, 64, true}),  // MQA, several tiles
+                         [](const testing::TestParamInfo<Case>& info) {
+                           const Case& c = info.param;
+                           return absl::StrCat("B", c.B, "T", c.T, "H", c.H, "Hkv", c.Hkv, "D", c.D,
+                                               c.segments ? "Packed" : "Causal");
+                         });
 
 // One token: it sees only itself, so out = v, dv = dout, and dq = dk = 0 exactly (P = 1,
 // dP = delta).
-TEST(AttentionKernelsTest, OneToken) {
-  ExpectClose(AttentionIr(Case{1, 1, 2, 1, 16, false}), {}, {"dq", "dk"});
-}
+TEST(AttentionKernelsTest, OneToken) { ExpectClose(AttentionIr(Case{1, 1, 2, 1, 16, false}), {}, {"dq", "dk"}); }
 
 // Segments that leave whole tile pairs unable to meet (skipped) next to ones that meet
 // partly: row 0 one long conversation then a short one, row 1 three.

@@ -33,10 +33,11 @@ void EmitDelta(mlir::OpBuilder& host, mlir::Location loc, const Shape& s, const 
                Value r = k.GlobalId();  // (b * T + t) * H + h
                k.If(k.Lt(r, k.Index(rows)), [&] {
                  Value base = k.Mul(r, k.Index(s.D));
-                 Value dot = k.For(k.Index(0), k.Index(s.D), k.Index(1), {k.F32(0.0)}, [&](Value d, mlir::ValueRange a) {
-                   Value at = k.Add(base, d);
-                   return llvm::SmallVector<Value>{k.Fma(k.Load(g.dout, {at}), k.Load(g.out, {at}), a[0])};
-                 })[0];
+                 Value dot =
+                     k.For(k.Index(0), k.Index(s.D), k.Index(1), {k.F32(0.0)}, [&](Value d, mlir::ValueRange a) {
+                       Value at = k.Add(base, d);
+                       return llvm::SmallVector<Value>{k.Fma(k.Load(g.dout, {at}), k.Load(g.out, {at}), a[0])};
+                     })[0];
                  Value bt = k.Div(r, k.Index(s.H));
                  Value b = k.Div(bt, k.Index(s.T)), t = k.Rem(bt, k.Index(s.T)), h = k.Rem(r, k.Index(s.H));
                  k.Store(dot, g.delta, {LseAt(k, s, b, h, t)});
@@ -46,9 +47,7 @@ void EmitDelta(mlir::OpBuilder& host, mlir::Location loc, const Shape& s, const 
 
 /// Query rows per staged tile of the dk/dv kernel: q and dout tiles, an lse, a delta and an
 /// id per row, and the key tile's ids.
-int64_t QueryTileRows(const Shape& s) {
-  return StagedRows(s.D, 3 * sizeof(float), kOwnedRows * sizeof(int32_t));
-}
+int64_t QueryTileRows(const Shape& s) { return StagedRows(s.D, 3 * sizeof(float), kOwnedRows * sizeof(int32_t)); }
 
 /// The dk/dv kernel's workgroup memory: q, dout tiles [rows * D], lse, delta [rows]; with
 /// segment ids, the query tile's ids [rows] and the key tile's [kOwnedRows].
@@ -56,9 +55,9 @@ llvm::SmallVector<mlir::MemRefType> KeyValueGradTypes(mlir::MLIRContext* context
   const int64_t rows = QueryTileRows(s);
   auto f32 = mlir::Float32Type::get(context);
   auto i32 = mlir::IntegerType::get(context, 32);
-  llvm::SmallVector<mlir::MemRefType> types{WorkgroupMemRef(context, {rows * s.D}, f32),
-                                            WorkgroupMemRef(context, {rows * s.D}, f32),
-                                            WorkgroupMemRef(context, {rows}, f32), WorkgroupMemRef(context, {rows}, f32)};
+  llvm::SmallVector<mlir::MemRefType> types{
+      WorkgroupMemRef(context, {rows * s.D}, f32), WorkgroupMemRef(context, {rows * s.D}, f32),
+      WorkgroupMemRef(context, {rows}, f32), WorkgroupMemRef(context, {rows}, f32)};
   if (segmented) {
     types.push_back(WorkgroupMemRef(context, {rows}, i32));
     types.push_back(WorkgroupMemRef(context, {kOwnedRows}, i32));
@@ -172,8 +171,8 @@ void EmitBackward(mlir::OpBuilder& host, mlir::Location loc, const Shape& s, con
   EmitLaunch(host, loc, ("attention_grad_kv" + suffix).str(), {CeilDiv(s.T, kOwnedRows), s.Hkv, s.B},
              {kOwnedRows, 1, 1}, KeyValueGradTypes(host.getContext(), s, segmented),
              [&](KernelBuilder& k, mlir::ValueRange wg) { EmitKeyValueGradBody(k, s, in, grads, wg); });
-  EmitLaunch(host, loc, ("attention_grad_q" + suffix).str(), {CeilDiv(s.T, kOwnedRows), s.H, s.B},
-             {kOwnedRows, 1, 1}, KeyTileTypes(host.getContext(), s, segmented),
+  EmitLaunch(host, loc, ("attention_grad_q" + suffix).str(), {CeilDiv(s.T, kOwnedRows), s.H, s.B}, {kOwnedRows, 1, 1},
+             KeyTileTypes(host.getContext(), s, segmented),
              [&](KernelBuilder& k, mlir::ValueRange wg) { EmitQueryGradBody(k, s, in, grads, wg); });
 }
 

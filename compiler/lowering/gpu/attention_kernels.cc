@@ -32,9 +32,9 @@
 namespace gpt_sft::compiler::gpu_lowering {
 namespace {
 
-using ::mlir::Value;
 using attention::kMasked;
 using attention::kOwnedRows;
+using ::mlir::Value;
 
 /// The online softmax over the key tiles of one query row (see the file comment).
 void EmitForwardBody(KernelBuilder& k, const attention::Shape& s, const attention::Inputs& in, Value out, Value lse,
@@ -45,8 +45,8 @@ void EmitForwardBody(KernelBuilder& k, const attention::Shape& s, const attentio
   Value q = attention::LoadRow(k, in.q, q_base, s.D, s.scale());  // scores come out scaled
   Value acc = attention::ZeroRow(k, s.D);
   Value scores = k.PrivateArray(wg.rows, k.b().getF32Type());
-  llvm::SmallVector<Value> m_l = attention::ForEachKeyTile(
-      k, s, in, wg, qt, {k.F32(kMasked), k.F32(0.0)}, [&](Value j0, mlir::ValueRange m_l) {
+  llvm::SmallVector<Value> m_l =
+      attention::ForEachKeyTile(k, s, in, wg, qt, {k.F32(kMasked), k.F32(0.0)}, [&](Value j0, mlir::ValueRange m_l) {
         Value n = attention::CausalKeys(k, qt, j0, wg.rows), trips = attention::AtLeastOnce(k, n);
         // The tile's scores (kMasked for keys it does not see) and their maximum.
         Value tile_max = k.For(k.Index(0), trips, k.Index(1), {k.F32(kMasked)}, [&](Value jj, mlir::ValueRange mx) {
@@ -62,13 +62,14 @@ void EmitForwardBody(KernelBuilder& k, const attention::Shape& s, const attentio
         Value m_new = k.FMax(m_l[0], tile_max);
         Value correction = k.Exp(k.FSub(m_l[0], m_new));  // 0 on the first tile it sees
         k.For(0, s.D, 1, [&](Value d) { k.Store(k.FMul(k.Load(acc, {d}), correction), acc, {d}); });
-        Value l = k.For(k.Index(0), trips, k.Index(1), {k.FMul(m_l[1], correction)}, [&](Value jj, mlir::ValueRange sum) {
-          Value score = k.Load(scores, {jj});
-          Value seen = k.FGt(score, k.F32(kMasked / 2));
-          Value w = k.Select(seen, k.Exp(k.FSub(score, m_new)), k.F32(0.0));
-          k.If(seen, [&] { attention::Axpy(k, w, wg.values, k.Mul(jj, k.Index(s.D)), acc, s.D); });
-          return llvm::SmallVector<Value>{k.FAdd(sum[0], w)};
-        })[0];
+        Value l =
+            k.For(k.Index(0), trips, k.Index(1), {k.FMul(m_l[1], correction)}, [&](Value jj, mlir::ValueRange sum) {
+              Value score = k.Load(scores, {jj});
+              Value seen = k.FGt(score, k.F32(kMasked / 2));
+              Value w = k.Select(seen, k.Exp(k.FSub(score, m_new)), k.F32(0.0));
+              k.If(seen, [&] { attention::Axpy(k, w, wg.values, k.Mul(jj, k.Index(s.D)), acc, s.D); });
+              return llvm::SmallVector<Value>{k.FAdd(sum[0], w)};
+            })[0];
         return llvm::SmallVector<Value>{m_new, l};
       });
   // Every query sees itself, so l >= 1 on a valid row.
@@ -88,16 +89,20 @@ void EmitForward(mlir::OpBuilder& host, mlir::Location loc, const attention::Sha
 }
 
 /// The kernels' refusals: what the interpreter's compiled path runs (op_launches.cc), f32.
+/// (Segment ids are i32 by the op's definition.)
 template <typename Op>
 mlir::LogicalResult CheckSupported(Op op, const attention::Shape& s) {
   // An explicit scale is accepted only when it is the default the kernels bake in.
   if (!op.getCausal() || (op.getScale() && op.getScale()->convertToDouble() != s.scale())) {
-    return op.emitOpError("gpt-lower-to-gpu: the attention kernels run causal attention at the default scale "
-                          "1/sqrt(D)");
+    return op.emitOpError(
+        "gpt-lower-to-gpu: the attention kernels run causal attention at the default scale "
+        "1/sqrt(D)");
   }
-  auto type = llvm::cast<mlir::ShapedType>(op.getQ().getType());
-  if (!type.getElementType().isF32()) {
-    return op.emitOpError("gpt-lower-to-gpu: the attention kernels run f32 only, got ") << type;
+  for (Value v : {op.getQ(), op.getK(), op.getV()}) {
+    auto type = llvm::cast<mlir::ShapedType>(v.getType());
+    if (!type.getElementType().isF32()) {
+      return op.emitOpError("gpt-lower-to-gpu: the attention kernels run f32 only, got ") << type;
+    }
   }
   return mlir::success();
 }
@@ -157,9 +162,13 @@ mlir::LogicalResult EmitAttentionBackward(lowering::OpLowering& lowering, gpt::A
     EmitForward(host, loc, s, in, recomputed, Flatten(host, loc, lse));
   }
   auto flat = [&](Value v) { return Flatten(host, loc, v); };
-  const attention::GradBuffers grads{flat(lowering.BufferOf(op.getOut())), flat(lowering.BufferOf(op.getDout())),
-                                     flat(lse), flat(lowering.Scratch(LseType(host, s))),
-                                     flat(lowering.result(0)), flat(lowering.result(1)), flat(lowering.result(2))};
+  const attention::GradBuffers grads{flat(lowering.BufferOf(op.getOut())),
+                                     flat(lowering.BufferOf(op.getDout())),
+                                     flat(lse),
+                                     flat(lowering.Scratch(LseType(host, s))),
+                                     flat(lowering.result(0)),
+                                     flat(lowering.result(1)),
+                                     flat(lowering.result(2))};
   attention::EmitBackward(host, loc, s, in, grads);
   return mlir::success();
 }

@@ -51,14 +51,13 @@ void StageVector(KernelBuilder& k, Value src, Value tile, Value base, Value n) {
 
 std::pair<Value, Value> SegmentRange(KernelBuilder& k, Value tile, Value n) {
   auto& b = k.b();
-  llvm::SmallVector<Value> range =
-      k.For(k.Index(0), n, k.Index(1),
-            {k.I32(std::numeric_limits<int32_t>::max()), k.I32(std::numeric_limits<int32_t>::min())},
-            [&](Value e, mlir::ValueRange lo_hi) {
-              Value id = k.Load(tile, {e});
-              return llvm::SmallVector<Value>{b.create<arith::MinSIOp>(lo_hi[0], id),
-                                              b.create<arith::MaxSIOp>(lo_hi[1], id)};
-            });
+  llvm::SmallVector<Value> range = k.For(
+      k.Index(0), n, k.Index(1),
+      {k.I32(std::numeric_limits<int32_t>::max()), k.I32(std::numeric_limits<int32_t>::min())},
+      [&](Value e, mlir::ValueRange lo_hi) {
+        Value id = k.Load(tile, {e});
+        return llvm::SmallVector<Value>{b.create<arith::MinSIOp>(lo_hi[0], id), b.create<arith::MaxSIOp>(lo_hi[1], id)};
+      });
   return {range[0], range[1]};
 }
 
@@ -151,9 +150,9 @@ QueryTile OpenQueryTile(KernelBuilder& k, const Shape& s, const Inputs& in, cons
   return qt;
 }
 
-llvm::SmallVector<Value> ForEachKeyTile(
-    KernelBuilder& k, const Shape& s, const Inputs& in, const KeyTiles& wg, const QueryTile& qt,
-    mlir::ValueRange init, llvm::function_ref<llvm::SmallVector<Value>(Value, mlir::ValueRange)> body) {
+llvm::SmallVector<Value> ForEachKeyTile(KernelBuilder& k, const Shape& s, const Inputs& in, const KeyTiles& wg,
+                                        const QueryTile& qt, mlir::ValueRange init,
+                                        llvm::function_ref<llvm::SmallVector<Value>(Value, mlir::ValueRange)> body) {
   Value end = k.Min(k.Add(qt.i0, k.Index(kOwnedRows)), k.Index(s.T));  // causal: no key past the tile
   return k.For(k.Index(0), end, k.Index(wg.rows), init, [&](Value j0, mlir::ValueRange carried) {
     Value rows = k.Min(k.Index(wg.rows), k.Sub(k.Index(s.T), j0));

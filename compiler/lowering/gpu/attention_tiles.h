@@ -116,8 +116,8 @@ QueryTile OpenQueryTile(KernelBuilder& k, const Shape& s, const Inputs& in, cons
 /// skipped (their loads too). `body(j0, carried)` runs after the staging barrier and returns
 /// the next carried values; returns the last ones.
 llvm::SmallVector<mlir::Value> ForEachKeyTile(
-    KernelBuilder& k, const Shape& s, const Inputs& in, const KeyTiles& wg, const QueryTile& qt,
-    mlir::ValueRange init, llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value, mlir::ValueRange)> body);
+    KernelBuilder& k, const Shape& s, const Inputs& in, const KeyTiles& wg, const QueryTile& qt, mlir::ValueRange init,
+    llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::Value, mlir::ValueRange)> body);
 
 /// How many keys of the tile starting at j0 work-item row i sees by the causal rule:
 /// min(rows, i + 1 - j0), 0 when i < j0 or the row is padding (i >= T).

@@ -32,3 +32,4 @@ func.func @f64(%q: tensor<1x8x2x16xf64> {gpt.name = "q"}, %k: tensor<1x8x2x16xf6
   %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf64>, tensor<1x8x2x16xf64>, tensor<1x8x2x16xf64>
   return %o : tensor<1x8x2x16xf64>
 }
+
