@@ -27,7 +27,6 @@
 #include "compiler/lowering/gpu/attention_grad_kernels.h"
 #include "compiler/lowering/gpu/attention_tiles.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
 namespace {
@@ -45,8 +44,8 @@ void EmitForwardBody(KernelBuilder& k, const attention::Shape& s, const attentio
   Value q = attention::LoadRow(k, in.q, q_base, s.D, s.scale());  // scores come out scaled
   Value acc = attention::ZeroRow(k, s.D);
   Value scores = k.PrivateArray(wg.rows, k.b().getF32Type());
-  llvm::SmallVector<Value> m_l =
-      attention::ForEachKeyTile(k, s, in, wg, qt, {k.F32(kMasked), k.F32(0.0)}, [&](Value j0, mlir::ValueRange m_l) {
+  llvm::SmallVector<Value> m_l = attention::ForEachKeyTile(
+      k, s, in, wg, qt, {k.F32(kMasked), k.F32(0.0)}, [&](Value j0, mlir::ValueRange running) {
         Value n = attention::CausalKeys(k, qt, j0, wg.rows), trips = attention::AtLeastOnce(k, n);
         // The tile's scores (kMasked for keys it does not see) and their maximum.
         Value tile_max = k.For(k.Index(0), trips, k.Index(1), {k.F32(kMasked)}, [&](Value jj, mlir::ValueRange mx) {
@@ -59,11 +58,11 @@ void EmitForwardBody(KernelBuilder& k, const attention::Shape& s, const attentio
           k.Store(score, scores, {jj});
           return llvm::SmallVector<Value>{k.FMax(mx[0], score)};
         })[0];
-        Value m_new = k.FMax(m_l[0], tile_max);
-        Value correction = k.Exp(k.FSub(m_l[0], m_new));  // 0 on the first tile it sees
+        Value m_new = k.FMax(running[0], tile_max);
+        Value correction = k.Exp(k.FSub(running[0], m_new));  // 0 on the first tile it sees
         k.For(0, s.D, 1, [&](Value d) { k.Store(k.FMul(k.Load(acc, {d}), correction), acc, {d}); });
         Value l =
-            k.For(k.Index(0), trips, k.Index(1), {k.FMul(m_l[1], correction)}, [&](Value jj, mlir::ValueRange sum) {
+            k.For(k.Index(0), trips, k.Index(1), {k.FMul(running[1], correction)}, [&](Value jj, mlir::ValueRange sum) {
               Value score = k.Load(scores, {jj});
               Value seen = k.FGt(score, k.F32(kMasked / 2));
               Value w = k.Select(seen, k.Exp(k.FSub(score, m_new)), k.F32(0.0));
