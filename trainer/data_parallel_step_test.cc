@@ -26,6 +26,7 @@
 #include "trainer/eager_step.h"
 #include "trainer/param_checksum.h"
 #include "trainer/step_compile.h"
+#include "trainer/step_testing.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -45,52 +46,10 @@ compiler::StepConfig Config(bool packed, int world) {
   return config;
 }
 
-// Micro-batch `index` of optimizer step `step`: the same on every rank. Packed rows hold
-// two documents (segment ids 0 and 1); every fifth target is ignored.
-data::Batch MicroBatch(int step, int index) {
-  std::mt19937 rng(1000 * step + index);
-  data::Batch b = data::NewBatch(kB, kT);
-  for (int r = 0; r < kB; ++r) {
-    const int split = kT / 2 + r;
-    for (int t = 0; t < kT; ++t) {
-      b.inputs[b.Offset(r, t)] = static_cast<int32_t>(rng() % kVocab);
-      b.segment_ids[b.Offset(r, t)] = t < split ? 0 : 1;
-      b.positions[b.Offset(r, t)] = t < split ? t : t - split;
-      b.targets[b.Offset(r, t)] = (t % 5 == 4) ? -1 : static_cast<int32_t>(rng() % kVocab);
-    }
-  }
-  b.supervised_tokens = data::CountSupervised(b);
-  return b;
-}
-
-runtime::ParamStore RandomParams() {
-  runtime::ParamStore params = *runtime::ParamStore::Create(Config(false, 1).model);
-  params.InitNanochat(11, /*zero_output_projections=*/false);
-  std::mt19937 rng(5);
-  std::normal_distribution<float> normal(0.f, 0.02f);
-  for (runtime::Param& p : params.params()) {  // nanochat's zero lm_head would hide the other grads
-    if (p.name == "lm_head.weight") {
-      for (int64_t i = 0; i < p.numel(); ++i) p.data()[i] = normal(rng);
-    }
-  }
-  return params;
-}
-
-// The worst parameter's max |a - b| over its max |b|.
-double MaxRelDiff(const runtime::ParamStore& a, const runtime::ParamStore& b) {
-  double worst = 0;
-  for (size_t i = 0; i < a.params().size(); ++i) {
-    const runtime::Param& pa = a.params()[i];
-    const runtime::Param& pb = b.params()[i];
-    double diff = 0, scale = 1e-30;
-    for (int64_t j = 0; j < pa.numel(); ++j) {
-      diff = std::max(diff, double(std::abs(pa.data()[j] - pb.data()[j])));
-      scale = std::max(scale, double(std::abs(pb.data()[j])));
-    }
-    worst = std::max(worst, diff / scale);
-  }
-  return worst;
-}
+// Micro-batch `index` of optimizer step `step`: the same on every rank.
+data::Batch MicroBatch(int step, int index) { return testing::TwoDocumentBatch(1000 * step + index, kB, kT, kVocab); }
+runtime::ParamStore RandomParams() { return testing::RandomParams(Config(false, 1).model); }
+using testing::MaxRelDiff;
 
 // The same over the updates (after - before): the optimizers are nearly invariant to the
 // gradients' scale (AdamW's m / sqrt(v), Muon's orthogonalisation), so this is the sharper

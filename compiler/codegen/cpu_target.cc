@@ -5,32 +5,19 @@
 #include "compiler/codegen/fusion_kernels.h"
 #include "compiler/codegen/host_module.h"
 #include "compiler/codegen/host_target.h"
+#include "compiler/codegen/pass_runner.h"
 #include "compiler/lowering/cpu/lower_to_cpu_pass.h"
 #include "compiler/lowering/launch_list.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace gpt_sft::compiler {
 
 absl::Status LowerToCpuLaunches(mlir::ModuleOp module) {
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
-    if (d.getSeverity() == mlir::DiagnosticSeverity::Remark) return mlir::success();
-    std::string location;
-    llvm::raw_string_ostream os(location);
-    d.getLocation().print(os);
-    absl::StrAppend(&diagnostics, os.str(), ": ", d.str(), "\n");
-    return mlir::success();
-  });
   mlir::PassManager pm(module.getContext());
   pm.addPass(CreateLowerToCpuPass());
-  if (mlir::failed(pm.run(module))) {
-    return absl::InternalError(absl::StrCat("lowering the step to the cpu driver's launches failed:\n", diagnostics));
-  }
-  return absl::OkStatus();
+  return RunPasses(pm, module, "lowering the step to the cpu driver's launches");
 }
 
 absl::StatusOr<artifact::Artifact> CompileForCpu(mlir::ModuleOp module) {

@@ -2,34 +2,18 @@
 #include "compiler/codegen/opencl_target.h"
 
 #include "absl/strings/str_cat.h"
+#include "compiler/codegen/pass_runner.h"
 #include "compiler/codegen/spir_kernels.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/lowering/gpu/outline_kernels_pass.h"
 #include "compiler/lowering/launch_list.h"
 #include "compiler/lowering/spirv/gpu_to_spirv_pass.h"
-#include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace gpt_sft::compiler {
 namespace {
-
-/// Runs `pm` on `module`; the error carries the diagnostics, each with its location.
-absl::Status Run(mlir::PassManager& pm, mlir::ModuleOp module, const char* what) {
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(module.getContext(), [&](mlir::Diagnostic& d) {
-    if (d.getSeverity() == mlir::DiagnosticSeverity::Remark) return mlir::success();
-    std::string location;
-    llvm::raw_string_ostream os(location);
-    d.getLocation().print(os);
-    absl::StrAppend(&diagnostics, os.str(), ": ", d.str(), "\n");
-    return mlir::success();
-  });
-  if (mlir::failed(pm.run(module))) return absl::InternalError(absl::StrCat(what, " failed:\n", diagnostics));
-  return absl::OkStatus();
-}
 
 }  // namespace
 
@@ -37,13 +21,13 @@ absl::Status LowerToGpuKernels(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(CreateLowerToGpuPass());
   pm.addPass(CreateOutlineKernelsPass());
-  return Run(pm, module, "lowering the step to GPU kernels");
+  return RunPasses(pm, module, "lowering the step to GPU kernels");
 }
 
 absl::Status LowerGpuKernelsToSpirv(mlir::ModuleOp module) {
   mlir::PassManager pm(module.getContext());
   pm.addPass(CreateGpuToSpirvPass());
-  return Run(pm, module, "lowering the GPU kernels to SPIR-V");
+  return RunPasses(pm, module, "lowering the GPU kernels to SPIR-V");
 }
 
 absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module) {
