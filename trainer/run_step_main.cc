@@ -3,7 +3,7 @@
 // batches, and prints each step's loss and time: the binary that goes to a machine with no
 // compiler (it links neither MLIR nor LLVM: //third_party/bazel:run_step_is_mlir_free_test).
 //
-//   run_step --artifact=step.gptart --checkpoint_dir=D --batches=b.jsonl --steps=5 --device=opencl \
+//   run_step --artifact=step.gptart --checkpoint_dir=D --batches=b.jsonl --steps=5 --device=opencl
 //            [--json=out.json] [--expect_losses=reference.json --loss_tolerance=1e-4]
 //
 // --expect_losses compares every step's loss with a reference run's (//trainer:reference_steps,

@@ -233,7 +233,7 @@ absl::StatusOr<Launch> Extractor::ReadLaunch(mlir::Operation& op, const std::str
     launch.kind = LaunchKind::kKernel;
     launch.module = modules_.host_module;
     launch.name = h.getKernel().str();
-    launch.grid = {h.getElements(), 1, 1};
+    launch.grid = {static_cast<int64_t>(h.getElements()), 1, 1};
     if (absl::Status s = add_args(h.getBuffers()); !s.ok()) return s;
     return launch;
   }

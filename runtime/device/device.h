@@ -13,7 +13,8 @@
 // Drivers live in runtime/device/<driver>/ and register in device_registry.cc:
 //   cpu     host memory; modules are host shared objects (dlopen); builtins are the CPU
 //           library kernels (runtime/device/cpu/host_builtins.h) over BLAS;
-//   opencl  the ocl-icd loader and whatever ICD is installed (PoCL here): SPIR modules.
+//   opencl  the ocl-icd loader and whatever ICD is installed (PoCL here): SPIR modules;
+//   cuda    the NVIDIA driver (libcuda.so.1, dlopen'ed): PTX modules, steps as CUDA graphs.
 // One conformance suite (runtime/device/conformance) runs against every driver present.
 //
 // MLIR-free and LLVM-free: binaries that only run artifacts link this. Not thread-safe: one
@@ -189,7 +190,8 @@ struct DeviceOptions {
   bool profile = false;
 };
 
-/// "cpu", "opencl" or "opencl:<n>" (the n-th device over all platforms, 0 first). An unknown
+/// "cpu", "opencl" or "opencl:<n>" (the n-th device over all platforms, 0 first), "cuda" or
+/// "cuda:<n>". An unknown
 /// driver, or an OpenCL runtime with no platform or device, is InvalidArgument naming the
 /// spec and what was found (the message is meant for a --device flag's error).
 absl::StatusOr<std::unique_ptr<Device>> CreateDevice(std::string_view spec, const DeviceOptions& options = {});
