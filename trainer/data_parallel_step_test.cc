@@ -174,7 +174,9 @@ TEST(DataParallelCompile, RankZeroCompilesAndTheOthersLoadItsArtifact) {
   runtime::ParamStore params = RandomParams();
   auto step = MakeCompiled(Config(true, world.world_size()), &params, "cpu", &world, cache);
   ASSERT_TRUE(step.ok()) << step.status();
-  if (world.rank() > 0) EXPECT_TRUE((*step)->compile_report().cache_hit) << "rank " << world.rank();
+  if (world.rank() > 0) {
+    EXPECT_TRUE((*step)->compile_report().cache_hit) << "rank " << world.rank();
+  }
 }
 
 TEST(DataParallelStepErrors, AStepBuiltForAnotherWorldIsRefusedNamingBothSizes) {

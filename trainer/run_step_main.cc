@@ -6,6 +6,10 @@
 //   run_step --artifact=step.gptart --checkpoint_dir=D --batches=b.jsonl --steps=5 --device=opencl
 //            [--json=out.json] [--expect_losses=reference.json --loss_tolerance=1e-4]
 //
+// With neither --checkpoint_dir nor --batches it times the step on synthetic inputs (nanochat's
+// init from --seed, --synthetic_batches random batches of the artifact's shape): a large model
+// can be timed where no checkpoint can travel.
+//
 // --expect_losses compares every step's loss with a reference run's (//trainer:reference_steps,
 // the interpreter on the same inputs): exit 1 when one differs by more than the tolerance
 // (relative). Exit 2 for a bad flag or input file.
@@ -29,7 +33,9 @@ ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest");
 ABSL_FLAG(std::string, batches, "", "JSON lines of batches (//data:dump_batch --json), of the artifact's shape");
 ABSL_FLAG(int, steps, 5, "optimizer steps to run (grad_accum_steps micro-batches each)");
 ABSL_FLAG(int, warmup_steps, 1, "steps left out of the timing");
-ABSL_FLAG(std::string, device, "cpu", "cpu, opencl or opencl:<n>");
+ABSL_FLAG(uint64_t, seed, 1, "with no --checkpoint_dir and no --batches: the synthetic weights' and batches' seed");
+ABSL_FLAG(int, synthetic_batches, 4, "with no --checkpoint_dir and no --batches: how many synthetic batches");
+ABSL_FLAG(std::string, device, "cpu", "cpu, opencl or opencl:<n>, cuda or cuda:<n>");
 ABSL_FLAG(int, num_threads, 0, "the cpu driver's kernel threads; 0: every core");
 ABSL_FLAG(std::string, json, "", "write the run's figures here as JSON");
 ABSL_FLAG(std::string, expect_losses, "", "a reference run's JSON: every step's loss must match it");
@@ -44,8 +50,15 @@ int Fail(const absl::Status& s, int code) {
 }
 
 int Main() {
-  absl::StatusOr<StepLoopInputs> in = LoadStepLoopInputs(absl::GetFlag(FLAGS_artifact), absl::GetFlag(FLAGS_checkpoint_dir),
-                                                         absl::GetFlag(FLAGS_step), absl::GetFlag(FLAGS_batches));
+  const std::string checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir), batches = absl::GetFlag(FLAGS_batches);
+  if (checkpoint_dir.empty() != batches.empty()) {
+    return Fail(absl::InvalidArgumentError("--checkpoint_dir and --batches go together (neither: synthetic inputs)"), 2);
+  }
+  absl::StatusOr<StepLoopInputs> in =
+      checkpoint_dir.empty()
+          ? SyntheticStepLoopInputs(absl::GetFlag(FLAGS_artifact), absl::GetFlag(FLAGS_seed),
+                                    absl::GetFlag(FLAGS_synthetic_batches))
+          : LoadStepLoopInputs(absl::GetFlag(FLAGS_artifact), checkpoint_dir, absl::GetFlag(FLAGS_step), batches);
   if (!in.ok()) return Fail(in.status(), 2);
   DeviceStepOptions options;
   options.device = absl::GetFlag(FLAGS_device);
@@ -68,6 +81,9 @@ int Main() {
                                    {"artifact", in->artifact.key},
                                    {"launches_per_micro_step", (*step)->compile_report().launches},
                                    {"kernels_per_micro_step", (*step)->compile_report().kernels},
+                                   {"device_bytes", (*step)->executable().allocated_bytes()},
+                                   {"num_params", in->params->NumParams()},
+                                   {"flops_per_token", in->config.model.FlopsPerToken()},
                                    {"peak_rss_bytes", ThroughputMeter::PeakRssBytes()}};
   const std::string json = StepLoopJson(*result, fields.dump());
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {

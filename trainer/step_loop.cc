@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/split_mix64.h"
 #include "compiler/artifact/artifact_file.h"
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/checkpoint.h"
@@ -17,9 +18,10 @@
 
 namespace gpt_sft::trainer {
 
-absl::StatusOr<StepLoopInputs> LoadStepLoopInputs(const std::string& artifact_path, const std::string& checkpoint_dir,
-                                                  int64_t step, const std::string& batches_path) {
-  StepLoopInputs in;
+namespace {
+
+/// The artifact and its StepConfig.
+absl::Status LoadArtifact(const std::string& artifact_path, StepLoopInputs& in) {
   std::ifstream file(artifact_path, std::ios::binary);
   if (!file) return absl::NotFoundError(absl::StrCat("--artifact=", artifact_path, ": cannot read it"));
   std::stringstream bytes;
@@ -30,6 +32,46 @@ absl::StatusOr<StepLoopInputs> LoadStepLoopInputs(const std::string& artifact_pa
   absl::StatusOr<compiler::StepConfig> config = compiler::StepConfig::FromJson(in.artifact.step_config);
   if (!config.ok()) return absl::InvalidArgumentError(absl::StrCat("--artifact=", artifact_path, ": ", config.status().message()));
   in.config = *config;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+data::Batch SyntheticBatch(uint64_t seed, int B, int T, int vocab) {
+  base::SplitMix64 rng(seed);
+  data::Batch b = data::NewBatch(B, T);
+  for (int r = 0; r < B; ++r) {
+    const int split = T / 2 + r;
+    for (int t = 0; t < T; ++t) {
+      b.inputs[b.Offset(r, t)] = static_cast<int32_t>(rng.Next() % vocab);
+      b.segment_ids[b.Offset(r, t)] = t < split ? 0 : 1;
+      b.positions[b.Offset(r, t)] = t < split ? t : t - split;
+      b.targets[b.Offset(r, t)] = (t % 5 == 4) ? -1 : static_cast<int32_t>(rng.Next() % vocab);
+    }
+  }
+  b.supervised_tokens = data::CountSupervised(b);
+  return b;
+}
+
+absl::StatusOr<StepLoopInputs> SyntheticStepLoopInputs(const std::string& artifact_path, uint64_t seed, int count) {
+  StepLoopInputs in;
+  if (absl::Status s = LoadArtifact(artifact_path, in); !s.ok()) return s;
+  absl::StatusOr<runtime::ParamStore> params = runtime::ParamStore::Create(in.config.model);
+  if (!params.ok()) return params.status();
+  params->InitNanochat(seed);
+  in.params = std::make_unique<runtime::ParamStore>(*std::move(params));
+  for (int i = 0; i < std::max(count, 1); ++i) {
+    const data::Batch b = SyntheticBatch(seed + i, static_cast<int>(in.config.batch_size),
+                                         static_cast<int>(in.config.seq_len), in.config.model.vocab_size);
+    in.batches.push_back(ToStepBatch(b, in.config.packed));
+  }
+  return in;
+}
+
+absl::StatusOr<StepLoopInputs> LoadStepLoopInputs(const std::string& artifact_path, const std::string& checkpoint_dir,
+                                                  int64_t step, const std::string& batches_path) {
+  StepLoopInputs in;
+  if (absl::Status s = LoadArtifact(artifact_path, in); !s.ok()) return s;
   if (step < 0) {
     absl::StatusOr<int64_t> last = runtime::FindLastStep(checkpoint_dir);
     if (!last.ok()) return absl::Status(last.status().code(), absl::StrCat("--checkpoint_dir: ", last.status().message()));

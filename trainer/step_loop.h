@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/artifact/artifact.h"
 #include "compiler/builder/step_config.h"
+#include "data/collate/batch.h"
 #include "runtime/params/param_store.h"
 #include "trainer/train_step.h"
 
@@ -44,6 +45,15 @@ struct StepLoopInputs {
 /// Errors name the file or flag at fault (--artifact, --checkpoint_dir, --batches).
 absl::StatusOr<StepLoopInputs> LoadStepLoopInputs(const std::string& artifact_path, const std::string& checkpoint_dir,
                                                   int64_t step, const std::string& batches_path);
+
+/// The same without files, for timing a step where no data can travel (a large model on a
+/// lent GPU machine): nanochat's init from `seed`, and `count` batches of SyntheticBatch.
+absl::StatusOr<StepLoopInputs> SyntheticStepLoopInputs(const std::string& artifact_path, uint64_t seed, int count);
+
+/// [B, T] rows of random ids below `vocab` (SplitMix64 of `seed`), each row two documents
+/// (segment ids 0 and 1, positions restarting at the split T / 2 + row), every fifth target
+/// ignored (-1).
+data::Batch SyntheticBatch(uint64_t seed, int B, int T, int vocab);
 
 /// Runs the steps, micro-batch k taking batches[k % batches.size()].
 absl::StatusOr<StepLoopResult> RunSteps(TrainStep& step, const std::vector<StepBatch>& batches,

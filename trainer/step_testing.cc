@@ -1,6 +1,8 @@
 // Implements the step tests' helpers.
 #include "trainer/step_testing.h"
 
+#include "trainer/step_loop.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -20,21 +22,7 @@ runtime::ParamStore RandomParams(const compiler::ModelConfig& model) {
   return params;
 }
 
-data::Batch TwoDocumentBatch(uint32_t seed, int B, int T, int vocab) {
-  std::mt19937 rng(seed);
-  data::Batch b = data::NewBatch(B, T);
-  for (int r = 0; r < B; ++r) {
-    const int split = T / 2 + r;
-    for (int t = 0; t < T; ++t) {
-      b.inputs[b.Offset(r, t)] = static_cast<int32_t>(rng() % vocab);
-      b.segment_ids[b.Offset(r, t)] = t < split ? 0 : 1;
-      b.positions[b.Offset(r, t)] = t < split ? t : t - split;
-      b.targets[b.Offset(r, t)] = (t % 5 == 4) ? -1 : static_cast<int32_t>(rng() % vocab);
-    }
-  }
-  b.supervised_tokens = data::CountSupervised(b);
-  return b;
-}
+data::Batch TwoDocumentBatch(uint32_t seed, int B, int T, int vocab) { return SyntheticBatch(seed, B, T, vocab); }
 
 double MaxRelDiff(const runtime::ParamStore& actual, const runtime::ParamStore& reference) {
   double worst = 0;

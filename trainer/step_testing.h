@@ -16,8 +16,7 @@ namespace gpt_sft::trainer::testing {
 /// nanochat's zero lm_head would hide every other gradient.
 runtime::ParamStore RandomParams(const compiler::ModelConfig& model);
 
-/// [B, T] rows of random ids below `vocab`, each row two documents (segment ids 0 and 1,
-/// positions restarting at the split T / 2 + row), every fifth target ignored (-1).
+/// trainer/step_loop.h's SyntheticBatch: two documents per row, every fifth target ignored.
 data::Batch TwoDocumentBatch(uint32_t seed, int B, int T, int vocab);
 
 /// The worst parameter's max |actual - reference| over its max |reference|.
