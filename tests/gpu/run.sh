@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The one prepared script for a lent GPU machine, run from the bundle //tests/gpu:make_bundle
+# built (see tests/gpu/README.md):
+#   (a) 5 steps of the small config on --device=cuda against the interpreter's losses (carried);
+#   (b) nanochat d20 (width 1280, 10 heads, vocab 65536) [4, 2048], 20 steps: ms/step, tokens/s,
+#       MFU against the H200's dense bf16 peak, device memory;
+#   (c) the PyTorch peer on the same batches, eager and torch.compile(dynamic=False);
+# then prints one JSON object (also written to $OUT/gpu_run.json when OUT is set). Each part
+# has its own time limit so that the whole stays under 8 minutes; a part that fails is
+# reported in the JSON and the others still run.
+#
+#   ./run.sh              everything
+#   ./run.sh --check      only check that the runner starts here (a machine without a GPU
+#                         must answer with the runner's one clear error, exit 2)
+set -uo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+results="${OUT:-$here/results}"
+mkdir -p "$results"
+peak_flops="${GPU_PEAK_FLOPS:-989e12}"  # H200 SXM dense bf16 (Hopper tensor cores)
+
+# The runner: natively when the host's glibc is at least the bundle's, else through the
+# bundle's own loader and glibc (the NVIDIA driver still comes from the host). BUNDLE_GLIBC=always
+# forces the latter (the bundle test checks that route here).
+bundle_glibc="$(cat "$here/lib/glibc/VERSION")"
+host_glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
+runner() {
+  if [[ "${BUNDLE_GLIBC:-auto}" != always && -n "$host_glibc" && "$(printf '%s\n%s\n' "$bundle_glibc" "$host_glibc" | sort -V | head -1)" == "$bundle_glibc" ]]; then
+    LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$here/bin/run_step_cuda" "$@"
+  else
+    "$here/lib/glibc/ld-linux-x86-64.so.2" --library-path "$here/lib/glibc:$here/lib" "$here/bin/run_step_cuda" "$@"
+  fi
+}
+
+if [[ "${1:-}" == "--check" ]]; then
+  runner --device=cuda --artifact="$here/artifacts/small.gptart" --steps=1
+  exit $?
+fi
+
+# The most GPU memory in use (MiB) while a command runs, sampled every 100 ms by nvidia-smi.
+with_peak_memory() {
+  local tag="$1"; shift
+  local samples="$results/$tag.memory.txt"
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$samples" 2>/dev/null &
+  local sampler=$!
+  "$@"
+  local rc=$?
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  sort -n "$samples" | tail -1 >"$results/$tag.peak_mib"
+  return $rc
+}
+
+part() { # part TAG LIMIT_S COMMAND...: stdout to TAG.out, stderr to TAG.err, exit status to TAG.rc
+  local tag="$1" limit="$2"; shift 2
+  echo "== $tag ($(date -u +%T), limit ${limit}s): $*" >&2
+  with_peak_memory "$tag" timeout "$limit" "$@" >"$results/$tag.out" 2>"$results/$tag.err"
+  echo $? >"$results/$tag.rc"
+  tail -3 "$results/$tag.err" >&2
+}
+
+start=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$results/gpu.txt" 2>&1
+part small 60 runner --device=cuda --artifact="$here/artifacts/small.gptart" --seed=1 --steps=5 \
+  --expect_losses="$here/artifacts/small_reference.json" --loss_tolerance=1e-4 --json="$results/small.json"
+if [[ -e "$here/artifacts/d20.gptart" ]]; then
+  part d20 150 runner --device=cuda --artifact="$here/artifacts/d20.gptart" --seed=1 --steps=20 --warmup_steps=2 \
+    --synthetic_batches=4 --json="$results/d20.json"
+  part d20_profile 60 runner --device=cuda --artifact="$here/artifacts/d20.gptart" --seed=1 --steps=2 --warmup_steps=1 \
+    --synthetic_batches=1 --profile --json="$results/d20_profile.json"
+  part torch_eager 90 python3 "$here/peer/pytorch_peer.py" --mode=eager --steps=20 --warmup_steps=2
+  part torch_compile 180 python3 "$here/peer/pytorch_peer.py" --mode=compile --steps=20 --warmup_steps=3
+fi
+
+python3 - "$here" "$results" "$peak_flops" "$(( $(date +%s) - start ))" <<'PY' | tee "$results/gpu_run.json"
+import json, os, sys
+here, results, peak_flops, wall = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+
+
+def read(name):
+    try:
+        with open(os.path.join(results, name)) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def part(tag, json_file=None):
+    """A part's exit status, peak GPU memory and figures (its JSON file, or its last stdout line)."""
+    rc = read(f"{tag}.rc")
+    if rc is None:
+        return None
+    out = {"exit_status": int(rc), "peak_gpu_memory_mib": int((read(f"{tag}.peak_mib") or "").strip() or 0)}
+    lines = (read(f"{tag}.out") or "").strip().splitlines()
+    text = read(json_file) if json_file else (lines[-1] if lines else None)
+    try:
+        out.update(json.loads(text))
+    except (TypeError, ValueError):
+        pass
+    if int(rc) != 0:
+        out["stderr_tail"] = (read(f"{tag}.err") or "")[-1500:]
+    return out
+
+
+with open(os.path.join(here, "MANIFEST.json")) as f:
+    report = {"gpu": (read("gpu.txt") or "").strip(), "bundle": json.load(f), "wall_seconds": wall}
+report["small"] = part("small", "small.json")
+if report["small"] is not None:
+    report["small"]["losses_match_interpreter"] = report["small"]["exit_status"] == 0
+for tag in ("d20", "d20_profile"):
+    report[tag] = part(tag, f"{tag}.json")
+for tag in ("torch_eager", "torch_compile"):
+    report[tag] = part(tag)
+d20 = report["d20"] or {}
+if d20.get("tokens_per_second") and d20.get("flops_per_token"):
+    d20["mfu"] = d20["tokens_per_second"] * d20["flops_per_token"] / peak_flops
+    for peer in ("torch_eager", "torch_compile"):
+        p = report[peer] or {}
+        if p.get("tokens_per_second"):
+            p["mfu"] = p["tokens_per_second"] * d20["flops_per_token"] / peak_flops
+            report[f"speedup_vs_{peer}"] = d20["tokens_per_second"] / p["tokens_per_second"]
+            if p.get("peak_gpu_memory_mib"):
+                report[f"memory_ratio_vs_{peer}"] = d20.get("peak_gpu_memory_mib", 0) / p["peak_gpu_memory_mib"]
+report["goals"] = {"speedup_vs_torch_compile": ">= 1.1", "mfu (d20)": ">= 0.45", "memory_ratio_vs_torch_compile": "< 1"}
+print(json.dumps(report, indent=1))
+PY
