@@ -6,6 +6,7 @@
 # error and exit 2.
 set -euo pipefail
 make_bundle="$1"
+print_synthetic_batch="$2"
 bundle="$TEST_TMPDIR/bundle"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -18,6 +19,11 @@ done
 python3 -c "import json,sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))" \
   "$bundle/MANIFEST.json" "$bundle/artifacts/small_reference.json" || fail "a JSON file of the bundle does not parse"
 python3 -m py_compile "$bundle/peer/pytorch_peer.py" || fail "pytorch_peer.py does not compile"
+# The peer trains on the very batches run_step makes (SplitMix64 in Python and C++).
+"$print_synthetic_batch" 7 3 40 65536 >"$TEST_TMPDIR/batch_cc.json"
+python3 "$bundle/peer/pytorch_peer.py" --mode=eager --print_batch --seed=7 --batch=3 --seq=40 --vocab=65536 >"$TEST_TMPDIR/batch_py.json"
+python3 -c "import json,sys; a,b=(json.load(open(p)) for p in sys.argv[1:]); sys.exit(0 if a == b else 1)" \
+  "$TEST_TMPDIR/batch_cc.json" "$TEST_TMPDIR/batch_py.json" || fail "the PyTorch peer's synthetic batch differs from run_step's"
 
 size_kib="$(du -sk "$bundle" | cut -f1)"
 (( size_kib < 40 * 1024 )) || fail "the bundle is ${size_kib} KiB, over 40 MiB"

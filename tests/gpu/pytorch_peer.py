@@ -14,7 +14,10 @@ import os
 import sys
 import time
 
-import torch
+try:  # the batch generator below is checked without torch (tests/gpu:bundle_test)
+    import torch
+except ImportError:
+    torch = None
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MASK64 = (1 << 64) - 1
@@ -34,8 +37,8 @@ class SplitMix64:
         return z ^ (z >> 31)
 
 
-def synthetic_batch(seed, rows, seq, vocab):
-    """inputs, targets [rows, seq] int64, as SyntheticBatch draws them (input, then target unless ignored)."""
+def synthetic_rows(seed, rows, seq, vocab):
+    """inputs, targets as [rows][seq] lists, as SyntheticBatch draws them (input, then target unless ignored)."""
     rng = SplitMix64(seed)
     inputs, targets = [], []
     for _ in range(rows):
@@ -45,10 +48,16 @@ def synthetic_batch(seed, rows, seq, vocab):
             tgs.append(-1 if t % 5 == 4 else rng.next() % vocab)
         inputs.append(ins)
         targets.append(tgs)
+    return inputs, targets
+
+
+def synthetic_batch(seed, rows, seq, vocab):
+    """synthetic_rows as int64 tensors [rows, seq]."""
+    inputs, targets = synthetic_rows(seed, rows, seq, vocab)
     return torch.tensor(inputs), torch.tensor(targets)
 
 
-def nanochat_model(cfg):
+def nanochat_model(cfg, device):
     """nanochat's GPT and its optimizers; None when the bundle carries no nanochat."""
     if not os.path.exists(os.path.join(HERE, "nanochat", "gpt.py")):
         return None
@@ -58,12 +67,12 @@ def nanochat_model(cfg):
                        n_head=cfg["n_head"], n_kv_head=cfg["n_kv_head"], n_embd=cfg["n_embd"])
     with torch.device("meta"):
         model = GPT(config)
-    model.to_empty(device="cuda")
+    model.to_empty(device=device)
     model.init_weights()
     optimizers = model.setup_optimizers()
 
     def step_fn(model_fn, x, y):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast(device, dtype=torch.bfloat16):
             loss = model_fn(x, y)
         loss.backward()
         for opt in optimizers:
@@ -74,7 +83,7 @@ def nanochat_model(cfg):
     return "nanochat/gpt.py at 3a5e0bc", model, step_fn
 
 
-def reference_model(cfg, steps):
+def reference_model(cfg, steps, device):
     """Our reference_gpt.py's math over a parameter dict, SDPA attention, reference_optim's optimizers."""
     sys.path.insert(0, HERE)
     import reference_gpt  # noqa: E402
@@ -88,7 +97,7 @@ def reference_model(cfg, steps):
         return out.transpose(1, 2)
 
     reference_gpt.attend = sdpa_causal
-    gen = torch.Generator(device="cuda").manual_seed(1)
+    gen = torch.Generator(device=device).manual_seed(1)
     params = {}
     kv_dim = cfg["n_kv_head"] * (cfg["n_embd"] // cfg["n_head"])
     shapes = {"transformer.wte.weight": (cfg["vocab_size"], cfg["n_embd"]), "lm_head.weight": (cfg["vocab_size"], cfg["n_embd"])}
@@ -98,7 +107,7 @@ def reference_model(cfg, steps):
                        h + "attn.c_v.weight": (kv_dim, cfg["n_embd"]), h + "attn.c_proj.weight": (cfg["n_embd"], cfg["n_embd"]),
                        h + "mlp.c_fc.weight": (4 * cfg["n_embd"], cfg["n_embd"]), h + "mlp.c_proj.weight": (cfg["n_embd"], 4 * cfg["n_embd"])})
     for name, shape in shapes.items():
-        params[name] = (torch.randn(shape, device="cuda", generator=gen) * shape[1] ** -0.5).requires_grad_()
+        params[name] = (torch.randn(shape, device=device, generator=gen) * shape[1] ** -0.5).requires_grad_()
     lrs = {"unembedding_lr": 0.004, "embedding_lr": 0.2, "matrix_lr": 0.02}
     optimizer = reference_optim.SftOptimizer(params, cfg["n_embd"], lrs, 0.02, steps)
     zeros = None
@@ -111,7 +120,7 @@ def reference_model(cfg, steps):
         return reference_gpt.loss(params, cfg, x, y, zeros, positions)
 
     def step_fn(fn, x, y):
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast(device, dtype=torch.bfloat16):
             loss = fn(x, y)
         grads = torch.autograd.grad(loss, list(params.values()))
         optimizer.step(dict(zip(params.keys(), grads)), step_fn.it)
@@ -125,6 +134,9 @@ def reference_model(cfg, steps):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mode", choices=["eager", "compile"], required=True)
+    p.add_argument("--device", default="cuda", help="cuda (the timing run) or cpu (to try the script anywhere)")
+    p.add_argument("--model", choices=["auto", "nanochat", "reference"], default="auto",
+                   help="auto: nanochat's when the bundle carries it, else ours")
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--warmup_steps", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
@@ -135,26 +147,37 @@ def main():
     p.add_argument("--vocab", type=int, default=65536)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--print_batch", action="store_true", help="print synthetic batch 0 as JSON and exit (no torch needed)")
     args = p.parse_args()
+    if args.print_batch:
+        inputs, targets = synthetic_rows(args.seed, args.batch, args.seq, args.vocab)
+        print(json.dumps({"inputs": inputs, "targets": targets}))
+        return
 
     torch.set_float32_matmul_precision("high")  # nanochat's compute_init
     cfg = {"sequence_len": args.seq, "vocab_size": args.vocab, "n_layer": args.depth, "n_head": args.n_head,
            "n_kv_head": args.n_head, "n_embd": args.n_embd}
-    built = nanochat_model(cfg) or reference_model(cfg, args.steps)
+    built = nanochat_model(cfg, args.device) if args.model != "reference" else None
+    if built is None and args.model == "nanochat":
+        sys.exit("pytorch_peer: --model=nanochat, but the bundle carries no peer/nanochat/gpt.py (make_bundle --nanochat_dir)")
+    built = built or reference_model(cfg, args.steps, args.device)
     name, model, step_fn = built
     fn = torch.compile(model, dynamic=False) if args.mode == "compile" else model
-    batches = [tuple(t.cuda() for t in synthetic_batch(args.seed + i, args.batch, args.seq, args.vocab))
+    batches = [tuple(t.to(args.device) for t in synthetic_batch(args.seed + i, args.batch, args.seq, args.vocab))
                for i in range(args.synthetic_batches)]
 
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    cuda = args.device.startswith("cuda")
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     losses, seconds = [], []
     first_start = time.perf_counter()
     for it in range(args.steps):
         x, y = batches[it % len(batches)]
         start = time.perf_counter()
         loss = step_fn(fn, x, y)
-        torch.cuda.synchronize()
+        sync()
         seconds.append(time.perf_counter() - start)
         losses.append(float(loss))
     timed = sorted(seconds[args.warmup_steps:]) or [float("nan")]
@@ -165,8 +188,8 @@ def main():
         "losses": losses, "step_seconds": seconds, "median_step_seconds": median,
         "tokens_per_second": tokens / median, "first_step_seconds": seconds[0],
         "total_seconds": time.perf_counter() - first_start,
-        "peak_allocated_bytes": torch.cuda.max_memory_allocated(),
-        "peak_reserved_bytes": torch.cuda.max_memory_reserved(),
+        "peak_allocated_bytes": torch.cuda.max_memory_allocated() if cuda else None,
+        "peak_reserved_bytes": torch.cuda.max_memory_reserved() if cuda else None,
     }))
 
 
