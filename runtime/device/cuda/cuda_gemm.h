@@ -1,0 +1,50 @@
+// The cuda driver's builtin `cuda.gemm.f32` (BUILTINS.md beside this file): the compiler's cuda
+// target calls it for every product of two matrices when its gemms go to the vendor library
+// (GPT_SFT_CUDA_GEMM=cublaslt, the default), and the driver runs it with cuBLASLt.
+//
+// MLIR-free and GPU-free: reading the arguments and mapping the row-major product onto
+// cuBLAS's column-major one are plain functions, tested on any machine; the plan that calls
+// cuBLASLt is cuda_device.cc's.
+#ifndef GPT_SFT_RUNTIME_DEVICE_CUDA_CUDA_GEMM_H_
+#define GPT_SFT_RUNTIME_DEVICE_CUDA_CUDA_GEMM_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/device/device.h"
+
+namespace gpt_sft::runtime::device::cuda {
+
+inline constexpr std::string_view kGemmBuiltin = "cuda.gemm.f32";
+
+/// C[M, N] = alpha op(A) op(B) + beta C_in, every matrix row-major f32; A is stored [M, K]
+/// ([K, M] when a_transposed), B [K, N] ([N, K] when b_transposed). C_in may be C itself.
+struct GemmCall {
+  int64_t M = 0, N = 0, K = 0;
+  bool a_transposed = false, b_transposed = false;
+  double alpha = 1, beta = 0;
+  BufferRange a, b, c_in, c;
+};
+
+/// The builtin's arguments in order: scalars M, N, K, a_transposed, b_transposed (i64), alpha,
+/// beta (f64); buffers a, b, c_in, c. InvalidArgument naming `label` and the argument at fault
+/// (a count, a kind, a dim below 1, a buffer smaller than its matrix).
+absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label);
+
+/// The same product as cuBLAS sees it: column-major, so C^T[N, M] = op(B)^T op(A)^T, cuBLAS's
+/// A being our B and its B our A. Each operand as cuBLAS's layout (rows, cols, leading dim of
+/// what is stored) and its op (0: N, 1: T).
+struct ColumnMajorGemm {
+  int64_t m = 0, n = 0, k = 0;
+  int32_t op_a = 0, op_b = 0;
+  int64_t a_rows = 0, a_cols = 0, a_ld = 0;
+  int64_t b_rows = 0, b_cols = 0, b_ld = 0;
+  int64_t c_rows = 0, c_cols = 0, c_ld = 0;
+};
+ColumnMajorGemm ToColumnMajor(const GemmCall& call);
+
+}  // namespace gpt_sft::runtime::device::cuda
+
+#endif  // GPT_SFT_RUNTIME_DEVICE_CUDA_CUDA_GEMM_H_
