@@ -14,9 +14,9 @@
 
 namespace gpt_sft::compiler {
 
-absl::Status LowerToGpuKernels(mlir::ModuleOp module) {
+absl::Status LowerToGpuKernels(mlir::ModuleOp module, const gpu_lowering::GpuLoweringOptions& options) {
   mlir::PassManager pm(module.getContext());
-  pm.addPass(CreateLowerToGpuPass());
+  pm.addPass(CreateLowerToGpuPass(options));
   pm.addPass(CreateOutlineKernelsPass());
   return RunPasses(pm, module, "lowering the step to GPU kernels");
 }

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/artifact/artifact.h"
+#include "compiler/lowering/gpu/gemm_backend.h"
 
 namespace mlir {
 class ModuleOp;
@@ -19,7 +20,8 @@ class ModuleOp;
 namespace gpt_sft::compiler {
 
 /// Runs gpt-lower-to-gpu and gpt-outline-kernels on `module` (stage linalg, GPU-planned).
-absl::Status LowerToGpuKernels(mlir::ModuleOp module);
+/// OpenCL always takes the default options (every kernel generated); cuda picks its gemm.
+absl::Status LowerToGpuKernels(mlir::ModuleOp module, const gpu_lowering::GpuLoweringOptions& options = {});
 /// Runs gpt-gpu-to-spirv on a module LowerToGpuKernels made.
 absl::Status LowerGpuKernelsToSpirv(mlir::ModuleOp module);
 /// The whole target: both lowerings, SPIR bitcode, the launch list. `target` and

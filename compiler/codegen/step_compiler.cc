@@ -55,7 +55,10 @@ std::string TargetKey(Target target) {
   switch (target) {
     case Target::kCpu: return absl::StrCat("cpu ", DetectHostTarget().Description());
     case Target::kOpenCl: return "opencl spir64";
-    case Target::kCuda: return "cuda sm_90 ptx";
+    case Target::kCuda: {
+      absl::StatusOr<CudaGemm> gemm = CudaGemmFromEnvironment();
+      return absl::StrCat("cuda sm_90 ptx gemm=", gemm.ok() ? CudaGemmName(*gemm) : "invalid");
+    }
   }
   return "?";
 }
@@ -85,9 +88,12 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
     case Target::kOpenCl:
       a = CompileForOpenCl(*step.module);
       break;
-    case Target::kCuda:
-      a = CompileForCuda(*step.module);
+    case Target::kCuda: {
+      absl::StatusOr<CudaGemm> gemm = CudaGemmFromEnvironment();
+      if (!gemm.ok()) return gemm.status();
+      a = CompileForCuda(*step.module, *gemm);
       break;
+    }
   }
   if (!a.ok()) return a.status();
   a->key = step.key;

@@ -1,6 +1,9 @@
 // Implements the target names.
 #include "compiler/codegen/target.h"
 
+#include <cstdlib>
+#include <string>
+
 #include "absl/strings/str_cat.h"
 
 namespace gpt_sft::compiler {
@@ -13,6 +16,17 @@ const char* TargetName(Target target) {
   }
   return "?";
 }
+
+absl::StatusOr<CudaGemm> CudaGemmFromEnvironment() {
+  const char* env = std::getenv("GPT_SFT_CUDA_GEMM");
+  const std::string value = env == nullptr ? "" : env;
+  if (value.empty() || value == "cublaslt") return CudaGemm::kCublasLt;
+  if (value == "tiled") return CudaGemm::kTiled;
+  return absl::InvalidArgumentError(
+      absl::StrCat("GPT_SFT_CUDA_GEMM='", value, "': the cuda target's gemm is cublaslt (the default) or tiled"));
+}
+
+const char* CudaGemmName(CudaGemm gemm) { return gemm == CudaGemm::kCublasLt ? "cublaslt" : "tiled"; }
 
 absl::StatusOr<Target> ParseTarget(std::string_view name) {
   for (Target t : {Target::kCpu, Target::kOpenCl, Target::kCuda}) {

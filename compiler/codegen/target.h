@@ -16,6 +16,14 @@ enum class Target {
   kCuda,    // the same kernels: gpu dialect -> NVVM -> PTX (sm_90)
 };
 
+/// Where the cuda target computes products of matrices: cuBLASLt through the cuda driver's
+/// builtin (the default), or the compiler's own tiled gemm (the portable kernel OpenCL runs).
+enum class CudaGemm { kCublasLt, kTiled };
+/// From GPT_SFT_CUDA_GEMM: unset or "cublaslt", or "tiled"; InvalidArgument naming the
+/// variable otherwise. Part of the cuda target's cache key.
+absl::StatusOr<CudaGemm> CudaGemmFromEnvironment();
+const char* CudaGemmName(CudaGemm gemm);
+
 /// "cpu", "opencl", "cuda": the name of the device driver that runs the target's artifacts.
 const char* TargetName(Target target);
 /// From a driver name ("cpu", "opencl", "cuda"); InvalidArgument listing the targets otherwise.

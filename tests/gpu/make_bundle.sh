@@ -73,14 +73,22 @@ getconf GNU_LIBC_VERSION | awk '{print $2}' >"$stage/lib/glibc/VERSION"
 # padded rows, one micro-step: the timing config.
 dtype="f32"
 if "$gptc" --dtype=bfloat16 --depth=1 --n_embd=128 --vocab=256 --seq=8 --emit=gpt >/dev/null 2>&1; then dtype="bfloat16"; fi
-"$gptc" --target=cuda --emit=artifact --depth=2 --n_embd=128 --vocab=4096 --sequence_len=256 --seq=256 \
-  --packed --grad_accum_steps=2 --output="$stage/artifacts/small.gptart" 2>"$stage/artifacts/small.compile.txt"
+# Each config twice: the matmuls through cuBLASLt (the default) and through the compiler's
+# tiled gemm (*_tiled), so one GPU run measures both and checks both against the interpreter.
+small_flags=(--depth=2 --n_embd=128 --vocab=4096 --sequence_len=256 --seq=256 --packed --grad_accum_steps=2)
+d20_flags=(--depth=20 --n_embd=1280 --n_head=10 --vocab=65536 --sequence_len=2048 --seq=2048 --batch=4 --dtype="$dtype")
+for gemm in cublaslt tiled; do
+  suffix="$([[ $gemm == tiled ]] && echo _tiled || true)"
+  "$gptc" --target=cuda --cuda_gemm="$gemm" --emit=artifact "${small_flags[@]}" \
+    --output="$stage/artifacts/small$suffix.gptart" 2>"$stage/artifacts/small$suffix.compile.txt"
+  if (( ! small_only )); then
+    "$gptc" --target=cuda --cuda_gemm="$gemm" --emit=artifact "${d20_flags[@]}" \
+      --output="$stage/artifacts/d20$suffix.gptart" 2>"$stage/artifacts/d20$suffix.compile.txt"
+  fi
+done
+# The interpreter's losses do not depend on the target: one reference for both small artifacts.
 "$reference_steps" --artifact="$stage/artifacts/small.gptart" --seed=1 --steps=5 \
   --json="$stage/artifacts/small_reference.json" >/dev/null
-if (( ! small_only )); then
-  "$gptc" --target=cuda --emit=artifact --depth=20 --n_embd=1280 --n_head=10 --vocab=65536 --sequence_len=2048 \
-    --seq=2048 --batch=4 --dtype="$dtype" --output="$stage/artifacts/d20.gptart" 2>"$stage/artifacts/d20.compile.txt"
-fi
 
 # The scripts, and the PyTorch peer's model.
 cp "$(runfile tests/gpu/run.sh)" "$stage/run.sh"
