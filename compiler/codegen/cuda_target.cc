@@ -8,9 +8,9 @@
 
 namespace gpt_sft::compiler {
 
-absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, CudaGemm gemm, const PtxOptions& options) {
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, const PtxOptions& options) {
   gpu_lowering::GpuLoweringOptions lowering;
-  lowering.gemm = gemm == CudaGemm::kCublasLt ? gpu_lowering::GemmBackend::kVendorBuiltin
+  lowering.gemm = gemm == GemmChoice::kVendor ? gpu_lowering::GemmBackend::kVendorBuiltin
                                               : gpu_lowering::GemmBackend::kTiledKernel;
   if (absl::Status s = LowerToGpuKernels(module, lowering); !s.ok()) return s;
   absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, options);
@@ -26,7 +26,7 @@ absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, CudaGem
   artifact->modules = std::move(modules);
   artifact->target = "cuda";
   artifact->target_description = absl::StrCat("PTX for ", options.chip, " (NVVM, LLVM NVPTX; libdevice linked); gemms: ",
-                                              gemm == CudaGemm::kCublasLt ? "cuBLASLt" : "the compiler's tiled kernel");
+                                              gemm == GemmChoice::kVendor ? "cuBLASLt" : "the compiler's tiled kernel");
   if (absl::Status s = artifact::Validate(*artifact); !s.ok()) {
     return absl::InternalError(absl::StrCat("the cuda artifact is inconsistent (a compiler bug): ", s.message()));
   }

@@ -19,7 +19,7 @@ namespace gpt_sft::compiler {
 /// The whole target on a module at stage linalg (GPU-planned). `target` and
 /// `target_description` are set; key and compile time are the caller's.
 /// Its gemms go where `gemm` says (target.h).
-absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, CudaGemm gemm, const PtxOptions& options = {});
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, const PtxOptions& options = {});
 
 }  // namespace gpt_sft::compiler
 

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/artifact/artifact.h"
+#include "compiler/codegen/target.h"
 #include "compiler/lowering/gpu/gemm_backend.h"
 
 namespace mlir {
@@ -26,7 +27,7 @@ absl::Status LowerToGpuKernels(mlir::ModuleOp module, const gpu_lowering::GpuLow
 absl::Status LowerGpuKernelsToSpirv(mlir::ModuleOp module);
 /// The whole target: both lowerings, SPIR bitcode, the launch list. `target` and
 /// `target_description` are set; key and compile time are the caller's.
-absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module);
+absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module, GemmChoice gemm = GemmChoice::kTiled);
 
 }  // namespace gpt_sft::compiler
 

@@ -3,7 +3,7 @@
 // the CUDA toolkit's ptxas for sm_90. Where no toolkit is installed the test is skipped, saying
 // where it looked. The PTX is also checked to carry its kernels and no unresolved call (every
 // libdevice function linked in). Both gemm choices of the target are covered: cuBLASLt (the
-// matmuls are cuda.gemm.f32 builtins, their epilogues generated kernels) and the compiler's
+// matmuls are gemm.f32 builtins, their epilogues generated kernels) and the compiler's
 // tiled gemm.
 #include <cstdlib>
 #include <filesystem>

@@ -54,10 +54,11 @@ struct BuiltStep {
 std::string TargetKey(Target target) {
   switch (target) {
     case Target::kCpu: return absl::StrCat("cpu ", DetectHostTarget().Description());
-    case Target::kOpenCl: return "opencl spir64";
+    case Target::kOpenCl:
     case Target::kCuda: {
-      absl::StatusOr<CudaGemm> gemm = CudaGemmFromEnvironment();
-      return absl::StrCat("cuda sm_90 ptx gemm=", gemm.ok() ? CudaGemmName(*gemm) : "invalid");
+      absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
+      return absl::StrCat(target == Target::kCuda ? "cuda sm_90 ptx" : "opencl spir64",
+                          " gemm=", gemm.ok() ? GemmChoiceName(target, *gemm) : "invalid");
     }
   }
   return "?";
@@ -86,12 +87,10 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
       a = CompileForCpu(*step.module);
       break;
     case Target::kOpenCl:
-      a = CompileForOpenCl(*step.module);
-      break;
     case Target::kCuda: {
-      absl::StatusOr<CudaGemm> gemm = CudaGemmFromEnvironment();
+      absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
       if (!gemm.ok()) return gemm.status();
-      a = CompileForCuda(*step.module, *gemm);
+      a = target == Target::kCuda ? CompileForCuda(*step.module, *gemm) : CompileForOpenCl(*step.module, *gemm);
       break;
     }
   }

@@ -79,10 +79,10 @@ small_flags=(--depth=2 --n_embd=128 --vocab=4096 --sequence_len=256 --seq=256 --
 d20_flags=(--depth=20 --n_embd=1280 --n_head=10 --vocab=65536 --sequence_len=2048 --seq=2048 --batch=4 --dtype="$dtype")
 for gemm in cublaslt tiled; do
   suffix="$([[ $gemm == tiled ]] && echo _tiled || true)"
-  "$gptc" --target=cuda --cuda_gemm="$gemm" --emit=artifact "${small_flags[@]}" \
+  "$gptc" --target=cuda --gemm="$gemm" --emit=artifact "${small_flags[@]}" \
     --output="$stage/artifacts/small$suffix.gptart" 2>"$stage/artifacts/small$suffix.compile.txt"
   if (( ! small_only )); then
-    "$gptc" --target=cuda --cuda_gemm="$gemm" --emit=artifact "${d20_flags[@]}" \
+    "$gptc" --target=cuda --gemm="$gemm" --emit=artifact "${d20_flags[@]}" \
       --output="$stage/artifacts/d20$suffix.gptart" 2>"$stage/artifacts/d20$suffix.compile.txt"
   fi
 done

@@ -139,7 +139,7 @@ static void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
                                    lowering.I64(s.a.transposed ? 1 : 0), lowering.I64(s.b.transposed ? 1 : 0),
                                    lowering.F64(s.alpha), lowering.F64(s.beta)};
   args.append({s.a.buffer, s.b.buffer, s.beta != 0.0 ? s.c_in : product, product});
-  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("cuda.gemm.f32"), args);
+  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("gemm.f32"), args);
   if (!s.epilogue) return;
   constexpr int64_t kBlock = 256;
   EmitLaunch(host, loc, s.name + "_epilogue", {CeilDiv(elements, kBlock), 1, 1}, {kBlock, 1, 1}, {},

@@ -58,8 +58,8 @@ struct GemmSpec {
 };
 
 /// Emits the gemm at the lowering's place: the tiled kernel, or (kVendorBuiltin) a
-/// gpt.call_builtin "cuda.gemm.f32" (M, N, K, a_transposed, b_transposed, alpha, beta, a, b,
-/// c_in, c; runtime/device/cuda/BUILTINS.md) writing the product into `c` or op-private scratch,
+/// gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed, alpha, beta, a, b,
+/// c_in, c; runtime/device/GEMM_BUILTIN.md) writing the product into `c` or op-private scratch,
 /// followed by a generated elementwise kernel "<name>_epilogue" when the spec has an epilogue.
 void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend);
 

@@ -4,7 +4,7 @@
 //   1. every planned func.func becomes its launch schedule (LowerPlannedFunction), each
 //      computing op handed to its family's kernel generator (gpu_kernels.h); collectives
 //      become gpt.collective on the buffer, after a copy when not in place;
-//      (option gemm=vendor: products of matrices become the cuda.gemm.f32 builtin);
+//      (option gemm=vendor: products of matrices become the gemm.f32 builtin);
 //   2. the elementwise generics the generators left are tiled onto workgroups
 //      (elementwise_tiling.h).
 //
@@ -90,7 +90,7 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
  private:
   Option<std::string> gemm_{*this, "gemm",
                             llvm::cl::desc("products of matrices: tiled (the generated gemm) or vendor (the "
-                                           "cuda.gemm.f32 builtin, cuBLASLt on the cuda driver)"),
+                                           "gemm.f32 builtin, cuBLASLt on the cuda driver)"),
                             llvm::cl::init("tiled")};
 };
 

@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "runtime/device/cuda/cublaslt_api.h"
 #include "runtime/device/cuda/cuda_api.h"
-#include "runtime/device/cuda/cuda_gemm.h"
+#include "runtime/device/gemm_builtin.h"
 
 namespace gpt_sft::runtime::device::cuda {
 namespace {
@@ -144,7 +144,7 @@ class GemmPlan {
     plan->blas_ = blas;
     plan->alpha_ = static_cast<float>(call.alpha);
     plan->beta_ = static_cast<float>(call.beta);
-    plan->a_ptr_ = CuDeviceAddress(call.b);  // cuBLAS's A is our B (cuda_gemm.h)
+    plan->a_ptr_ = CuDeviceAddress(call.b);  // cuBLAS's A is our B (gemm_builtin.h)
     plan->b_ptr_ = CuDeviceAddress(call.a);
     plan->c_in_ptr_ = call.beta != 0 ? CuDeviceAddress(call.c_in) : CuDeviceAddress(call.c);
     plan->c_ptr_ = CuDeviceAddress(call.c);

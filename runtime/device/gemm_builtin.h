@@ -1,12 +1,11 @@
-// The cuda driver's builtin `cuda.gemm.f32` (BUILTINS.md beside this file): the compiler's cuda
-// target calls it for every product of two matrices when its gemms go to the vendor library
-// (GPT_SFT_CUDA_GEMM=cublaslt, the default), and the driver runs it with cuBLASLt.
+// The GPU drivers' vendor-gemm builtin `gemm.f32` (GEMM_BUILTIN.md beside this file): a GPU
+// target whose gemms go to the vendor library calls it for every product of two matrices; the
+// cuda driver runs it with cuBLASLt, the opencl driver with CLBlast.
 //
-// MLIR-free and GPU-free: reading the arguments and mapping the row-major product onto
-// cuBLAS's column-major one are plain functions, tested on any machine; the plan that calls
-// cuBLASLt is cuda_device.cc's.
-#ifndef GPT_SFT_RUNTIME_DEVICE_CUDA_CUDA_GEMM_H_
-#define GPT_SFT_RUNTIME_DEVICE_CUDA_CUDA_GEMM_H_
+// Reading the arguments and mapping the row-major product onto a column-major BLAS are plain
+// functions here, shared by the drivers and tested on any machine.
+#ifndef GPT_SFT_RUNTIME_DEVICE_GEMM_BUILTIN_H_
+#define GPT_SFT_RUNTIME_DEVICE_GEMM_BUILTIN_H_
 
 #include <cstdint>
 #include <string_view>
@@ -15,9 +14,9 @@
 #include "absl/types/span.h"
 #include "runtime/device/device.h"
 
-namespace gpt_sft::runtime::device::cuda {
+namespace gpt_sft::runtime::device {
 
-inline constexpr std::string_view kGemmBuiltin = "cuda.gemm.f32";
+inline constexpr std::string_view kGemmBuiltin = "gemm.f32";
 
 /// C[M, N] = alpha op(A) op(B) + beta C_in, every matrix row-major f32; A is stored [M, K]
 /// ([K, M] when a_transposed), B [K, N] ([N, K] when b_transposed). C_in may be C itself.
@@ -33,7 +32,7 @@ struct GemmCall {
 /// (a count, a kind, a dim below 1, a buffer smaller than its matrix).
 absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label);
 
-/// The same product as cuBLAS sees it: column-major, so C^T[N, M] = op(B)^T op(A)^T, cuBLAS's
+/// The same product as a column-major BLAS (cuBLAS) sees it: column-major, so C^T[N, M] = op(B)^T op(A)^T, cuBLAS's
 /// A being our B and its B our A. Each operand as cuBLAS's layout (rows, cols, leading dim of
 /// what is stored) and its op (0: N, 1: T).
 struct ColumnMajorGemm {
@@ -45,6 +44,6 @@ struct ColumnMajorGemm {
 };
 ColumnMajorGemm ToColumnMajor(const GemmCall& call);
 
-}  // namespace gpt_sft::runtime::device::cuda
+}  // namespace gpt_sft::runtime::device
 
-#endif  // GPT_SFT_RUNTIME_DEVICE_CUDA_CUDA_GEMM_H_
+#endif  // GPT_SFT_RUNTIME_DEVICE_GEMM_BUILTIN_H_

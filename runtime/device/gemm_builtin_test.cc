@@ -1,7 +1,7 @@
 // The gemm builtin's argument reading, and the row-major -> column-major mapping checked by
 // running cuBLAS's column-major definition (a reference loop here) on what ToColumnMajor says
 // and comparing with the row-major product, for every transpose combination.
-#include "runtime/device/cuda/cuda_gemm.h"
+#include "runtime/device/gemm_builtin.h"
 
 #include <cmath>
 #include <memory>
@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace gpt_sft::runtime::device::cuda {
+namespace gpt_sft::runtime::device {
 namespace {
 
 // A buffer that is only a size: the reading checks bytes and never touches memory.
@@ -45,7 +45,7 @@ TEST(GemmCall, ABufferSmallerThanItsMatrixIsRefusedNamingIt) {
   args[8].buffer.bytes = 4;  // b
   absl::StatusOr<GemmCall> g = ReadGemmCall(args, "transformer.h.0.mlp.c_fc");
   ASSERT_FALSE(g.ok());
-  EXPECT_NE(std::string(g.status().message()).find("transformer.h.0.mlp.c_fc (builtin cuda.gemm.f32): buffer b holds 4 bytes"),
+  EXPECT_NE(std::string(g.status().message()).find("transformer.h.0.mlp.c_fc (builtin gemm.f32): buffer b holds 4 bytes"),
             std::string::npos)
       << g.status();
 }
@@ -109,4 +109,4 @@ TEST(ColumnMajor, ComputesTheRowMajorProductForEveryTransposeCombination) {
 }
 
 }  // namespace
-}  // namespace gpt_sft::runtime::device::cuda
+}  // namespace gpt_sft::runtime::device

@@ -1,11 +1,11 @@
 // Implements ReadGemmCall and ToColumnMajor.
-#include "runtime/device/cuda/cuda_gemm.h"
+#include "runtime/device/gemm_builtin.h"
 
 #include <string>
 
 #include "absl/strings/str_cat.h"
 
-namespace gpt_sft::runtime::device::cuda {
+namespace gpt_sft::runtime::device {
 namespace {
 
 constexpr const char* kScalarNames[] = {"M", "N", "K", "a_transposed", "b_transposed", "alpha", "beta"};
@@ -84,4 +84,4 @@ ColumnMajorGemm ToColumnMajor(const GemmCall& g) {
   return cm;
 }
 
-}  // namespace gpt_sft::runtime::device::cuda
+}  // namespace gpt_sft::runtime::device
