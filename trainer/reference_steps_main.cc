@@ -13,33 +13,17 @@
 #include "absl/strings/str_format.h"
 #include "trainer/eager_step.h"
 #include "trainer/step_loop.h"
+#include "trainer/step_source_flags.h"
 
-ABSL_FLAG(std::string, artifact, "", "the compiled step whose StepConfig to run (a .gptart file)");
-ABSL_FLAG(std::string, checkpoint_dir, "", "directory holding model_%06d.safetensors and meta_%06d.json");
-ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest");
-ABSL_FLAG(std::string, batches, "", "JSON lines of batches (//data:dump_batch --json)");
 ABSL_FLAG(int, steps, 5, "optimizer steps to run");
-ABSL_FLAG(uint64_t, seed, 1, "with no --checkpoint_dir and no --batches: the synthetic weights' and batches' seed");
-ABSL_FLAG(int, synthetic_batches, 4, "with no --checkpoint_dir and no --batches: how many synthetic batches");
 ABSL_FLAG(int, num_threads, 0, "kernel threads; 0: every core");
 ABSL_FLAG(std::string, json, "", "write the losses here as JSON");
 
 namespace gpt_sft::trainer {
 namespace {
 
-StepLoopSource SourceFromFlags() {
-  StepLoopSource source;
-  source.artifact_path = absl::GetFlag(FLAGS_artifact);
-  source.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  source.step = absl::GetFlag(FLAGS_step);
-  source.batches_path = absl::GetFlag(FLAGS_batches);
-  source.seed = absl::GetFlag(FLAGS_seed);
-  source.synthetic_batches = absl::GetFlag(FLAGS_synthetic_batches);
-  return source;
-}
-
 int Main() {
-  absl::StatusOr<StepLoopInputs> in = OpenStepLoopInputs(SourceFromFlags());
+  absl::StatusOr<StepLoopInputs> in = OpenStepLoopInputs(StepLoopSourceFromFlags());
   if (!in.ok()) {
     std::cerr << "reference_steps: " << in.status().message() << std::endl;
     return 2;

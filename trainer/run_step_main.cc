@@ -27,16 +27,11 @@
 #include "nlohmann/json.hpp"
 #include "trainer/device_step.h"
 #include "trainer/step_loop.h"
+#include "trainer/step_source_flags.h"
 #include "trainer/throughput_meter.h"
 
-ABSL_FLAG(std::string, artifact, "", "the compiled step (a .gptart file)");
-ABSL_FLAG(std::string, checkpoint_dir, "", "directory holding model_%06d.safetensors and meta_%06d.json");
-ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest");
-ABSL_FLAG(std::string, batches, "", "JSON lines of batches (//data:dump_batch --json), of the artifact's shape");
 ABSL_FLAG(int, steps, 5, "optimizer steps to run (grad_accum_steps micro-batches each)");
 ABSL_FLAG(int, warmup_steps, 1, "steps left out of the timing");
-ABSL_FLAG(uint64_t, seed, 1, "with no --checkpoint_dir and no --batches: the synthetic weights' and batches' seed");
-ABSL_FLAG(int, synthetic_batches, 4, "with no --checkpoint_dir and no --batches: how many synthetic batches");
 ABSL_FLAG(std::string, device, "cpu", "cpu, opencl or opencl:<n>, cuda or cuda:<n>");
 ABSL_FLAG(int, num_threads, 0, "the cpu driver's kernel threads; 0: every core");
 ABSL_FLAG(std::string, json, "", "write the run's figures here as JSON");
@@ -65,19 +60,8 @@ int Fail(const absl::Status& s, int code) {
   return code;
 }
 
-StepLoopSource SourceFromFlags() {
-  StepLoopSource source;
-  source.artifact_path = absl::GetFlag(FLAGS_artifact);
-  source.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  source.step = absl::GetFlag(FLAGS_step);
-  source.batches_path = absl::GetFlag(FLAGS_batches);
-  source.seed = absl::GetFlag(FLAGS_seed);
-  source.synthetic_batches = absl::GetFlag(FLAGS_synthetic_batches);
-  return source;
-}
-
 int Main() {
-  absl::StatusOr<StepLoopInputs> in = OpenStepLoopInputs(SourceFromFlags());
+  absl::StatusOr<StepLoopInputs> in = OpenStepLoopInputs(StepLoopSourceFromFlags());
   if (!in.ok()) return Fail(in.status(), 2);
   DeviceStepOptions options;
   options.device = absl::GetFlag(FLAGS_device);

@@ -52,12 +52,28 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
   const int64_t need[] = {g.M * g.K, g.K * g.N, g.beta != 0 ? g.M * g.N : 0, g.M * g.N};
   const BufferRange* ranges[] = {&g.a, &g.b, &g.c_in, &g.c};
   for (int i = 0; i < 4; ++i) {
+    const BufferRange& r = *ranges[i];
+    if (r.buffer == nullptr || r.offset < 0 || r.bytes < 0 || r.offset + r.bytes > r.buffer->bytes()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": buffer ", kBufferNames[i], " bytes [", r.offset, ", ",
+                                                     r.offset + r.bytes, ") lie outside its buffer of ",
+                                                     r.buffer ? r.buffer->bytes() : 0, " bytes"));
+    }
     if (ranges[i]->bytes < need[i] * 4) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": buffer ", kBufferNames[i], " holds ", ranges[i]->bytes,
                                                      " bytes; [", g.M, ", ", g.N, ", ", g.K, "] needs ", need[i] * 4));
     }
   }
   return g;
+}
+
+absl::StatusOr<GemmCall> ReadGemmBuiltin(std::string_view name, absl::Span<const KernelArg> args,
+                                         std::string_view label, std::string_view driver) {
+  if (name != kGemmBuiltin) {
+    return absl::UnimplementedError(absl::StrCat(std::string(label), ": the ", std::string(driver),
+                                                 " driver has no builtin '", std::string(name), "' (it has ",
+                                                 std::string(kGemmBuiltin), ")"));
+  }
+  return ReadGemmCall(args, label);
 }
 
 ColumnMajorGemm ToColumnMajor(const GemmCall& g) {

@@ -29,8 +29,13 @@ struct GemmCall {
 
 /// The builtin's arguments in order: scalars M, N, K, a_transposed, b_transposed (i64), alpha,
 /// beta (f64); buffers a, b, c_in, c. InvalidArgument naming `label` and the argument at fault
-/// (a count, a kind, a dim below 1, a buffer smaller than its matrix).
+/// (a count, a kind, a dim below 1, a range outside its buffer or smaller than its matrix).
 absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label);
+
+/// What a driver's AddBuiltin does first: Unimplemented naming `driver` unless `name` is the
+/// gemm builtin, else ReadGemmCall.
+absl::StatusOr<GemmCall> ReadGemmBuiltin(std::string_view name, absl::Span<const KernelArg> args,
+                                         std::string_view label, std::string_view driver);
 
 /// The same product as a column-major BLAS (cuBLAS) sees it: column-major, so C^T[N, M] = op(B)^T op(A)^T, cuBLAS's
 /// A being our B and its B our A. Each operand as cuBLAS's layout (rows, cols, leading dim of

@@ -50,6 +50,26 @@ TEST(GemmCall, ABufferSmallerThanItsMatrixIsRefusedNamingIt) {
       << g.status();
 }
 
+TEST(GemmCall, ARangeOutsideItsBufferIsRefused) {
+  SizedBuffer small(64);
+  std::vector<KernelArg> args = Args(3, 5, 7, small);
+  absl::StatusOr<GemmCall> g = ReadGemmCall(args, "x");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(std::string(g.status().message()).find("buffer a bytes [0, 84) lie outside its buffer of 64 bytes"),
+            std::string::npos)
+      << g.status();
+}
+
+TEST(GemmCall, ABuiltinOfAnotherNameIsRefusedNamingTheDriver) {
+  SizedBuffer buf(1 << 20);
+  absl::StatusOr<GemmCall> g = ReadGemmBuiltin("cpu.matmul.f32", Args(3, 5, 7, buf), "gpt.matmul", "cuda");
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(std::string(g.status().message()),
+            "gpt.matmul: the cuda driver has no builtin 'cpu.matmul.f32' (it has gemm.f32)");
+  EXPECT_TRUE(ReadGemmBuiltin("gemm.f32", Args(3, 5, 7, buf), "gpt.matmul", "cuda").ok());
+}
+
 TEST(GemmCall, WrongCountsAndKindsAreRefused) {
   SizedBuffer buf(1 << 20);
   std::vector<KernelArg> args = Args(3, 5, 7, buf);

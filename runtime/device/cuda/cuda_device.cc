@@ -554,15 +554,8 @@ CUdeviceptr GemmPlan::CuDeviceAddress(const BufferRange& r) { return CuDevice::A
 
 absl::Status CuCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label) {
-  if (name != kGemmBuiltin) {
-    return absl::UnimplementedError(absl::StrCat(std::string(label), ": the cuda driver has no builtin '",
-                                                 std::string(name), "' (it has ", std::string(kGemmBuiltin), ")"));
-  }
-  absl::StatusOr<GemmCall> call = ReadGemmCall(args, label);
+  absl::StatusOr<GemmCall> call = ReadGemmBuiltin(name, args, label, "cuda");
   if (!call.ok()) return call.status();
-  for (const BufferRange* r : {&call->a, &call->b, &call->c_in, &call->c}) {
-    if (absl::Status s = CuDevice::Check(*r, label); !s.ok()) return s;
-  }
   absl::StatusOr<const BlasContext*> blas = device_->Blas();
   if (!blas.ok()) return absl::Status(blas.status().code(), absl::StrCat(std::string(label), ": ", blas.status().message()));
   absl::StatusOr<std::unique_ptr<GemmPlan>> plan = GemmPlan::Create(**blas, *call, label);

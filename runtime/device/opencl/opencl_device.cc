@@ -480,15 +480,8 @@ absl::Status ClCommandBuffer::AddFill(BufferRange dst, uint32_t pattern, std::st
 /// step's queue; c_in other than c is copied into c first (CLBlast accumulates in place).
 absl::Status ClCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label) {
-  if (name != kGemmBuiltin) {
-    return absl::UnimplementedError(absl::StrCat(std::string(label), ": the opencl driver has no builtin '",
-                                                 std::string(name), "' (it has ", std::string(kGemmBuiltin), ")"));
-  }
-  absl::StatusOr<GemmCall> call = ReadGemmCall(args, label);
+  absl::StatusOr<GemmCall> call = ReadGemmBuiltin(name, args, label, "opencl");
   if (!call.ok()) return call.status();
-  for (const BufferRange* r : {&call->a, &call->b, &call->c_in, &call->c}) {
-    if (absl::Status s = ClDevice::Check(*r, label); !s.ok()) return s;
-  }
   absl::StatusOr<const ClBlastApi*> blast = ClBlastApi::Get();
   if (!blast.ok()) return absl::Status(blast.status().code(), absl::StrCat(std::string(label), ": ", blast.status().message()));
   const GemmCall g = *call;
