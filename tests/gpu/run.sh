@@ -34,6 +34,23 @@ runner() {
   fi
 }
 
+# The NVIDIA libraries come from the machine: the runner dlopens libcuda.so.1 and libcublasLt.
+# Where the loader's search would miss them (pip's wheels keep cuBLAS under site-packages), name
+# them: the first found of the loader cache, the toolkit, and Python's nvidia packages.
+find_library() { # find_library NAME_GLOB: the first path found, or nothing
+  local found
+  found="$(ldconfig -p 2>/dev/null | awk -v g="$1" '$1 ~ g {print $NF; exit}')"
+  if [[ -z "$found" ]]; then
+    local dirs=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)
+    while IFS= read -r d; do dirs+=("$d"); done < <(python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null)
+    found="$(find "${dirs[@]}" -maxdepth 4 -name "$2" 2>/dev/null | sort -r | head -1)"
+  fi
+  echo "$found"
+}
+[[ -n "${GPT_SFT_LIBCUDA:-}" ]] || GPT_SFT_LIBCUDA="$(find_library '^libcuda[.]so[.]1$' 'libcuda.so.1')"
+[[ -n "${GPT_SFT_LIBCUBLASLT:-}" ]] || GPT_SFT_LIBCUBLASLT="$(find_library '^libcublasLt[.]so[.]1[23]$' 'libcublasLt.so.1[23]')"
+export GPT_SFT_LIBCUDA GPT_SFT_LIBCUBLASLT
+
 if [[ "${1:-}" == "--check" ]]; then
   runner --device=cuda --artifact="$here/artifacts/small.gptart" --steps=1
   exit $?
@@ -121,7 +138,8 @@ def part(tag, json_file=None):
 
 
 with open(os.path.join(here, "MANIFEST.json")) as f:
-    report = {"gpu": (read("gpu.txt") or "").strip(), "bundle": json.load(f), "wall_seconds": wall}
+    report = {"gpu": (read("gpu.txt") or "").strip(), "bundle": json.load(f), "wall_seconds": wall,
+              "libcuda": os.environ.get("GPT_SFT_LIBCUDA", ""), "libcublaslt": os.environ.get("GPT_SFT_LIBCUBLASLT", "")}
 for tag in ("small", "small_tiled"):
     report[tag] = part(tag, f"{tag}.json")
     if report[tag] is not None:
