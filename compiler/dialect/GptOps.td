@@ -1,8 +1,8 @@
 //===- GptOps.td - the forward ops of the gpt dialect --------*- tablegen -*-===//
 //
 // This file defines the differentiable forward ops: the model (embedding, matmul,
-// rms_norm, rotary, attention, relu_square, softcap, add, mul, reshape, transpose) and
-// its loss (cross_entropy). Each op infers its result type (InferTypeOpAdaptor) and
+// rms_norm, rotary, attention, relu_square, softcap, add, mul, reshape, transpose), its
+// loss (cross_entropy) and round_bf16 (autocast's rounding). Each op infers its result type (InferTypeOpAdaptor) and
 // implements VjpOpInterface; the C++ hooks live in the family's .cc file, named in the
 // banner above each op.
 //
@@ -186,6 +186,26 @@ def Gpt_SoftcapOp : Gpt_ForwardOp<"softcap"> {
   let results = (outs Gpt_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
   let hasVerifier = 1;
+}
+
+def Gpt_RoundBf16Op : Gpt_ForwardOp<"round_bf16"> {
+  let summary = "Rounds f32 values to the nearest bfloat16, kept as f32 (autocast's rounding).";
+  let description = [{
+    Elementwise: each f32 value becomes the nearest bfloat16 value (round to nearest,
+    ties to even; NaN stays NaN, overflow becomes inf), stored back as f32. This is how
+    `--dtype=bfloat16` states nanochat's autocast (NANOCHAT.md 1.2) while tensors are
+    stored as f32: a bf16 tensor is an f32 tensor whose values are bf16 values, and each
+    place autocast rounds gets one `gpt.round_bf16` (inserted by gpt-autocast-bf16).
+    VJP: the cotangent rounded the same way (`dx = gpt.round_bf16(dy)`), since PyTorch's
+    gradient of a bf16 tensor is a bf16 tensor.
+
+    ```mlir
+    %h = gpt.round_bf16 %x : tensor<4x2048x1280xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$x);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
 def Gpt_AddOp : Gpt_ForwardOp<"add", [Commutative]> {

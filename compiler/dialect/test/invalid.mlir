@@ -105,6 +105,14 @@ func.func @attention_scale(%q: tensor<2x8x4x8xf32>) {
 
 // -----
 
+func.func @round_bf16_f64(%x: tensor<4xf64>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  %0 = gpt.round_bf16 %x : tensor<4xf64>
+  return
+}
+
+// -----
+
 func.func @softcap_cap(%x: tensor<4xf32>) {
   // expected-error @+1 {{cap must be positive}}
   %0 = gpt.softcap %x {cap = 0.0 : f64} : tensor<4xf32>

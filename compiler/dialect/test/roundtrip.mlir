@@ -39,6 +39,8 @@ func.func @forward(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<3
   %sum = gpt.add %a, %s : tensor<2x8x32xbf16>, tensor<2x8x32xbf16>
   // CHECK: gpt.mul %{{.*}}, %{{.*}} : tensor<2x8x32xbf16>, tensor<2x8x32xbf16>
   %prod = gpt.mul %a, %s : tensor<2x8x32xbf16>, tensor<2x8x32xbf16>
+  // CHECK: gpt.round_bf16 %{{.*}} : tensor<16x64xf32>
+  %rounded = gpt.round_bf16 %logits : tensor<16x64xf32>
   // CHECK: gpt.cross_entropy %{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<16xi32>
   %loss = gpt.cross_entropy %logits, %targets : tensor<16x64xf32>, tensor<16xi32>
   // CHECK: gpt.cross_entropy %{{.*}}, %{{.*}} {ignore_index = -100 : i64} : tensor<16x64xf32>, tensor<16xi32>

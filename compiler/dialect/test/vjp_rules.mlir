@@ -37,6 +37,11 @@ func.func @vjp(%wte: tensor<64x16xf32>, %ids: tensor<2x8xi32>, %w: tensor<32x16x
   // CHECK-NEXT: gpt.softcap_grad %[[SC]], %[[SC]] {gpt.vjp_of = "gpt.softcap#0"}
   %sc = gpt.softcap %a : tensor<2x8x32xf32>
 
+  // round_bf16 passes dy through, rounded to bf16 like the forward.
+  // CHECK: %[[RB:.*]] = gpt.round_bf16 %[[A]] :
+  // CHECK-NEXT: gpt.round_bf16 %[[RB]] {gpt.vjp_of = "gpt.round_bf16#0"} : tensor<2x8x32xf32>
+  %rb = gpt.round_bf16 %a : tensor<2x8x32xf32>
+
   // add passes dy through: no new op.
   // CHECK: %[[S:.*]] = gpt.add
   // CHECK-NEXT: %[[M:.*]] = gpt.mul %[[A]], %[[RS]]
