@@ -1,8 +1,8 @@
 //===- elementwise_scalar.h - one elementwise gpt op as scalar code -------===//
 //
 // Declares EmitElementwiseScalar, the single definition of what gpt.add, gpt.mul,
-// gpt.relu_square, gpt.relu_square_grad, gpt.softcap and gpt.softcap_grad compute on one
-// element, for every lowering that writes them as scalar code.
+// gpt.relu_square, gpt.relu_square_grad, gpt.softcap, gpt.softcap_grad and gpt.round_bf16
+// compute on one element, for every lowering that writes them as scalar code.
 //
 //===----------------------------------------------------------------------===//
 
