@@ -82,7 +82,6 @@ bad() {  # expected-text, then the trainer's arguments (a tiny run first, so a c
 bad "--packing=zigzag is not one of: pad" --base_dir="$base" --packing=zigzag
 bad "--target_examples_per_step=30 is not a multiple of --device_batch_size=4" --base_dir="$base" --target_examples_per_step=30
 bad "--model_source=sft is not one of: base, mid" --base_dir="$base" --model_source=sft
-bad "--dtype=bfloat16" --base_dir="$base" --dtype=bfloat16
 bad "--dtype=float16 is not supported" --base_dir="$base" --dtype=float16
 bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
 bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0
