@@ -6,12 +6,17 @@
 //   * bf16 vs f32, the same path: every micro-batch loss within 2e-2 relative. bf16 keeps 8
 //     significant bits (relative rounding error up to 2^-9 ~ 2e-3 per rounding); a loss is a
 //     mean over many tokens of errors that partly cancel, and PyTorch's own bf16-vs-fp32 gap
-//     on models this size is of order 1e-3..1e-2. The losses must also differ (above 1e-6),
-//     so a step that silently skipped the rounding fails.
+//     on trained models is of order 1e-3..1e-2. This random model's logits are near uniform,
+//     so the measured gap is far smaller (~1e-5). Every loss must still differ from f32's, so
+//     a step that silently skipped the rounding fails.
 //   * compiled bf16 vs the interpreter's bf16 (cpu and opencl): the same roundings of the
 //     same f32 values, so they agree to f32 accumulation-order noise, except where that noise
 //     moves a value across a bf16 rounding boundary (one bf16 ulp, 2^-8 relative, for that
-//     element). Losses within kCompiledTolerance, parameters within 1e-3 after the run.
+//     element). Losses within 5e-5 (measured: cpu 0, bit for bit, as it runs the interpreter's
+//     kernels; opencl 1.0e-5). After the run the Muon matrices within 1e-4 (measured ~1e-5);
+//     the AdamW tensors (wte, lm_head) within 1e-2 (measured 6.4e-3, 4.4e-3): AdamW divides by
+//     sqrt(v), so an element whose gradient is near zero still moves by about lr, and one
+//     rounding flip in that gradient can flip the direction of the move.
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -31,7 +36,8 @@ namespace {
 
 constexpr int kSteps = 4, kAccum = 2, kB = 4, kT = 256, kVocab = 512;
 constexpr double kBf16VsF32Tolerance = 2e-2;
-constexpr double kCompiledTolerance = 1e-4;
+constexpr double kCompiledTolerance = 5e-5;
+constexpr double kMuonParamTolerance = 1e-4, kAdamwParamTolerance = 1e-2;
 
 compiler::StepConfig Config(compiler::ElementType dtype) {
   compiler::StepConfig c;
@@ -75,6 +81,22 @@ std::vector<double> TrainEager(compiler::ElementType dtype, runtime::ParamStore*
 
 double RelDiff(double a, double b) { return std::fabs(a - b) / std::fabs(b); }
 
+/// Per parameter, max |actual - reference| over max |reference| (what MaxRelDiff maximises).
+std::map<std::string, double> ParamRelDiffs(const runtime::ParamStore& actual, const runtime::ParamStore& reference) {
+  std::map<std::string, double> diffs;
+  for (size_t i = 0; i < actual.params().size(); ++i) {
+    const runtime::Param& a = actual.params()[i];
+    const runtime::Param& b = reference.params()[i];
+    double diff = 0, scale = 1e-30;
+    for (int64_t j = 0; j < a.numel(); ++j) {
+      diff = std::max(diff, double(std::fabs(a.data()[j] - b.data()[j])));
+      scale = std::max(scale, double(std::fabs(b.data()[j])));
+    }
+    diffs[a.name] = diff / scale;
+  }
+  return diffs;
+}
+
 TEST(Bf16Training, InterpreterBf16StaysNearF32ButIsNotF32) {
   runtime::ParamStore f32_params = trainer::testing::RandomParams(Config(compiler::ElementType::kF32).model);
   runtime::ParamStore bf16_params = trainer::testing::RandomParams(Config(compiler::ElementType::kBF16).model);
@@ -88,7 +110,11 @@ TEST(Bf16Training, InterpreterBf16StaysNearF32ButIsNotF32) {
     least = std::min(least, d);
     EXPECT_LE(d, kBf16VsF32Tolerance) << "micro-batch " << i << ": bf16 " << bf16[i] << ", f32 " << f32[i];
   }
-  EXPECT_GT(least, 1e-6) << "bf16 losses equal to f32's: the rounding is not in the step";
+  for (size_t i = 0; i < f32.size(); ++i) {
+    EXPECT_NE(bf16[i], f32[i]) << "micro-batch " << i << ": bf16 equals f32, so the rounding is not in the step";
+  }
+  std::cout << "parameters after the run, bf16 vs f32: " << trainer::testing::MaxRelDiff(bf16_params, f32_params)
+            << std::endl;
   EXPECT_LT(f32.back(), f32.front()) << "training moved nothing";
   std::cout << "interpreter: bf16 vs f32 loss, worst relative difference " << worst << ", least " << least
             << " (first losses " << bf16.front() << " vs " << f32.front() << ", last " << bf16.back() << " vs "
@@ -123,7 +149,10 @@ TEST_P(Bf16Compiled, MatchesTheInterpreterBf16AndStaysNearF32) {
   }
   ASSERT_TRUE((*compiled)->SyncParamsToHost().ok());
   const double params = trainer::testing::MaxRelDiff(compiled_params, eager_params);
-  EXPECT_LE(params, 1e-3);
+  for (const auto& [name, diff] : ParamRelDiffs(compiled_params, eager_params)) {
+    const bool adamw = name == "transformer.wte.weight" || name == "lm_head.weight";
+    EXPECT_LE(diff, adamw ? kAdamwParamTolerance : kMuonParamTolerance) << name;
+  }
   EXPECT_EQ((*compiled)->Recompilations(), 0);
   std::cout << device << ": compiled bf16 vs interpreter bf16, worst loss difference " << worst_vs_eager
             << ", parameters " << params << "; vs interpreter f32, worst loss difference " << worst_vs_f32
