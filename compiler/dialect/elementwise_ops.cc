@@ -110,12 +110,20 @@ LogicalResult SoftcapOp::inferReturnTypes(mlir::MLIRContext *,
   return InferUnary(loc, "softcap", adaptor.getX(), results);
 }
 
-LogicalResult SoftcapOp::verify() { return VerifyPositiveAttr(*this, "cap", getCap()); }
+LogicalResult SoftcapOp::verify() {
+  if (failed(VerifyPositiveAttr(*this, "cap", getCap()))) return failure();
+  if (getRoundBf16() && !llvm::cast<RankedTensorType>(getX().getType()).getElementType().isF32()) {
+    return emitOpError("round_bf16 needs f32 elements, got ") << getX().getType();
+  }
+  return success();
+}
 
 llvm::SmallVector<Value> SoftcapOp::buildVjp(mlir::OpBuilder &builder,
                                              llvm::ArrayRef<Value> result_grads) {
-  Value dx = builder.create<SoftcapGradOp>(getLoc(), getResult(), result_grads[0],
-                                           getCapAttr());
+  // A bf16 softcap's output is a bf16 tensor, so its cotangent is bf16 too.
+  Value dy = result_grads[0];
+  if (getRoundBf16()) dy = builder.create<RoundBf16Op>(getLoc(), dy);
+  Value dx = builder.create<SoftcapGradOp>(getLoc(), getResult(), dy, getCapAttr());
   return {dx};
 }
 

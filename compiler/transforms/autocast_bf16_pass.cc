@@ -10,17 +10,17 @@
 //    gradient accumulation) stay f32, and so does what does not read the tokens at all
 //    (the optimizer step's learning rates);
 // 2. walking the function in order, each activation-producing op of the rounded kinds
-//    (embedding, matmul, rms_norm, rotary, attention, cached_attention, relu_square,
-//    softcap, add, mul) gets a gpt.round_bf16 on its result, which replaces every other use;
+//    (embedding, matmul, rms_norm, attention, cached_attention, relu_square, softcap, add,
+//    mul) gets a gpt.round_bf16 on its result, which replaces every other use; gpt.rotary and
+//    gpt.softcap get their round_bf16 attribute instead (nanochat's rotary rounds cos, sin,
+//    each product and each sum; its softcap rounds after the division, the tanh and the
+//    multiply: one rounding at the output cannot say either);
 // 3. a matmul's or attention's float operand that is not bf16-valued already (a round_bf16,
 //    or a reshape/transpose/concat of bf16-valued values) is rounded where it is read: the
 //    f32 master weights, cast to bf16 on their way into the GEMM. One weight used by several
 //    ops is rounded once.
-// Composite ops that nanochat computes as several bf16 ops round once, at their output:
-// softcap (div, tanh, mul: each rounded in PyTorch) and rotary (each product and sum) keep
-// f32 in between. That is at most about one bf16 ulp per element apart from PyTorch, inside
-// the tolerance the bf16 tests state. An op whose result already feeds a round_bf16 alone is
-// left as it is, so running the pass twice changes nothing.
+// An op whose result already feeds a round_bf16 alone is left as it is, and the attributes
+// are set once, so running the pass twice changes nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +44,8 @@ using ::mlir::Value;
 
 /// Ops whose result autocast leaves in bf16.
 bool RoundsItsResult(Operation* op) {
-  return llvm::isa<gpt::EmbeddingOp, gpt::MatmulOp, gpt::RmsNormOp, gpt::RotaryOp, gpt::AttentionOp,
-                   gpt::CachedAttentionOp, gpt::ReluSquareOp, gpt::SoftcapOp, gpt::AddOp, gpt::MulOp>(op);
+  return llvm::isa<gpt::EmbeddingOp, gpt::MatmulOp, gpt::RmsNormOp, gpt::AttentionOp, gpt::CachedAttentionOp,
+                   gpt::ReluSquareOp, gpt::AddOp, gpt::MulOp>(op);
 }
 
 /// Ops whose float inputs autocast casts to bf16 (matmul's weight, attention's q, k, v).
@@ -63,6 +63,8 @@ bool IsBf16Valued(Value v) {
   Operation* def = v.getDefiningOp();
   if (!def) return false;
   if (llvm::isa<gpt::RoundBf16Op>(def)) return true;
+  if (auto rotary = llvm::dyn_cast<gpt::RotaryOp>(def)) return rotary.getRoundBf16();
+  if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(def)) return softcap.getRoundBf16();
   if (!llvm::isa<gpt::ReshapeOp, gpt::TransposeOp, gpt::ConcatOp>(def)) return false;
   return llvm::all_of(def->getOperands(), IsBf16Valued);
 }
@@ -109,6 +111,12 @@ class AutocastBf16Pass : public mlir::PassWrapper<AutocastBf16Pass, mlir::Operat
     for (Operation* op : ops) {
       if (RoundsItsInputs(op)) RoundInputs(op, rounded_inputs);
       if (RoundsItsResult(op)) RoundResult(op);
+      if (auto rotary = llvm::dyn_cast<gpt::RotaryOp>(op); rotary && IsF32Tensor(rotary.getX())) {
+        rotary.setRoundBf16(true);
+      }
+      if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op); softcap && IsF32Tensor(softcap.getX())) {
+        softcap.setRoundBf16(true);
+      }
     }
   }
 

@@ -17,13 +17,11 @@ namespace gpt_sft::compiler {
 using ::mlir::failure;
 using ::mlir::Value;
 
-namespace {
-
-/// gpt.round_bf16 on one f32 as integer code (runtime/kernels/cpu/round_bf16.h states the
-/// same rounding in C++): bf16 is the top half of an f32, so add 0x7fff plus the kept part's
-/// lowest bit (ties to even) and clear the low half; a NaN is quieted first so it stays one.
-/// Integer ops rather than arith.truncf to bf16, because SPIR-V for OpenCL has no bf16 type
-/// and this way every target runs the same instructions.
+/// runtime/kernels/cpu/round_bf16.h states the same rounding in C++: bf16 is the top half of
+/// an f32, so add 0x7fff plus the kept part's lowest bit (ties to even) and clear the low half;
+/// a NaN is quieted first so it stays one. Integer ops rather than arith.truncf to bf16,
+/// because SPIR-V for OpenCL has no bf16 type and this way every target runs the same
+/// instructions.
 Value EmitRoundToBf16(mlir::OpBuilder& b, mlir::Location loc, Value x) {
   mlir::Type i32 = b.getI32Type();
   auto constant = [&](uint32_t v) {
@@ -43,8 +41,6 @@ Value EmitRoundToBf16(mlir::OpBuilder& b, mlir::Location loc, Value x) {
   return b.create<mlir::arith::BitcastOp>(loc, x.getType(), rounded);
 }
 
-}  // namespace
-
 mlir::FailureOr<Value> EmitElementwiseScalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Operation* op,
                                              llvm::ArrayRef<Value> in) {
   mlir::Type t = in[0].getType();
@@ -62,9 +58,13 @@ mlir::FailureOr<Value> EmitElementwiseScalar(mlir::OpBuilder& b, mlir::Location 
   }
   if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op)) {
     const double cap = softcap.getCap().convertToDouble();
-    Value scaled = b.create<mlir::arith::DivFOp>(loc, in[0], constant(cap));
-    Value tanh = b.create<mlir::math::TanhOp>(loc, scaled);
-    return b.create<mlir::arith::MulFOp>(loc, constant(cap), tanh).getResult();
+    // round_bf16: nanochat's three bf16 ops, each result rounded.
+    const bool bf16 = softcap.getRoundBf16();
+    if (bf16 && !t.isF32()) return failure();
+    auto r = [&](Value v) { return bf16 ? EmitRoundToBf16(b, loc, v) : v; };
+    Value scaled = r(b.create<mlir::arith::DivFOp>(loc, in[0], constant(cap)));
+    Value tanh = r(b.create<mlir::math::TanhOp>(loc, scaled));
+    return r(b.create<mlir::arith::MulFOp>(loc, constant(cap), tanh).getResult());
   }
   if (llvm::isa<gpt::RoundBf16Op>(op)) {
     if (!t.isF32()) return failure();

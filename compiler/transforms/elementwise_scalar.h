@@ -21,6 +21,10 @@ namespace gpt_sft::compiler {
 mlir::FailureOr<mlir::Value> EmitElementwiseScalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Operation* op,
                                                    llvm::ArrayRef<mlir::Value> in);
 
+/// gpt.round_bf16 on one f32 scalar `x`: the nearest bfloat16 value (ties to even, NaN kept),
+/// as f32, in integer arith code every target takes (also the GPU rotary kernel's roundings).
+mlir::Value EmitRoundToBf16(mlir::OpBuilder& b, mlir::Location loc, mlir::Value x);
+
 }  // namespace gpt_sft::compiler
 
 #endif  // GPT_SFT_COMPILER_TRANSFORMS_ELEMENTWISE_SCALAR_H_

@@ -12,7 +12,7 @@
 // 3. each group of two or more ops becomes a gpt.fusion at the root's place,
 //    whose inputs are the values the group reads from outside (first use
 //    first) and whose yield is the root's result. A group of one op stays,
-//    unless that op runs only inside fusions (gpt.round_bf16).
+//    unless that op runs only inside fusions (gpt.round_bf16, a bf16 gpt.softcap).
 // The ops are cloned unchanged into the region, so it computes what they did.
 //
 //===----------------------------------------------------------------------===//
@@ -43,8 +43,12 @@ bool IsFusibleKind(Operation *op) {
 }
 
 /// Ops the targets run only as fusion code (no kernel of their own), so even alone they
-/// become a fusion: rounding is a few integer instructions, not worth a builtin per target.
-bool RunsOnlyFused(Operation *op) { return llvm::isa<gpt::RoundBf16Op>(op); }
+/// become a fusion: rounding is a few integer instructions, not worth a builtin per target
+/// (gpt.round_bf16, and gpt.softcap's bf16 variant).
+bool RunsOnlyFused(Operation *op) {
+  if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op)) return softcap.getRoundBf16();
+  return llvm::isa<gpt::RoundBf16Op>(op);
+}
 
 /// The one type of `op`'s operands and result, or null when they differ.
 Type UniformType(Operation *op) {

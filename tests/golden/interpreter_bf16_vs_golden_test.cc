@@ -1,21 +1,20 @@
 // The interpreted bf16 step (--dtype=bfloat16: gpt-autocast-bf16's rounding, builder ->
 // gpt-autodiff -> Interpreter through trainer/eager_step) against bf16.gold, our PyTorch
-// statement of nanochat's autocast (reference_gpt_bf16.py), on the padded case: the loss and
-// every parameter's gradient at the initial weights (padded.gold's init/*); and the logits
-// (trainer/eval/logits_evaluator), which are bf16 values on both sides.
+// statement of nanochat's autocast (reference_gpt_bf16.py), on the padded case: the logits
+// (trainer/eval/logits_evaluator), the loss and every parameter's gradient at the initial
+// weights (padded.gold's init/*).
 //
-// Tolerances, and why. Both sides round the same values to bf16 at the same points, except
-// (a) softcap and rotary: PyTorch rounds after each of their inner ops, we once at the output
-// (about one bf16 ulp, 2^-8 relative, per element at most), (b) rotary's cos/sin, bf16 in
-// PyTorch, f32 here, (c) PyTorch's backward rounds every bf16 intermediate cotangent and sums
-// cotangents in bf16, ours only at the rounding points, and (d) accumulation orders, which move
-// a value across a rounding boundary now and then. So the loss within kLossTolerance and each
-// gradient within kGradTolerance (||ours - golden|| / ||golden||), both a few bf16 ulps. And the
-// check must tell bf16 from f32: the f32 step's gradients, held to the same golden, are
-// farther off in total than the bf16 step's, and its loss farther off too. The logits are the
-// sharpest check: every one of ours must be a bf16 value, nearly all equal to the golden's,
-// the rest about one bf16 ulp away. Measured: loss 1.4e-5 off (f32's 6.6e-5), gradients at most
-// 1.2e-2 (f32's 1.3e-2: at this init the golden's own bf16 backward noise dominates both).
+// Tolerances, and why. The forward rounds the same values at the same points as PyTorch (rotary
+// and softcap included, through their round_bf16 attributes), so the logits are bf16 values
+// equal to the golden's but where a last-bit difference of f32 arithmetic (tanh, cos, sums in
+// another order) moves a value across a rounding boundary: at least 99.9% bitwise equal, and
+// the norm-wise error at most 1e-3 (measured: all equal, error 0; f32 logits differ by 7e-3).
+// The loss within 1e-5 (measured 0; f32's 6.6e-5). The backward differs from PyTorch's: there
+// every intermediate cotangent is a bf16 tensor and cotangents of a value used twice are summed
+// in bf16; here cotangents are rounded at the rounding points only (gpt.round_bf16's VJP, the
+// bf16 rotary and softcap), f32 in between. So each gradient within 1e-2 norm-wise (measured
+// at most 7.3e-3), and, summed over the parameters, well closer to the golden than the f32
+// step's (measured 0.072 against 0.143).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,16 +33,8 @@ namespace {
 
 using runtime::Tensor;
 
-constexpr double kLossTolerance = 5e-5, kGradTolerance = 2e-2;
-// Logits against the reference of our own rounding points (gpt-autocast-bf16's single rounding
-// of rotary and softcap): this fraction bitwise equal at least, the norm-wise error at most
-// kSingleRoundingTolerance. Only f32 accumulation order and tanh/cos/sin approximations differ
-// there, but a difference that moves a value across a rounding boundary makes it one bf16 ulp
-// (2^-8) off, and that spreads through the later layers: measured 80% equal, error 2.2e-3
-// (f32 logits: 0% equal, error 7.0e-3). Against nanochat's per-op rounding: the norm-wise error
-// at most kNanochatLogitTolerance (measured 6.8e-3; about one bf16 ulp).
-constexpr double kSingleRoundingEqualFraction = 0.7, kSingleRoundingTolerance = 3e-3;
-constexpr double kNanochatLogitTolerance = 1e-2;
+constexpr double kLossTolerance = 1e-5, kGradTolerance = 1e-2;
+constexpr double kEqualLogitsFraction = 0.999, kLogitTolerance = 1e-3;
 
 bool IsBf16Value(float x) {
   uint32_t bits;
@@ -130,7 +121,7 @@ TEST(InterpreterBf16VsGolden, LossAndGradientsOfNanochatsAutocast) {
     bf16_total += bf16.grad_errors[i];
     f32_total += f32.grad_errors[i];
   }
-  EXPECT_LT(bf16_total, f32_total) << "the f32 step is as close to the bf16 golden as the bf16 step";
+  EXPECT_LT(1.5 * bf16_total, f32_total) << "the f32 step is about as close to the bf16 golden as the bf16 step";
   EXPECT_LT(loss_error, std::abs(f32.loss - golden_loss) / golden_loss) << "the f32 loss is as close as the bf16 loss";
   std::cout << "loss: bf16 " << bf16.loss << ", f32 " << f32.loss << ", golden " << golden_loss << " (relative error "
             << loss_error << ", f32's " << std::abs(f32.loss - golden_loss) / golden_loss << ")\n"
@@ -184,25 +175,18 @@ TEST(InterpreterBf16VsGolden, LogitsAreTheGoldensBf16Values) {
   ASSERT_TRUE(golden.ok()) << golden.status();
   absl::StatusOr<GoldenFile> init = GoldenFile::Load("tests/golden/padded.gold");
   ASSERT_TRUE(init.ok()) << init.status();
-  const std::vector<float>& nanochat = golden->tensors.at("logits").f32;  // [B, T, V]
-  const std::vector<float>& single = golden->tensors.at("logits_single_rounding").f32;
+  const std::vector<float>& expected = golden->tensors.at("logits").f32;  // [B, T, V]
   const std::vector<float> bf16 = OurLogits(compiler::ElementType::kBF16, *golden, *init);
   const std::vector<float> f32 = OurLogits(compiler::ElementType::kF32, *golden, *init);
-  ASSERT_EQ(bf16.size(), nanochat.size());
-  ASSERT_EQ(f32.size(), nanochat.size());
-  EXPECT_EQ(Compare(bf16, single).not_bf16, 0) << "logits that are not bf16 values";
-  // Our own rounding points, as PyTorch computes them: nearly bit for bit.
-  const LogitStats exact = Compare(bf16, single), exact_f32 = Compare(f32, single);
-  EXPECT_GE(exact.equal_fraction, kSingleRoundingEqualFraction);
-  EXPECT_LE(exact.error, kSingleRoundingTolerance);
-  EXPECT_GT(exact_f32.error, 2 * exact.error) << "f32 logits as close to the bf16 reference as ours";
-  // nanochat's per-op rounding of rotary and softcap: the documented difference.
-  const LogitStats per_op = Compare(bf16, nanochat);
-  EXPECT_LE(per_op.error, kNanochatLogitTolerance);
-  std::cout << "logits vs single-rounding reference: bf16 " << exact.equal_fraction << " equal, error " << exact.error
-            << " (f32: " << exact_f32.equal_fraction << ", " << exact_f32.error << "); vs nanochat's per-op rounding: "
-            << per_op.equal_fraction << " equal, error " << per_op.error << " (f32: " << Compare(f32, nanochat).error
-            << ")\n";
+  ASSERT_EQ(bf16.size(), expected.size());
+  ASSERT_EQ(f32.size(), expected.size());
+  const LogitStats ours = Compare(bf16, expected), plain = Compare(f32, expected);
+  EXPECT_EQ(ours.not_bf16, 0) << "logits that are not bf16 values";
+  EXPECT_GE(ours.equal_fraction, kEqualLogitsFraction);
+  EXPECT_LE(ours.error, kLogitTolerance);
+  EXPECT_GT(plain.error, kLogitTolerance) << "f32 logits as close to the bf16 golden as bf16's";
+  std::cout << "logits vs the golden: bf16 " << ours.equal_fraction << " bitwise equal, error " << ours.error
+            << "; f32 " << plain.equal_fraction << " equal, error " << plain.error << "\n";
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes tests/golden/bf16.gold: nanochat's bf16 autocast forward (reference_gpt_bf16.py) on the
 padded case's batch and initial weights: the softcapped bf16 logits, the loss and every gradient
-at those weights; and the logits of our single-rounding simplification (reference_gpt_bf16.py).
+at those weights.
 
 Run from the repository root with Debian's PyTorch (apt-get install -y python3-torch
 python3-numpy), never needed by `./bazelw test //...`:
@@ -48,7 +48,6 @@ def main():
     rows = (init, mg.CONFIG, batch["inputs"][0], batch["segment_ids"][0], batch["positions"][0])
     with torch.no_grad():
         tensors["logits"] = reference_gpt_bf16.logits(*rows).float()
-        tensors["logits_single_rounding"] = reference_gpt_bf16.logits(*rows, single_rounding=True).float()
     tensors["loss"] = torch.tensor([bf16_loss], dtype=torch.float32)
     tensors.update({"grad/" + n: g for n, g in grads.items()})
     header = {

@@ -14,11 +14,6 @@ so it means the same on any device and torch version:
 Autograd then gives what PyTorch gives nanochat: the gradient of every bf16 tensor is bf16, and a
 Linear weight's fp32 gradient is its bf16 gradient upcast (the backward of the autocast cast).
 
-`single_rounding=True` gives our compiler's documented simplification instead (gpt-autocast-bf16
-rounds composite ops once, at their output): rotary with fp32 cos/sin and fp32 products and sums,
-softcap's division, tanh and multiply in fp32, each rounded once to bf16. The C++ test holds our
-step to it tightly and to the per-op version within the tolerance that difference needs.
-
 Where this may differ from nanochat on a GPU: the matmuls and attention accumulate in fp32 here
 in plain loops (cuBLAS and flash use other orders), and flash attention's kernel rounds the
 softmax probabilities to bf16 before P·V, which this keeps in fp32. Both are below the bf16
@@ -55,17 +50,10 @@ def rotary(x, positions):
     return torch.cat([x1 * cos + x2 * sin, x1 * (-sin) + x2 * cos], dim=-1)
 
 
-def rotary_rounded_once(x, positions):
-    """rotary in fp32 (fp32 cos/sin) on bf16 x, rounded once to bf16 at the output."""
-    return reference_gpt.rotary(x.float(), positions).to(BF16)
-
-
-def softcap(raw, single_rounding):
-    """cap * tanh(raw / cap) on bf16 raw logits -> bf16: three bf16 ops, or fp32 rounded once."""
-    if single_rounding:
-        return (reference_gpt.SOFTCAP * torch.tanh(raw.float() / reference_gpt.SOFTCAP)).to(BF16)
+def softcap(raw):
+    """cap * tanh(raw / cap) on bf16 raw logits -> bf16: three bf16 ops, each rounding."""
     cap = torch.tensor(reference_gpt.SOFTCAP, dtype=BF16)
-    return torch.tanh(raw / cap) * cap
+    return cap * torch.tanh(raw / cap)
 
 
 def attend(q, k, v, segment_ids):
@@ -73,9 +61,8 @@ def attend(q, k, v, segment_ids):
     return reference_gpt.attend(q.float(), k.float(), v.float(), segment_ids).to(BF16)
 
 
-def logits(params, cfg, inputs, segment_ids, positions, single_rounding=False):
+def logits(params, cfg, inputs, segment_ids, positions):
     """Softcapped bf16 logits [B,T,V] from fp32 master weights."""
-    rope = rotary_rounded_once if single_rounding else rotary
     n_embd, n_head, n_kv_head = cfg["n_embd"], cfg["n_head"], cfg["n_kv_head"]
     head_dim = n_embd // n_head
     batch, seq = inputs.shape
@@ -86,18 +73,18 @@ def logits(params, cfg, inputs, segment_ids, positions, single_rounding=False):
         q = linear(h, w("attn.c_q")).reshape(batch, seq, n_head, head_dim)
         k = linear(h, w("attn.c_k")).reshape(batch, seq, n_kv_head, head_dim)
         v = linear(h, w("attn.c_v")).reshape(batch, seq, n_kv_head, head_dim)
-        q = rms_norm(rope(q, positions))
-        k = rms_norm(rope(k, positions))
+        q = rms_norm(rotary(q, positions))
+        k = rms_norm(rotary(k, positions))
         y = attend(q, k, v, segment_ids).reshape(batch, seq, n_embd)
         x = x + linear(y, w("attn.c_proj"))
         hidden = torch.relu(linear(rms_norm(x), w("mlp.c_fc"))).square()
         x = x + linear(hidden, w("mlp.c_proj"))
     raw = linear(rms_norm(x), params["lm_head.weight"])
-    return softcap(raw, single_rounding)
+    return softcap(raw)
 
 
-def loss(params, cfg, inputs, targets, segment_ids, positions, single_rounding=False):
+def loss(params, cfg, inputs, targets, segment_ids, positions):
     """Mean cross entropy (fp32, ignore_index -1) of the upcast bf16 logits."""
-    z = logits(params, cfg, inputs, segment_ids, positions, single_rounding).float()
+    z = logits(params, cfg, inputs, segment_ids, positions).float()
     return torch.nn.functional.cross_entropy(z.reshape(-1, z.shape[-1]), targets.reshape(-1).long(),
                                              ignore_index=-1, reduction="mean")

@@ -94,6 +94,11 @@ absl::Status Softcap(OpContext& ctx) {
   const double cap = op.getCap().convertToDouble();
   auto y = ctx.AllocateResult(op.getResult(), x.shape());
   if (!y.ok()) return y.status();
+  if (op.getRoundBf16()) {  // nanochat's three bf16 ops; f32 only (the verifier's rule)
+    if (x.dtype() != DType::kF32) return ctx.Error("round_bf16 needs f32 x, got " + x.ShapeString());
+    k::SoftcapBf16(x.data<float>(), y->data<float>(), x.numel(), float(cap));
+    return absl::OkStatus();
+  }
   return DispatchFloat(ctx, "x", x, [&](auto zero) {
     using T = decltype(zero);
     k::Softcap(x.data<T>(), y->template data<T>(), x.numel(), T(cap));
