@@ -71,6 +71,27 @@ for packing in pad bestfit; do
     || fail "compiled and eager first losses differ ($packing): $compiled vs $eager"
 done
 
+# 2b. --dtype=bfloat16 (nanochat's autocast rounding): compiled and eager first losses agree as
+# tightly as float32's (both paths round the same values); after a step (the base model's zero
+# lm_head makes every first loss ln V) the validation loss differs from float32's.
+for compile in true false; do
+  "$trainer" --base_dir="$base" --model_source=base --max_iterations=2 --max_seq_len=256 \
+    --target_examples_per_step=8 --eval_steps=1 --eval_metrics_max_problems=4 --packing=bestfit --num_threads=2 \
+    --compile=$compile --dtype=bfloat16 --output_dir="$tmp/bf16_$compile" > "$tmp/bf16.log" 2>&1 \
+    || fail "bfloat16 run (compile=$compile) failed: $(tail -20 "$tmp/bf16.log")"
+  loss=$(grep -oE '^Step 00000/00002 \| Training loss: [0-9.]+' "$tmp/bf16.log" | awk '{print $NF}')
+  [[ -n "$loss" ]] || fail "no first bfloat16 training loss (compile=$compile)"
+  if [[ $compile == false ]]; then bf16_eager=$loss; else bf16_compiled=$loss; fi
+  cp "$tmp/bf16.log" "$tmp/bf16_$compile.log"
+done
+awk -v a="$bf16_eager" -v b="$bf16_compiled" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * a) }' \
+  || fail "compiled and eager bfloat16 first losses differ: $bf16_compiled vs $bf16_eager"
+val() { grep -oE '^Step 00001 \| Validation loss: [0-9.]+' "$1" | awk '{print $NF}'; }
+bf16_val=$(val "$tmp/bf16_true.log"); f32_val=$(val "$tmp/resume_bestfit_true.log")
+[[ -n "$bf16_val" && -n "$f32_val" ]] || fail "no step-1 validation loss: bfloat16 '$bf16_val', float32 '$f32_val'"
+[[ "$bf16_val" != "$f32_val" ]] || fail "the bfloat16 validation loss equals float32's ($f32_val): no rounding"
+echo "bfloat16: first loss $bf16_compiled compiled, $bf16_eager eager; validation loss after a step $bf16_val (float32 $f32_val)"
+
 # 3. Bad flags and files: exit 2 (flags) or 1 (files), the culprit named, nothing written.
 bad() {  # expected-text, then the trainer's arguments (a tiny run first, so a case that is
   # wrongly accepted fails fast instead of training at the defaults; later flags win)
@@ -82,7 +103,6 @@ bad() {  # expected-text, then the trainer's arguments (a tiny run first, so a c
 bad "--packing=zigzag is not one of: pad" --base_dir="$base" --packing=zigzag
 bad "--target_examples_per_step=30 is not a multiple of --device_batch_size=4" --base_dir="$base" --target_examples_per_step=30
 bad "--model_source=sft is not one of: base, mid" --base_dir="$base" --model_source=sft
-bad "--dtype=bfloat16" --base_dir="$base" --dtype=bfloat16
 bad "--dtype=float16 is not supported" --base_dir="$base" --dtype=float16
 bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
 bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0

@@ -47,8 +47,9 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> DeviceStep::Create(const artifact::A
   if (!config.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("artifact ", artifact.key, ": ", config.status().message()));
   }
-  if (config->dtype != compiler::ElementType::kF32) {
-    return absl::InvalidArgumentError("the compiled step runs float32 steps (the ParamStore's type)");
+  if (compiler::StoresF64(config->dtype)) {
+    return absl::InvalidArgumentError(
+        "the compiled step runs float32 and bfloat16 steps (f32 storage, the ParamStore's type), not f64");
   }
   if (!(params->config() == config->model)) {
     return absl::InvalidArgumentError(absl::StrCat("the ParamStore's model config ", params->config().ToJson(),

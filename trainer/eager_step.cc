@@ -28,8 +28,9 @@ EagerStep::~EagerStep() = default;
 absl::StatusOr<std::unique_ptr<EagerStep>> EagerStep::Create(const compiler::StepConfig& config,
                                                             runtime::ParamStore* params,
                                                             runtime::InterpreterOptions options) {
-  if (config.dtype != compiler::ElementType::kF32) {
-    return absl::InvalidArgumentError("EagerStep runs float32 steps (the ParamStore's type); dtype is f64");
+  if (compiler::StoresF64(config.dtype)) {
+    return absl::InvalidArgumentError(
+        "EagerStep runs float32 and bfloat16 steps (f32 storage, the ParamStore's type); dtype is f64");
   }
   if (!(params->config() == config.model)) {
     return absl::InvalidArgumentError(absl::StrCat("the ParamStore's model config ", params->config().ToJson(),

@@ -26,8 +26,8 @@ namespace gpt_sft::trainer {
 
 class EagerStep : public TrainStep {
  public:
-  /// `params` must match config.model and outlive the step. config.dtype must be f32 (the
-  /// ParamStore's type). Errors name the field or the parameter at fault.
+  /// `params` must match config.model and outlive the step. config.dtype must be f32 or bf16
+  /// (both stored as f32, the ParamStore's type). Errors name the field or the parameter at fault.
   static absl::StatusOr<std::unique_ptr<EagerStep>> Create(const compiler::StepConfig& config,
                                                           runtime::ParamStore* params,
                                                           runtime::InterpreterOptions options = {});

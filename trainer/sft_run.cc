@@ -122,6 +122,8 @@ compiler::StepConfig StepConfigFor(const TrainerOptions& o, const compiler::Mode
   c.packed = o.packing == "bestfit";
   c.grad_accum_steps = o.GradAccumSteps();
   c.dp_world_size = o.world_size;
+  // TrainerOptions::Validate admitted only float32 and bfloat16.
+  c.dtype = o.dtype == "bfloat16" ? compiler::ElementType::kBF16 : compiler::ElementType::kF32;
   c.optimizer.unembedding_lr = o.unembedding_lr;
   c.optimizer.embedding_lr = o.embedding_lr;
   c.optimizer.matrix_lr = o.matrix_lr;

@@ -44,7 +44,9 @@ ABSL_FLAG(int, eval_every, 100, "validation loss every N steps (and at the last)
 ABSL_FLAG(int, eval_steps, 100, "batches per validation loss");
 ABSL_FLAG(int, eval_metrics_every, 200, "multiple-choice metrics every N steps (and at the last)");
 ABSL_FLAG(int, eval_metrics_max_problems, 1024, "problems per multiple-choice task");
-ABSL_FLAG(std::string, dtype, "float32", "training dtype: float32");
+ABSL_FLAG(std::string, dtype, "float32",
+          "training numerics: float32, or bfloat16 (nanochat's bf16 autocast: matmul/attention inputs and every "
+          "activation rounded to bf16, fp32 accumulation, master weights and optimizer state; stored as f32)");
 ABSL_FLAG(std::string, base_dir, "", "nanochat's base dir; empty: $NANOCHAT_BASE_DIR or ~/.cache/nanochat");
 ABSL_FLAG(bool, compile, true, "train with the compiled step (static [device_batch_size, max_seq_len], compiled once, cached under <base_dir>/compile_cache); false: the interpreter (eager)");
 ABSL_FLAG(std::string, packing, "bestfit",

@@ -52,7 +52,7 @@ class DecodeEmitter {
  public:
   DecodeEmitter(mlir::MLIRContext& context, const DecodeConfig& config)
       : b_(&context), config_(config), step_(ForwardConfig(config)), layout_(ParamLayout(config.model)) {
-    element_ = config.dtype == ElementType::kF64 ? Type(b_.getF64Type()) : Type(b_.getF32Type());
+    element_ = StoresF64(config.dtype) ? Type(b_.getF64Type()) : Type(b_.getF32Type());
   }
 
   mlir::OwningOpRef<mlir::ModuleOp> Emit() {
@@ -160,6 +160,7 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> BuildDecodeModule(mlir::MLIRCo
   if (mlir::failed(mlir::verify(*module))) {
     return absl::InternalError(absl::StrCat("the built decoder does not verify (a builder bug): ", diagnostics));
   }
+  if (absl::Status s = ApplyDtype(*module, config.dtype); !s.ok()) return s;
   return module;
 }
 

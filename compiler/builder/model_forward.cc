@@ -43,7 +43,7 @@ class ForwardEmitter {
     }
     Named("lm_head");
     Value logits = Linear(Norm(x), Param(1 + 6 * m.n_layer));
-    Value capped = b_.create<gpt::SoftcapOp>(loc_, logits, mlir::FloatAttr());
+    Value capped = b_.create<gpt::SoftcapOp>(loc_, logits, mlir::FloatAttr(), mlir::UnitAttr());
     Named("loss");
     return capped;
   }
@@ -67,7 +67,7 @@ class ForwardEmitter {
         loc_, x, llvm::ArrayRef<int64_t>{config_.batch_size, T, heads, config_.model.head_dim()});
   }
 
-  Value Rotary(Value x) { return b_.create<gpt::RotaryOp>(loc_, x, in_.positions, mlir::FloatAttr()); }
+  Value Rotary(Value x) { return b_.create<gpt::RotaryOp>(loc_, x, in_.positions, mlir::FloatAttr(), mlir::UnitAttr()); }
 
   Value Attention(int layer, Value h) {
     const ModelConfig& m = config_.model;

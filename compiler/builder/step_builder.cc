@@ -15,12 +15,15 @@
 #include "compiler/builder/model_forward.h"
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/gpt_ops.h"
+#include "compiler/transforms/autocast_bf16_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace gpt_sft::compiler {
 namespace {
@@ -34,7 +37,7 @@ class StepEmitter {
  public:
   StepEmitter(mlir::MLIRContext& context, const StepConfig& config)
       : b_(&context), config_(config), layout_(ParamLayout(config.model)) {
-    element_ = config.dtype == ElementType::kF64 ? Type(b_.getF64Type()) : Type(b_.getF32Type());
+    element_ = StoresF64(config.dtype) ? Type(b_.getF64Type()) : Type(b_.getF32Type());
   }
 
   mlir::OwningOpRef<mlir::ModuleOp> Emit() {
@@ -254,7 +257,16 @@ absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> BuildStepModule(mlir::MLIRCont
   if (mlir::failed(mlir::verify(*module))) {
     return absl::InternalError(absl::StrCat("the built step does not verify (a builder bug): ", diagnostics));
   }
+  if (absl::Status s = ApplyDtype(*module, config.dtype); !s.ok()) return s;
   return module;
+}
+
+absl::Status ApplyDtype(mlir::ModuleOp module, ElementType dtype) {
+  if (dtype != ElementType::kBF16) return absl::OkStatus();
+  mlir::PassManager pm(module.getContext());
+  pm.addPass(CreateAutocastBf16Pass());
+  if (mlir::failed(pm.run(module))) return absl::InternalError("gpt-autocast-bf16 failed on the built step");
+  return absl::OkStatus();
 }
 
 }  // namespace gpt_sft::compiler

@@ -22,8 +22,13 @@ void LoadStepDialects(mlir::MLIRContext& context);
 
 /// The three entry points for `config` (validated first; errors name the field). The
 /// module verifies. Run gpt-autodiff (compiler/transforms) before executing micro_step.
+/// With dtype kBF16 the forward carries autocast's rounding already (ApplyDtype).
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> BuildStepModule(mlir::MLIRContext& context,
                                                                  const StepConfig& config);
+
+/// For kBF16, runs gpt-autocast-bf16 on the built `module`: the rounding to bf16 nanochat's
+/// autocast does, on the forward, before autodiff. Nothing for f32 and f64.
+absl::Status ApplyDtype(mlir::ModuleOp module, ElementType dtype);
 
 }  // namespace gpt_sft::compiler
 

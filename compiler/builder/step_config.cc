@@ -42,6 +42,23 @@ absl::Status StepConfig::Validate() const {
   return absl::OkStatus();
 }
 
+const char* DtypeName(ElementType dtype) {
+  switch (dtype) {
+    case ElementType::kF32: return "f32";
+    case ElementType::kF64: return "f64";
+    case ElementType::kBF16: return "bf16";
+  }
+  return "?";
+}
+
+absl::StatusOr<ElementType> ParseDtype(const std::string& name) {
+  if (name == "f32" || name == "float32") return ElementType::kF32;
+  if (name == "f64" || name == "float64") return ElementType::kF64;
+  if (name == "bf16" || name == "bfloat16") return ElementType::kBF16;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", name, "'; expected one of: float32 (f32), float64 (f64), bfloat16 (bf16)"));
+}
+
 std::string GradName(const std::string& param) { return "grad/" + param; }
 
 std::vector<std::string> OptimizerStateNames(const ParamSpec& param) {
@@ -130,7 +147,7 @@ std::string StepConfig::ToJson() const {
   j["packed"] = packed;
   j["grad_accum_steps"] = grad_accum_steps;
   j["dp_world_size"] = dp_world_size;
-  j["dtype"] = dtype == ElementType::kF32 ? "f32" : "f64";
+  j["dtype"] = DtypeName(dtype);
   const OptimizerConfig& o = optimizer;
   j["optimizer"] = {{"unembedding_lr", o.unembedding_lr}, {"embedding_lr", o.embedding_lr},
                     {"matrix_lr", o.matrix_lr},           {"init_lr_frac", o.init_lr_frac},
@@ -154,9 +171,9 @@ absl::StatusOr<StepConfig> StepConfig::FromJson(const std::string& json) {
     c.packed = j.at("packed").get<bool>();
     c.grad_accum_steps = j.at("grad_accum_steps").get<int>();
     c.dp_world_size = j.at("dp_world_size").get<int>();
-    const std::string dtype = j.at("dtype").get<std::string>();
-    if (dtype != "f32" && dtype != "f64") return absl::InvalidArgumentError("step_config: dtype '" + dtype + "'");
-    c.dtype = dtype == "f32" ? ElementType::kF32 : ElementType::kF64;
+    absl::StatusOr<ElementType> dtype = ParseDtype(j.at("dtype").get<std::string>());
+    if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat("step_config: ", dtype.status().message()));
+    c.dtype = *dtype;
     const nlohmann::json& o = j.at("optimizer");
     OptimizerConfig& p = c.optimizer;
     p.unembedding_lr = o.at("unembedding_lr").get<double>();

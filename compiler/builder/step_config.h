@@ -19,7 +19,19 @@ namespace gpt_sft::compiler {
 /// A dimension left to run time (`?` in the IR): the interpreter's evaluation path.
 inline constexpr int64_t kDynamicDim = -1;
 
-enum class ElementType { kF32, kF64 };
+/// The step's numerics. kBF16 is nanochat's bf16 autocast (NANOCHAT.md 1.2) on f32 storage:
+/// tensors are f32, and the builder rounds them to bf16 values where autocast would leave a
+/// bf16 tensor (gpt.round_bf16, inserted by gpt-autocast-bf16); master weights, gradients
+/// and optimizer state stay f32. Storing bf16 itself (half the activation bytes) is not done yet.
+enum class ElementType { kF32, kF64, kBF16 };
+
+/// "f32", "f64", "bf16": the step config's JSON spelling.
+const char* DtypeName(ElementType dtype);
+/// A dtype from its JSON spelling or the trainer's ("float32", "float64", "bfloat16"); the
+/// error lists the accepted names (callers prefix the flag).
+absl::StatusOr<ElementType> ParseDtype(const std::string& name);
+/// The element type the step's tensors are stored in: f64 for kF64, else f32.
+inline bool StoresF64(ElementType dtype) { return dtype == ElementType::kF64; }
 
 /// nanochat's SFT optimizer settings (NANOCHAT.md 4.1-4.4).
 struct OptimizerConfig {

@@ -78,12 +78,28 @@ TEST(StepConfigJsonTest, RoundTripsEveryField) {
   c.dp_world_size = 2;
   c.optimizer.matrix_lr = 0.05;
   c.optimizer.muon_nesterov = false;
+  c.dtype = ElementType::kBF16;
   absl::StatusOr<StepConfig> back = StepConfig::FromJson(c.ToJson());
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->ToJson(), c.ToJson());
   EXPECT_TRUE(back->model == c.model);
   EXPECT_EQ(back->grad_accum_steps, 3);
   EXPECT_FALSE(back->optimizer.muon_nesterov);
+  EXPECT_EQ(back->dtype, ElementType::kBF16);
+}
+
+TEST(Dtype, ParsesShortAndLongNamesAndListsThemOnError) {
+  EXPECT_EQ(*ParseDtype("bfloat16"), ElementType::kBF16);
+  EXPECT_EQ(*ParseDtype("bf16"), ElementType::kBF16);
+  EXPECT_EQ(*ParseDtype("float32"), ElementType::kF32);
+  EXPECT_EQ(*ParseDtype("f64"), ElementType::kF64);
+  for (ElementType t : {ElementType::kF32, ElementType::kF64, ElementType::kBF16}) {
+    EXPECT_EQ(*ParseDtype(DtypeName(t)), t);
+  }
+  absl::StatusOr<ElementType> bad = ParseDtype("float16");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown dtype 'float16'"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("bfloat16"), std::string::npos) << bad.status();
 }
 
 TEST(StepConfigJsonTest, RefusesAMissingKeyNamingIt) {

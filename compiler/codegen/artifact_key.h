@@ -1,6 +1,6 @@
 // The compile cache's key and the compiler version it carries. A key is a hash of the step's
-// IR as built, the target's description and the compiler version, so any change to one of
-// them is a different artifact. MLIR-free.
+// IR as built, the target's description, the step's dtype and the compiler version, so any
+// change to one of them is a different artifact. MLIR-free.
 #ifndef GPT_SFT_COMPILER_CODEGEN_ARTIFACT_KEY_H_
 #define GPT_SFT_COMPILER_CODEGEN_ARTIFACT_KEY_H_
 
@@ -10,10 +10,13 @@ namespace gpt_sft::compiler {
 
 /// Bumped whenever a pass, the lowering or the artifact layout changes what a step compiles
 /// to: artifacts of another version are never loaded.
-inline constexpr char kCompilerVersion[] = "gptc-7.0";
+/// 8.0: keys name the dtype (bfloat16 steps).
+inline constexpr char kCompilerVersion[] = "gptc-8.0";
 
-/// xxh3 of `step_ir_as_built`, `target` and kCompilerVersion, as 16 hex digits.
-std::string ArtifactKey(const std::string& step_ir_as_built, const std::string& target);
+/// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
+/// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it
+/// (bf16 steps carry gpt.round_bf16), so no two numerics can share a key by accident.
+std::string ArtifactKey(const std::string& step_ir_as_built, const std::string& target, const std::string& dtype);
 
 }  // namespace gpt_sft::compiler
 

@@ -1,5 +1,6 @@
-// Every kernel of the depth-4 (the CPU benchmark config) and depth-20 (nanochat's d20: width
-// 1280, 10 heads, vocab 65536) steps at [4, 2048], compiled for the cuda target, assembles with
+// Every kernel of the depth-4 (the CPU benchmark config; also its bfloat16 step, whose rounding
+// is integer code in the fusions) and depth-20 (nanochat's d20: width 1280, 10 heads, vocab
+// 65536) steps at [4, 2048], compiled for the cuda target, assembles with
 // the CUDA toolkit's ptxas for sm_90. Where no toolkit is installed the test is skipped, saying
 // where it looked. The PTX is also checked to carry its kernels and no unresolved call (every
 // libdevice function linked in). Both gemm choices of the target are covered: cuBLASLt (the
@@ -79,6 +80,12 @@ void ExpectEveryKernelAssembles(const StepConfig& config, const std::string& wha
 }
 
 TEST(PtxAssembly, Depth4PaddedStep) { ExpectEveryKernelAssembles(Config(4, 256, 2, 8192, false), "depth 4, padded"); }
+
+TEST(PtxAssembly, Depth4Bfloat16Step) {
+  StepConfig config = Config(4, 256, 2, 8192, true);
+  config.dtype = ElementType::kBF16;
+  ExpectEveryKernelAssembles(config, "depth 4, packed, bfloat16");
+}
 
 TEST(PtxAssembly, Depth20PackedStep) {
   ExpectEveryKernelAssembles(Config(20, 1280, 10, 65536, true), "depth 20, packed");

@@ -69,7 +69,7 @@ absl::StatusOr<BuiltStep> BuildKeyedFor(const StepConfig& config, Target target)
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = Build(*step.context, config);
   if (!module.ok()) return module.status();
   step.module = *std::move(module);
-  step.key = ArtifactKey(Print(*step.module), TargetKey(target));
+  step.key = ArtifactKey(Print(*step.module), TargetKey(target), DtypeName(config.dtype));
   return step;
 }
 

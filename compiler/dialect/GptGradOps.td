@@ -110,14 +110,15 @@ def Gpt_RotaryGradOp : Gpt_GradOp<"rotary_grad"> {
   let description = [{
     The rotation is orthogonal, so `dx` is `dy` rotated by +theta:
     `dx1 = dy1 cos - dy2 sin`, `dx2 = dy1 sin + dy2 cos`, with the forward's positions
-    and base.
+    and base. With `round_bf16` (f32 only), as PyTorch's backward of the bf16 rotary: cos and
+    sin bf16 values, each product and each sum rounded to bf16.
 
     ```mlir
     %dq = gpt.rotary_grad %dq1, positions %pos : tensor<4x2048x10x128xbf16>, tensor<4x2048xi32>
     ```
   }];
   let arguments = (ins Gpt_FloatTensor:$dy, Optional<Gpt_IntTensor>:$positions,
-                   DefaultValuedAttr<F64Attr, "10000.0">:$base);
+                   DefaultValuedAttr<F64Attr, "10000.0">:$base, UnitAttr:$round_bf16);
   let results = (outs Gpt_FloatTensor:$dx);
   let assemblyFormat = [{
     $dy (`,` `positions` $positions^)? attr-dict `:` type($dy) (`,` type($positions)^)?

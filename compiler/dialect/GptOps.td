@@ -1,8 +1,8 @@
 //===- GptOps.td - the forward ops of the gpt dialect --------*- tablegen -*-===//
 //
 // This file defines the differentiable forward ops: the model (embedding, matmul,
-// rms_norm, rotary, attention, relu_square, softcap, add, mul, reshape, transpose) and
-// its loss (cross_entropy). Each op infers its result type (InferTypeOpAdaptor) and
+// rms_norm, rotary, attention, relu_square, softcap, add, mul, reshape, transpose), its
+// loss (cross_entropy) and round_bf16 (autocast's rounding). Each op infers its result type (InferTypeOpAdaptor) and
 // implements VjpOpInterface; the C++ hooks live in the family's .cc file, named in the
 // banner above each op.
 //
@@ -104,15 +104,20 @@ def Gpt_RotaryOp : Gpt_ForwardOp<"rotary"> {
     `y1 = x1 cos + x2 sin` and `y2 = -x1 sin + x2 cos` (nanochat's -theta convention).
     `pos` is the optional `positions [B, T]` i32 operand (positions that restart per packed
     conversation); without it `pos[b, t] = t`. The result has the type of `x`.
-    The VJP is the inverse rotation, `gpt.rotary_grad`; positions get no cotangent.
+    With `round_bf16` (f32 only; gpt-autocast-bf16 sets it) the op is nanochat's rotary under
+    bf16 autocast: cos and sin rounded to bf16 values, and each of the four products and two
+    sums rounded to bf16, so the result is bf16-valued.
+    The VJP is the inverse rotation, `gpt.rotary_grad` (with the same rounding); positions get
+    no cotangent.
 
     ```mlir
     %q1 = gpt.rotary %q : tensor<4x2048x10x128xbf16>
     %k1 = gpt.rotary %k, positions %pos : tensor<4x2048x10x128xbf16>, tensor<4x2048xi32>
+    %q2 = gpt.rotary %q {round_bf16} : tensor<4x2048x10x128xf32>
     ```
   }];
   let arguments = (ins Gpt_FloatTensor:$x, Optional<Gpt_IntTensor>:$positions,
-                   DefaultValuedAttr<F64Attr, "10000.0">:$base);
+                   DefaultValuedAttr<F64Attr, "10000.0">:$base, UnitAttr:$round_bf16);
   let results = (outs Gpt_FloatTensor:$result);
   let assemblyFormat = [{
     $x (`,` `positions` $positions^)? attr-dict `:` type($x) (`,` type($positions)^)?
@@ -177,15 +182,40 @@ def Gpt_SoftcapOp : Gpt_ForwardOp<"softcap"> {
     Elementwise `cap * tanh(x / cap)` with `cap > 0` (default 15), computed in the element
     type. VJP: `gpt.softcap_grad(y, dy) = (1 - (y/cap)^2) dy`, which reads the output `y`
     so that `x` need not stay alive.
+    With `round_bf16` (f32 only; gpt-autocast-bf16 sets it) it is nanochat's softcap under
+    bf16 autocast, three bf16 ops: `bf16(cap * bf16(tanh(bf16(x / cap))))`, a bf16-valued
+    result; its VJP first rounds `dy` to bf16 (the gradient of a bf16 tensor is bf16).
 
     ```mlir
     %l = gpt.softcap %logits {cap = 15.0 : f64} : tensor<4x2048x65536xbf16>
+    %m = gpt.softcap %raw {round_bf16} : tensor<4x2048x65536xf32>
     ```
   }];
-  let arguments = (ins Gpt_FloatTensor:$x, DefaultValuedAttr<F64Attr, "15.0">:$cap);
+  let arguments = (ins Gpt_FloatTensor:$x, DefaultValuedAttr<F64Attr, "15.0">:$cap,
+                   UnitAttr:$round_bf16);
   let results = (outs Gpt_FloatTensor:$result);
   let assemblyFormat = "$x attr-dict `:` type($x)";
   let hasVerifier = 1;
+}
+
+def Gpt_RoundBf16Op : Gpt_ForwardOp<"round_bf16"> {
+  let summary = "Rounds f32 values to the nearest bfloat16, kept as f32 (autocast's rounding).";
+  let description = [{
+    Elementwise: each f32 value becomes the nearest bfloat16 value (round to nearest,
+    ties to even; NaN stays NaN, overflow becomes inf), stored back as f32. This is how
+    `--dtype=bfloat16` states nanochat's autocast (NANOCHAT.md 1.2) while tensors are
+    stored as f32: a bf16 tensor is an f32 tensor whose values are bf16 values, and each
+    place autocast rounds gets one `gpt.round_bf16` (inserted by gpt-autocast-bf16).
+    VJP: the cotangent rounded the same way (`dx = gpt.round_bf16(dy)`), since PyTorch's
+    gradient of a bf16 tensor is a bf16 tensor.
+
+    ```mlir
+    %h = gpt.round_bf16 %x : tensor<4x2048x1280xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$x);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
 }
 
 def Gpt_AddOp : Gpt_ForwardOp<"add", [Commutative]> {

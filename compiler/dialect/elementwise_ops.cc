@@ -1,10 +1,11 @@
-//===- elementwise_ops.cc - add, mul, relu_square, softcap and their grads ===//
+//===- elementwise_ops.cc - add, mul, relu_square, softcap, round_bf16 ----===//
 //
 // This file implements the elementwise family. Shape rule: one shape (dynamic
 // dims match anything; the result takes the static dim) and one element type,
 // no broadcasting. VJP rules: add -> (dy, dy); mul -> (dy rhs, dy lhs);
 // relu_square -> relu_square_grad(x, dy); softcap -> softcap_grad(y, dy), from
-// the output so that x need not stay alive.
+// the output so that x need not stay alive; round_bf16 -> round_bf16(dy), the
+// straight-through rule with the cotangent rounded as PyTorch's bf16 grads are.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,12 +110,20 @@ LogicalResult SoftcapOp::inferReturnTypes(mlir::MLIRContext *,
   return InferUnary(loc, "softcap", adaptor.getX(), results);
 }
 
-LogicalResult SoftcapOp::verify() { return VerifyPositiveAttr(*this, "cap", getCap()); }
+LogicalResult SoftcapOp::verify() {
+  if (failed(VerifyPositiveAttr(*this, "cap", getCap()))) return failure();
+  if (getRoundBf16() && !llvm::cast<RankedTensorType>(getX().getType()).getElementType().isF32()) {
+    return emitOpError("round_bf16 needs f32 elements, got ") << getX().getType();
+  }
+  return success();
+}
 
 llvm::SmallVector<Value> SoftcapOp::buildVjp(mlir::OpBuilder &builder,
                                              llvm::ArrayRef<Value> result_grads) {
-  Value dx = builder.create<SoftcapGradOp>(getLoc(), getResult(), result_grads[0],
-                                           getCapAttr());
+  // A bf16 softcap's output is a bf16 tensor, so its cotangent is bf16 too.
+  Value dy = result_grads[0];
+  if (getRoundBf16()) dy = builder.create<RoundBf16Op>(getLoc(), dy);
+  Value dx = builder.create<SoftcapGradOp>(getLoc(), getResult(), dy, getCapAttr());
   return {dx};
 }
 
@@ -127,5 +136,23 @@ LogicalResult SoftcapGradOp::inferReturnTypes(mlir::MLIRContext *,
 }
 
 LogicalResult SoftcapGradOp::verify() { return VerifyPositiveAttr(*this, "cap", getCap()); }
+
+//===----------------------------------------------------------------------===//
+// RoundBf16Op
+//===----------------------------------------------------------------------===//
+
+LogicalResult RoundBf16Op::inferReturnTypes(mlir::MLIRContext *,
+                                            std::optional<mlir::Location> loc, Adaptor adaptor,
+                                            llvm::SmallVectorImpl<Type> &results) {
+  return InferUnary(loc, "round_bf16", adaptor.getX(), results);
+}
+
+llvm::SmallVector<Value> RoundBf16Op::buildVjp(mlir::OpBuilder &builder,
+                                               llvm::ArrayRef<Value> result_grads) {
+  // Rounding is a step function; its useful derivative is the identity (what autograd
+  // uses for a dtype cast), and the cotangent of a bf16 tensor is itself bf16.
+  Value dx = builder.create<RoundBf16Op>(getLoc(), result_grads[0]);
+  return {dx};
+}
 
 }  // namespace gpt_sft::compiler::gpt

@@ -2,8 +2,9 @@
 //
 // This file implements rotary position embedding over x [B, T, H, D] with the
 // optional per-token positions [B, T] (i32): the shape rule both ops share, the
-// checks on D (even) and base (positive), and the VJP rule. The rotation is
-// orthogonal, so the cotangent is the inverse rotation of dy (gpt.rotary_grad).
+// checks on D (even), base (positive) and round_bf16 (f32 only), and the VJP rule.
+// The rotation is orthogonal, so the cotangent is the inverse rotation of dy
+// (gpt.rotary_grad), rounded the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +48,12 @@ LogicalResult InferRotary(std::optional<mlir::Location> loc, llvm::StringRef op,
   return success();
 }
 
+/// round_bf16 rounds f32 values; on other element types it would mean nothing.
+LogicalResult VerifyRounding(mlir::Operation *op, bool round_bf16, Value x) {
+  if (!round_bf16 || llvm::cast<RankedTensorType>(x.getType()).getElementType().isF32()) return success();
+  return op->emitOpError("round_bf16 needs f32 elements, got ") << x.getType();
+}
+
 }  // namespace
 
 //===----------------------------------------------------------------------===//
@@ -59,12 +66,17 @@ LogicalResult RotaryOp::inferReturnTypes(mlir::MLIRContext *,
   return InferRotary(loc, "rotary", adaptor.getX(), adaptor.getPositions(), results);
 }
 
-LogicalResult RotaryOp::verify() { return VerifyPositiveAttr(*this, "base", getBase()); }
+LogicalResult RotaryOp::verify() {
+  if (failed(VerifyPositiveAttr(*this, "base", getBase()))) return failure();
+  return VerifyRounding(*this, getRoundBf16(), getX());
+}
 
 llvm::SmallVector<Value> RotaryOp::buildVjp(mlir::OpBuilder &builder,
                                             llvm::ArrayRef<Value> result_grads) {
-  Value dx = builder.create<RotaryGradOp>(getLoc(), result_grads[0], getPositions(),
-                                          getBaseAttr());
+  // A bf16 rotary's output is a bf16 tensor, so its cotangent is bf16 too.
+  Value dy = result_grads[0];
+  if (getRoundBf16()) dy = builder.create<RoundBf16Op>(getLoc(), dy);
+  Value dx = builder.create<RotaryGradOp>(getLoc(), dy, getPositions(), getBaseAttr(), getRoundBf16Attr());
   llvm::SmallVector<Value> grads = {dx};
   grads.resize(getNumOperands());  // positions, when present, get none
   return grads;
@@ -81,6 +93,9 @@ LogicalResult RotaryGradOp::inferReturnTypes(mlir::MLIRContext *,
   return InferRotary(loc, "rotary_grad", adaptor.getDy(), adaptor.getPositions(), results);
 }
 
-LogicalResult RotaryGradOp::verify() { return VerifyPositiveAttr(*this, "base", getBase()); }
+LogicalResult RotaryGradOp::verify() {
+  if (failed(VerifyPositiveAttr(*this, "base", getBase()))) return failure();
+  return VerifyRounding(*this, getRoundBf16(), getDy());
+}
 
 }  // namespace gpt_sft::compiler::gpt

@@ -49,7 +49,8 @@ ABSL_FLAG(int64_t, seq, 2048, "positions per row (T); -1: dynamic");
 ABSL_FLAG(bool, packed, false, "batches carry segment_ids and positions (best-fit packing)");
 ABSL_FLAG(int, grad_accum_steps, 1, "micro-steps per optimizer step (loss divided by it)");
 ABSL_FLAG(int, dp_world_size, 1, "data-parallel ranks: above 1, optimizer_step averages each gradient over them");
-ABSL_FLAG(std::string, dtype, "f32", "element type: f32 or f64");
+ABSL_FLAG(std::string, dtype, "f32",
+          "element type: f32, f64, or bfloat16 (bf16: nanochat's bf16 autocast, bf16 values in f32 tensors)");
 ABSL_FLAG(std::string, emit, "gpt",
           "stage to print: gpt (as built), autodiff, fused, planned, linalg, then per target: llvm (cpu: the fusion "
           "kernels' optimized LLVM IR); gpu (opencl, cuda: launch schedules of target-neutral GPU kernels), spirv "
@@ -88,14 +89,9 @@ absl::StatusOr<StepConfig> ConfigFromFlags() {
   config.packed = absl::GetFlag(FLAGS_packed);
   config.grad_accum_steps = absl::GetFlag(FLAGS_grad_accum_steps);
   config.dp_world_size = absl::GetFlag(FLAGS_dp_world_size);
-  const std::string dtype = absl::GetFlag(FLAGS_dtype);
-  if (dtype == "f32") {
-    config.dtype = ElementType::kF32;
-  } else if (dtype == "f64") {
-    config.dtype = ElementType::kF64;
-  } else {
-    return absl::InvalidArgumentError("--dtype must be f32 or f64, got '" + dtype + "'");
-  }
+  absl::StatusOr<ElementType> dtype = ParseDtype(absl::GetFlag(FLAGS_dtype));
+  if (!dtype.ok()) return absl::InvalidArgumentError(absl::StrCat("--dtype: ", dtype.status().message()));
+  config.dtype = *dtype;
   if (absl::Status s = config.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(std::string(s.message()) + " (check --batch, --seq, --grad_accum_steps, --dp_world_size)");
   }

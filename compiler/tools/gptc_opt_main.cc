@@ -14,6 +14,7 @@
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/lowering/gpu/outline_kernels_pass.h"
 #include "compiler/lowering/spirv/gpu_to_spirv_pass.h"
+#include "compiler/transforms/autocast_bf16_pass.h"
 #include "compiler/transforms/autodiff_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
 #include "compiler/transforms/fuse_pass.h"
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   gpt_sft::compiler::gpt::RegisterVjpTestPass();
   gpt_sft::compiler::RegisterAutodiffPass();
+  gpt_sft::compiler::RegisterAutocastBf16Pass();
   gpt_sft::compiler::RegisterPlanBuffersPass();
   gpt_sft::compiler::RegisterFusePass();
   gpt_sft::compiler::RegisterLowerFusionsPass();

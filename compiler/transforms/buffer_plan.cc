@@ -120,7 +120,7 @@ std::optional<unsigned> UpdatedOperand(mlir::Operation* op, unsigned result) {
 /// before writing it).
 bool IsElementwise(mlir::Operation* op) {
   return llvm::isa<gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp, gpt::SoftcapOp,
-                   gpt::SoftcapGradOp, gpt::FusionOp>(op);
+                   gpt::SoftcapGradOp, gpt::RoundBf16Op, gpt::FusionOp>(op);
 }
 
 /// The index of the last op of `block` reading `value`, or `fallback` if none does.

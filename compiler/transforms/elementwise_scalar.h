@@ -1,8 +1,8 @@
 //===- elementwise_scalar.h - one elementwise gpt op as scalar code -------===//
 //
 // Declares EmitElementwiseScalar, the single definition of what gpt.add, gpt.mul,
-// gpt.relu_square, gpt.relu_square_grad, gpt.softcap and gpt.softcap_grad compute on one
-// element, for every lowering that writes them as scalar code.
+// gpt.relu_square, gpt.relu_square_grad, gpt.softcap, gpt.softcap_grad and gpt.round_bf16
+// compute on one element, for every lowering that writes them as scalar code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,10 @@ namespace gpt_sft::compiler {
 /// operand order; failure for any other op.
 mlir::FailureOr<mlir::Value> EmitElementwiseScalar(mlir::OpBuilder& b, mlir::Location loc, mlir::Operation* op,
                                                    llvm::ArrayRef<mlir::Value> in);
+
+/// gpt.round_bf16 on one f32 scalar `x`: the nearest bfloat16 value (ties to even, NaN kept),
+/// as f32, in integer arith code every target takes (also the GPU rotary kernel's roundings).
+mlir::Value EmitRoundToBf16(mlir::OpBuilder& b, mlir::Location loc, mlir::Value x);
 
 }  // namespace gpt_sft::compiler
 

@@ -11,7 +11,8 @@
 //    ends the group (its op becomes the root of another one);
 // 3. each group of two or more ops becomes a gpt.fusion at the root's place,
 //    whose inputs are the values the group reads from outside (first use
-//    first) and whose yield is the root's result. A group of one op stays.
+//    first) and whose yield is the root's result. A group of one op stays,
+//    unless that op runs only inside fusions (gpt.round_bf16, a bf16 gpt.softcap).
 // The ops are cloned unchanged into the region, so it computes what they did.
 //
 //===----------------------------------------------------------------------===//
@@ -38,7 +39,15 @@ using ::mlir::Value;
 /// The elementwise ops a fusion may hold.
 bool IsFusibleKind(Operation *op) {
   return llvm::isa<gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp,
-                   gpt::SoftcapOp, gpt::SoftcapGradOp>(op);
+                   gpt::SoftcapOp, gpt::SoftcapGradOp, gpt::RoundBf16Op>(op);
+}
+
+/// Ops the targets run only as fusion code (no kernel of their own), so even alone they
+/// become a fusion: rounding is a few integer instructions, not worth a builtin per target
+/// (gpt.round_bf16, and gpt.softcap's bf16 variant).
+bool RunsOnlyFused(Operation *op) {
+  if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op)) return softcap.getRoundBf16();
+  return llvm::isa<gpt::RoundBf16Op>(op);
 }
 
 /// The one type of `op`'s operands and result, or null when they differ.
@@ -89,7 +98,8 @@ llvm::SmallVector<Operation *> GroupEndingAt(Operation *root,
   return ops;
 }
 
-/// The maximal groups of `block`, each with two or more ops and ending in its own root:
+/// The maximal groups of `block`, each with two or more ops (or one that runs only fused)
+/// and ending in its own root:
 /// roots are taken last op first, so a group's root is the use of its chain farthest down.
 llvm::SmallVector<llvm::SmallVector<Operation *>> Groups(mlir::Block &block) {
   llvm::SmallVector<llvm::SmallVector<Operation *>> groups;
@@ -98,12 +108,12 @@ llvm::SmallVector<llvm::SmallVector<Operation *>> Groups(mlir::Block &block) {
     if (taken.contains(&op) || !IsFusibleKind(&op) || !UniformType(&op)) continue;
     llvm::SmallVector<Operation *> group = GroupEndingAt(&op, taken);
     taken.insert(group.begin(), group.end());
-    if (group.size() > 1) groups.push_back(std::move(group));
+    if (group.size() > 1 || RunsOnlyFused(group.front())) groups.push_back(std::move(group));
   }
   return groups;
 }
 
-/// Moves `group` (two or more ops) into a new gpt.fusion in its place.
+/// Moves `group` into a new gpt.fusion in its place.
 void Fuse(llvm::ArrayRef<Operation *> group) {
   llvm::DenseSet<Operation *> members(group.begin(), group.end());
   llvm::SetVector<Value> inputs;

@@ -2,10 +2,11 @@
 //
 // Declares the pass that wraps each maximal chain of elementwise ops (gpt.add,
 // gpt.mul, gpt.relu_square, gpt.relu_square_grad, gpt.softcap,
-// gpt.softcap_grad) of one type, adjacent in the dataflow (each feeds the
-// next), whose intermediates are used only inside the chain, into one
-// gpt.fusion region. A first version: single-result groups; matmul, attention
-// and all other ops stay outside.
+// gpt.softcap_grad, gpt.round_bf16) of one type, adjacent in the dataflow (each
+// feeds the next), whose intermediates are used only inside the chain, into one
+// gpt.fusion region. A lone gpt.round_bf16 becomes a fusion of its own (the
+// targets have no separate kernel for it). A first version: single-result
+// groups; matmul, attention and all other ops stay outside.
 //
 //===----------------------------------------------------------------------===//
 

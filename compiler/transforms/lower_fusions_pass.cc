@@ -8,6 +8,7 @@
 //      add: a + b           mul: a * b
 //      relu_square: max(x, 0)^2          relu_square_grad: 2 max(x, 0) dy
 //      softcap: cap tanh(x / cap)        softcap_grad: (1 - (y / cap)^2) dy
+//      round_bf16: the f32 bits rounded to their top half (round to nearest even)
 //    and yield what the region yields;
 // 3. move the fusion's discardable attributes (gpt-plan-buffers' gpt.offsets)
 //    to the generic and replace the fusion's results with the generic's.

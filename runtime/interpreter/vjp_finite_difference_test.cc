@@ -231,6 +231,10 @@ INSTANTIATE_TEST_SUITE_P(EveryForwardOp, VjpFiniteDifference, ::testing::ValuesI
 TEST(VjpFiniteDifferenceCoverage, EveryDifferentiableOpHasACase) {
   std::set<std::string> covered;
   for (const VjpCase& c : Cases()) covered.insert(c.op);
+  // Checked elsewhere: rounding is a step function, so central differences see 0 or a
+  // jump; its rule (the cotangent rounded, straight through) is in dialect/test/vjp_rules.mlir
+  // and its execution in ops/ops_test.cc.
+  covered.insert("gpt.round_bf16");
   auto context = testing::MakeGptContext();
   int differentiable = 0;
   for (mlir::RegisteredOperationName name : context->getRegisteredOperations()) {
@@ -238,7 +242,7 @@ TEST(VjpFiniteDifferenceCoverage, EveryDifferentiableOpHasACase) {
     ++differentiable;
     EXPECT_TRUE(covered.count(name.getStringRef().str())) << name.getStringRef().str() << " has no VJP check";
   }
-  EXPECT_EQ(differentiable, 12);
+  EXPECT_EQ(differentiable, 13);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
-// The elementwise generators (fusions and unfused add/mul/relu²/softcap and their gradients)
-// on OpenCL against the interpreter. Tolerance: 2e-6 of the largest reference value
-// (single-precision rounding of a few operations; tanh within a few ulp).
+// The elementwise generators (fusions and unfused add/mul/relu²/softcap and their gradients,
+// round_bf16) on OpenCL against the interpreter. Tolerance: 2e-6 of the largest reference
+// value (single-precision rounding of a few operations; tanh within a few ulp); round_bf16
+// is integer code on both sides, so it must agree exactly.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
 
 #include "tests/kernels/kernel_harness.h"
 
@@ -50,6 +54,30 @@ TEST(ElementwiseKernelsTest, AFusionRegionMatchesTheInterpreter) {
       }
       return %y, %z : tensor<2x8x64xf32>, tensor<2x8x64xf32>
     })");
+}
+
+TEST(ElementwiseKernelsTest, RoundBf16IsExactIncludingTies) {
+  std::string why;
+  if (!OpenClAvailable(&why)) GTEST_SKIP() << "no OpenCL device: " << why;
+  // Every other value is an exact tie between two bf16 neighbours (1 + (k + 1/2) 2^-7, and
+  // its negative), where only ties-to-even decides; the rest are plain values.
+  std::vector<float> x(4 * 64);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float tie = 1.0f + (static_cast<float>(i / 2) + 0.5f) * std::ldexp(1.0f, -7);
+    x[i] = i % 2 == 0 ? (i % 4 == 0 ? tie : -tie) : std::sin(static_cast<float>(i)) * 1000.0f;
+  }
+  KernelRun run;
+  run.inputs["x"] = runtime::Tensor::FromVector<float>({4, 64}, x);
+  absl::StatusOr<std::vector<ResultComparison>> diffs = CompareOpenClWithInterpreter(R"(
+    func.func @f(%x: tensor<4x64xf32> {gpt.name = "x"}, %b: tensor<4x64xf32> {gpt.name = "b"})
+        -> (tensor<4x64xf32> {gpt.name = "rounded"}, tensor<4x64xf32> {gpt.name = "sum_rounded"}) {
+      %r = gpt.round_bf16 %x : tensor<4x64xf32>
+      %s = gpt.add %x, %b : tensor<4x64xf32>, tensor<4x64xf32>
+      %t = gpt.round_bf16 %s : tensor<4x64xf32>
+      return %r, %t : tensor<4x64xf32>, tensor<4x64xf32>
+    })", run);
+  ASSERT_TRUE(diffs.ok()) << diffs.status();
+  for (const ResultComparison& d : *diffs) EXPECT_EQ(d.max_abs_error, 0.0) << d.name;
 }
 
 }  // namespace

@@ -44,6 +44,8 @@ ABSL_FLAG(int, seq, 2048, "positions per row (T)");
 ABSL_FLAG(int, threads, 2, "threads, ours and the peer's");
 ABSL_FLAG(int, warmup, 1, "untimed steps first");
 ABSL_FLAG(int, steps, 3, "timed steps");
+ABSL_FLAG(std::string, dtype, "float32",
+          "our step's numerics: float32, or bfloat16 (nanochat's autocast rounding on f32 storage); the peer runs float32");
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
 ABSL_FLAG(bool, json, false, "also print one JSON object with every figure (last line)");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
@@ -369,6 +371,12 @@ int Main(int argc, char** argv) {
   }
   compiler::StepConfig config;
   config.model = *model;
+  if (const std::string dtype = absl::GetFlag(FLAGS_dtype); dtype == "float32" || dtype == "bfloat16") {
+    config.dtype = dtype == "bfloat16" ? compiler::ElementType::kBF16 : compiler::ElementType::kF32;
+  } else {
+    std::cerr << "bench: --dtype must be float32 or bfloat16, got '" << dtype << "'\n";
+    return 1;
+  }
   config.batch_size = absl::GetFlag(FLAGS_batch);
   config.seq_len = absl::GetFlag(FLAGS_seq);
   config.packed = absl::GetFlag(FLAGS_packed);
@@ -376,7 +384,8 @@ int Main(int argc, char** argv) {
   const int steps = absl::GetFlag(FLAGS_steps);
   const int64_t tokens = config.batch_size * config.seq_len;
   std::cout << "config: " << config.model.ToJson() << " batch [" << config.batch_size << "," << config.seq_len
-            << "] float32, " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
+            << "] " << (config.dtype == compiler::ElementType::kBF16 ? "bfloat16 (autocast rounding)" : "float32")
+            << ", " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
             << "params " << config.model.NumParams() << ", flops/token " << config.model.FlopsPerToken()
             << " (nanochat's formula); tile GEMM " << (runtime::kernels::TileGemmUsesAvx2() ? "AVX2+FMA" : "portable")
             << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
@@ -385,6 +394,7 @@ int Main(int argc, char** argv) {
   report["config"] = nlohmann::json::parse(config.model.ToJson());
   report["batch"] = {config.batch_size, config.seq_len};
   report["packed"] = config.packed;
+  report["dtype"] = compiler::DtypeName(config.dtype);
   report["threads"] = threads;
   const int64_t flops = config.model.FlopsPerToken();
   double ours_median = 0, compiled_median = 0;

@@ -26,8 +26,11 @@ LogitsEvaluator::LogitsEvaluator(const runtime::ParamStore* params)
 LogitsEvaluator::~LogitsEvaluator() = default;
 
 absl::StatusOr<std::unique_ptr<LogitsEvaluator>> LogitsEvaluator::Create(const runtime::ParamStore* params,
-                                                                        runtime::InterpreterOptions options) {
+                                                                        runtime::InterpreterOptions options,
+                                                                        compiler::ElementType dtype) {
+  if (compiler::StoresF64(dtype)) return absl::InvalidArgumentError("LogitsEvaluator runs f32 and bf16, not f64");
   compiler::StepConfig config;
+  config.dtype = dtype;
   config.model = params->config();
   config.batch_size = 1;
   config.seq_len = compiler::kDynamicDim;  // one module for prompts of every length

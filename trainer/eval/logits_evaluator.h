@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/builder/step_config.h"
 #include "compiler/config/model_config.h"
 #include "runtime/base/tensor.h"
 #include "runtime/interpreter/interpreter.h"
@@ -24,10 +25,12 @@ namespace gpt_sft::trainer {
 
 class LogitsEvaluator {
  public:
-  /// `params` is borrowed and must outlive the evaluator. Errors: the builder's (naming the
+  /// `params` is borrowed and must outlive the evaluator. `dtype`: f32, or bf16 for nanochat's
+  /// autocast numerics (the logits are then bf16 values). Errors: the builder's (naming the
   /// model config field at fault).
-  static absl::StatusOr<std::unique_ptr<LogitsEvaluator>> Create(const runtime::ParamStore* params,
-                                                                runtime::InterpreterOptions options = {});
+  static absl::StatusOr<std::unique_ptr<LogitsEvaluator>> Create(
+      const runtime::ParamStore* params, runtime::InterpreterOptions options = {},
+      compiler::ElementType dtype = compiler::ElementType::kF32);
   ~LogitsEvaluator();
   LogitsEvaluator(const LogitsEvaluator&) = delete;
   LogitsEvaluator& operator=(const LogitsEvaluator&) = delete;

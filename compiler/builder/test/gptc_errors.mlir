@@ -7,6 +7,6 @@
 
 // EMIT: gptc: --emit: unknown stage 'bogus'; expected one of:
 // STAGE: gptc: --emit=ptx is a stage of --target=cuda
-// DTYPE: gptc: --dtype must be f32 or f64, got 'f16'
+// DTYPE: gptc: --dtype: unknown dtype 'f16'; expected one of: float32 (f32), float64 (f64), bfloat16 (bf16)
 // BATCH: gptc: batch_size must be positive, got 0 (check --batch, --seq, --grad_accum_steps, --dp_world_size)
 // FUNC: gptc: --function: no entry point named 'step'

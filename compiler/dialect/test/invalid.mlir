@@ -65,6 +65,22 @@ func.func @rotary_odd_d(%x: tensor<2x8x4x7xf32>) {
 
 // -----
 
+func.func @rotary_round_bf16_f64(%x: tensor<2x8x4x8xf64>) {
+  // expected-error @+1 {{round_bf16 needs f32 elements, got 'tensor<2x8x4x8xf64>'}}
+  %0 = gpt.rotary %x {round_bf16} : tensor<2x8x4x8xf64>
+  return
+}
+
+// -----
+
+func.func @rotary_grad_round_bf16_f64(%x: tensor<2x8x4x8xf64>) {
+  // expected-error @+1 {{round_bf16 needs f32 elements}}
+  %0 = gpt.rotary_grad %x {round_bf16} : tensor<2x8x4x8xf64>
+  return
+}
+
+// -----
+
 func.func @rotary_positions(%x: tensor<2x8x4x8xf32>, %p: tensor<2x9xi32>) {
   // expected-error @+1 {{positions must be [B, T]}}
   %0 = gpt.rotary %x, positions %p : tensor<2x8x4x8xf32>, tensor<2x9xi32>
@@ -100,6 +116,22 @@ func.func @attention_segments(%q: tensor<2x8x4x8xf32>, %s: tensor<8xi32>) {
 func.func @attention_scale(%q: tensor<2x8x4x8xf32>) {
   // expected-error @+1 {{scale must be positive}}
   %0 = gpt.attention %q, %q, %q {scale = -1.0 : f64} : tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @round_bf16_f64(%x: tensor<4xf64>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of 32-bit float values}}
+  %0 = gpt.round_bf16 %x : tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @softcap_round_bf16_f64(%x: tensor<4xf64>) {
+  // expected-error @+1 {{round_bf16 needs f32 elements, got 'tensor<4xf64>'}}
+  %0 = gpt.softcap %x {round_bf16} : tensor<4xf64>
   return
 }
 

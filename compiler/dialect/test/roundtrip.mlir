@@ -6,7 +6,8 @@
 func.func @forward(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<32x16xbf16>,
                    %pos: tensor<2x8xi32>, %seg: tensor<2x8xi32>, %q: tensor<2x8x4x8xbf16>,
                    %k: tensor<2x8x2x8xbf16>, %logits: tensor<16x64xf32>,
-                   %targets: tensor<16xi32>) -> tensor<f32> {
+                   %targets: tensor<16xi32>, %logits3: tensor<16x8x1x8xf32>,
+                   %pos16: tensor<16x8xi32>) -> tensor<f32> {
   // CHECK: gpt.embedding %{{.*}}[%{{.*}}] : tensor<64x16xbf16>, tensor<2x8xi32>
   %x = gpt.embedding %wte[%ids] : tensor<64x16xbf16>, tensor<2x8xi32>
   // CHECK: gpt.rms_norm %{{.*}} : tensor<2x8x16xbf16>
@@ -23,6 +24,10 @@ func.func @forward(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<3
   %k1 = gpt.rotary %k, positions %pos : tensor<2x8x2x8xbf16>, tensor<2x8xi32>
   // CHECK: gpt.rotary %{{.*}} {base = 5.000000e+05 : f64} : tensor<2x8x4x8xbf16>
   %q2 = gpt.rotary %q {base = 500000.0 : f64} : tensor<2x8x4x8xbf16>
+  // CHECK: gpt.rotary %{{.*}}, positions %{{.*}} {round_bf16} : tensor<16x8x1x8xf32>, tensor<16x8xi32>
+  %q3 = gpt.rotary %logits3, positions %pos16 {round_bf16} : tensor<16x8x1x8xf32>, tensor<16x8xi32>
+  // CHECK: gpt.rotary_grad %{{.*}} {round_bf16} : tensor<16x8x1x8xf32>
+  %dq3 = gpt.rotary_grad %q3 {round_bf16} : tensor<16x8x1x8xf32>
   // CHECK: gpt.attention %{{.*}}, %{{.*}}, %{{.*}} : tensor<2x8x4x8xbf16>, tensor<2x8x2x8xbf16>, tensor<2x8x2x8xbf16>
   %o = gpt.attention %q1, %k1, %k1 : tensor<2x8x4x8xbf16>, tensor<2x8x2x8xbf16>, tensor<2x8x2x8xbf16>
   // CHECK: gpt.attention %{{.*}}, %{{.*}}, %{{.*}}, segments %{{.*}} {causal = false, scale = 2.500000e-01 : f64} : tensor<2x8x4x8xbf16>, tensor<2x8x2x8xbf16>, tensor<2x8x2x8xbf16>, tensor<2x8xi32>
@@ -39,6 +44,10 @@ func.func @forward(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<3
   %sum = gpt.add %a, %s : tensor<2x8x32xbf16>, tensor<2x8x32xbf16>
   // CHECK: gpt.mul %{{.*}}, %{{.*}} : tensor<2x8x32xbf16>, tensor<2x8x32xbf16>
   %prod = gpt.mul %a, %s : tensor<2x8x32xbf16>, tensor<2x8x32xbf16>
+  // CHECK: gpt.softcap %{{.*}} {round_bf16} : tensor<16x64xf32>
+  %capped = gpt.softcap %logits {round_bf16} : tensor<16x64xf32>
+  // CHECK: gpt.round_bf16 %{{.*}} : tensor<16x64xf32>
+  %rounded = gpt.round_bf16 %logits : tensor<16x64xf32>
   // CHECK: gpt.cross_entropy %{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<16xi32>
   %loss = gpt.cross_entropy %logits, %targets : tensor<16x64xf32>, tensor<16xi32>
   // CHECK: gpt.cross_entropy %{{.*}}, %{{.*}} {ignore_index = -100 : i64} : tensor<16x64xf32>, tensor<16xi32>

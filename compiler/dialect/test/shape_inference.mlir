@@ -3,7 +3,7 @@
 
 func.func @shapes(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<32x16xbf16>,
                   %dyn: tensor<?x8x16xbf16>, %wd: tensor<32x?xbf16>, %f: tensor<2x8x64xf32>,
-                  %g: tensor<64x16xf32>, %tg: tensor<16xi32>, %q: tensor<2x8x4x8xf32>, %k: tensor<2x8x2x8xf32>) {
+                  %g: tensor<64x16xf32>, %fd: tensor<?x8x64xf32>, %tg: tensor<16xi32>, %q: tensor<2x8x4x8xf32>, %k: tensor<2x8x2x8xf32>) {
   // CHECK: "gpt.embedding"{{.*}} -> tensor<2x8x16xbf16>
   %x = gpt.embedding %wte[%ids] : tensor<64x16xbf16>, tensor<2x8xi32>
   // CHECK: "gpt.matmul"{{.*}} -> tensor<2x8x32xbf16>
@@ -14,6 +14,9 @@ func.func @shapes(%wte: tensor<64x16xbf16>, %ids: tensor<2x8xi32>, %w: tensor<32
   // A dynamic dim merges with a static one to the static size.
   // CHECK: "gpt.add"{{.*}} -> tensor<2x8x16xbf16>
   %s = gpt.add %dyn, %x : tensor<?x8x16xbf16>, tensor<2x8x16xbf16>
+  // round_bf16 keeps the type, dynamic dims included.
+  // CHECK: "gpt.round_bf16"{{.*}} -> tensor<?x8x64xf32>
+  %rb = gpt.round_bf16 %fd : tensor<?x8x64xf32>
   // CHECK: "gpt.reshape"{{.*}} -> tensor<16x64xf32>
   %r = gpt.reshape %f to [-1, 64] : tensor<2x8x64xf32>
   // CHECK: "gpt.reshape"{{.*}} -> tensor<?x16xbf16>

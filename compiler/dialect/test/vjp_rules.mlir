@@ -24,6 +24,12 @@ func.func @vjp(%wte: tensor<64x16xf32>, %ids: tensor<2x8xi32>, %w: tensor<32x16x
   // CHECK-NEXT: gpt.rotary_grad %[[R]], positions %[[P]] {gpt.vjp_of = "gpt.rotary#0"}
   %r = gpt.rotary %k, positions %pos : tensor<2x8x2x8xf32>, tensor<2x8xi32>
 
+  // The bf16 rotary's gradient rounds like it, from the cotangent rounded to bf16.
+  // CHECK: %[[RR:.*]] = gpt.rotary %[[K]] {round_bf16} : tensor<2x8x2x8xf32>
+  // CHECK-NEXT: %[[DRR:.*]] = gpt.round_bf16 %[[RR]]
+  // CHECK-NEXT: gpt.rotary_grad %[[DRR]] {gpt.vjp_of = "gpt.rotary#0", round_bf16}
+  %rr = gpt.rotary %k {round_bf16} : tensor<2x8x2x8xf32>
+
   // CHECK: %[[O:.*]] = gpt.attention %[[Q:.*]], %[[K]], %[[R]], segments %[[P]] {causal = false}
   // CHECK-NEXT: gpt.attention_grad %[[Q]], %[[K]], %[[R]], %[[O]], %[[O]], segments %[[P]] {causal = false, gpt.vjp_of = "gpt.attention#2"} : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8x4x8xf32>, tensor<2x8xi32>
   %o = gpt.attention %q, %k, %r, segments %pos {causal = false} : tensor<2x8x4x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8x2x8xf32>, tensor<2x8xi32>
@@ -36,6 +42,17 @@ func.func @vjp(%wte: tensor<64x16xf32>, %ids: tensor<2x8xi32>, %w: tensor<32x16x
   // CHECK: %[[SC:.*]] = gpt.softcap %[[A]] :
   // CHECK-NEXT: gpt.softcap_grad %[[SC]], %[[SC]] {gpt.vjp_of = "gpt.softcap#0"}
   %sc = gpt.softcap %a : tensor<2x8x32xf32>
+
+  // The bf16 softcap's rule rounds the cotangent first.
+  // CHECK: %[[SB:.*]] = gpt.softcap %[[A]] {round_bf16} :
+  // CHECK-NEXT: %[[DSB:.*]] = gpt.round_bf16 %[[SB]]
+  // CHECK-NEXT: gpt.softcap_grad %[[SB]], %[[DSB]] {gpt.vjp_of = "gpt.softcap#0"}
+  %sb = gpt.softcap %a {round_bf16} : tensor<2x8x32xf32>
+
+  // round_bf16 passes dy through, rounded to bf16 like the forward.
+  // CHECK: %[[RB:.*]] = gpt.round_bf16 %[[A]] :
+  // CHECK-NEXT: gpt.round_bf16 %[[RB]] {gpt.vjp_of = "gpt.round_bf16#0"} : tensor<2x8x32xf32>
+  %rb = gpt.round_bf16 %a : tensor<2x8x32xf32>
 
   // add passes dy through: no new op.
   // CHECK: %[[S:.*]] = gpt.add

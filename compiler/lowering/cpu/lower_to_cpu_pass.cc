@@ -83,12 +83,14 @@ Value Iota(OpLowering& l, int64_t B, int64_t T) {
   return l.Constant(mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values)));
 }
 
+/// round_bf16 (nanochat's bf16 rotary) is its own builtin, rotary_bf16 / rotary_grad_bf16.
 template <typename Op>
 LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
   const int64_t B = Dim(in, 0), T = Dim(in, 1), H = Dim(in, 2), D = Dim(in, 3);
   if (D % 2 != 0) return r.emitOpError("head dim must be even");
   Value positions = r.getPositions() ? l.BufferOf(r.getPositions()) : Iota(l, B, T);
-  return Call(l, Builtin(grad ? "rotary_grad" : "rotary", in), {B, T, H, D}, {r.getBase().convertToDouble()},
+  const std::string name = std::string(grad ? "rotary_grad" : "rotary") + (r.getRoundBf16() ? "_bf16" : "");
+  return Call(l, Builtin(name, in), {B, T, H, D}, {r.getBase().convertToDouble()},
               {l.BufferOf(in), positions, l.result(0)});
 }
 
@@ -210,7 +212,11 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto e = llvm::dyn_cast<gpt::MulOp>(op)) return pointwise("mul", {e.getLhs(), e.getRhs()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareOp>(op)) return pointwise("relu_square", {e.getX()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareGradOp>(op)) return pointwise("relu_square_grad", {e.getX(), e.getDy()}, {});
-  if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) return pointwise("softcap", {e.getX()}, {e.getCap().convertToDouble()});
+  if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) {
+    // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
+    if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
+    return pointwise("softcap", {e.getX()}, {e.getCap().convertToDouble()});
+  }
   if (auto e = llvm::dyn_cast<gpt::SoftcapGradOp>(op)) {
     return pointwise("softcap_grad", {e.getY(), e.getDy()}, {e.getCap().convertToDouble()});
   }

@@ -33,7 +33,7 @@ using ::mlir::success;
 LogicalResult LowerOp(lowering::OpLowering& lowering, const gpu_lowering::GpuLoweringOptions& options) {
   mlir::Operation* op = lowering.op();
   if (llvm::isa<mlir::linalg::GenericOp, gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp,
-                gpt::SoftcapOp, gpt::SoftcapGradOp>(op)) {
+                gpt::SoftcapOp, gpt::SoftcapGradOp, gpt::RoundBf16Op>(op)) {
     return gpu_lowering::EmitElementwise(lowering);
   }
   if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering, options);

@@ -89,8 +89,8 @@ bool Same(const Place& a, const Place& b) {
 
 /// An elementwise op the epilogue can compute from one scalar per operand.
 bool IsElementwise(Operation* op) {
-  if (llvm::isa<gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp, gpt::SoftcapOp, gpt::SoftcapGradOp>(
-          op)) {
+  if (llvm::isa<gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp, gpt::SoftcapOp, gpt::SoftcapGradOp,
+                gpt::RoundBf16Op>(op)) {
     return true;
   }
   auto generic = llvm::dyn_cast<mlir::linalg::GenericOp>(op);

@@ -16,6 +16,9 @@
 // which runs on the interpreter.) The positions argument carries [0, T) as its valid range,
 // which the runtime checks on upload, so a larger position is an error, not a wild read.
 // One work-item per (token, head, pair j): both halves of the pair.
+// With round_bf16 (nanochat's bf16 rotary) the tables hold bf16 values of cos and sin of the
+// fp32 angle (runtime/kernels/cpu/rotary.cc's bf16 arithmetic), and every product and sum is
+// rounded to bf16 in the kernel (EmitRoundToBf16, the fusions' integer rounding).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,21 +27,34 @@
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
+#include "compiler/transforms/elementwise_scalar.h"
+#include "llvm/ADT/APFloat.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
 namespace {
 
 using ::mlir::Value;
 
-/// cos (sign 0) or sin (sign 1) of pos * inv_freq[j] for pos < positions, j < half.
+/// `v` rounded to the nearest bfloat16 value (ties to even), as a float.
+float RoundedToBf16(float v) {
+  llvm::APFloat f(v);
+  bool lost = false;
+  f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  f.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  return f.convertToFloat();
+}
+
+/// cos (sign 0) or sin (sign 1) of pos * inv_freq[j] for pos < positions, j < half; with
+/// `bf16`, of the fp32 angle and rounded to bf16.
 mlir::DenseElementsAttr Table(mlir::MLIRContext* ctx, int64_t positions, int64_t half, int64_t D, double base,
-                              bool sine) {
+                              bool sine, bool bf16) {
   std::vector<float> values(positions * half);
   for (int64_t j = 0; j < half; ++j) {
     const double inv_freq = float(1.0 / std::pow(base, double(2 * j) / D));
     for (int64_t p = 0; p < positions; ++p) {
-      const double a = double(p) * inv_freq;
-      values[p * half + j] = float(sine ? std::sin(a) : std::cos(a));
+      const double a = bf16 ? double(float(p) * float(inv_freq)) : double(p) * inv_freq;
+      const float v = float(sine ? std::sin(a) : std::cos(a));
+      values[p * half + j] = bf16 ? RoundedToBf16(v) : v;
     }
   }
   auto type = mlir::RankedTensorType::get({positions, half}, mlir::Float32Type::get(ctx));
@@ -54,6 +70,7 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
                                 : llvm::cast<gpt::RotaryOp>(op).getPositions();
   const double base = grad ? llvm::cast<gpt::RotaryGradOp>(op).getBase().convertToDouble()
                            : llvm::cast<gpt::RotaryOp>(op).getBase().convertToDouble();
+  const bool bf16 = grad ? llvm::cast<gpt::RotaryGradOp>(op).getRoundBf16() : llvm::cast<gpt::RotaryOp>(op).getRoundBf16();
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
   auto type = llvm::cast<mlir::MemRefType>(lowering.operand(0).getType());
@@ -65,10 +82,11 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
   Value positions = positions_tensor ? Flatten(host, loc, lowering.BufferOf(positions_tensor)) : Value();
   if (positions_tensor) lowering.RequireArgumentRange(positions_tensor, 0, T);
   mlir::MLIRContext* ctx = host.getContext();
-  Value cos = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, false)));
-  Value sin = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, true)));
+  Value cos = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, false, bf16)));
+  Value sin = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, true, bf16)));
   const int64_t n = B * T * H * half, block = 256, grid = std::min<int64_t>(CeilDiv(n, block), 65535);
-  EmitLaunch(host, loc, grad ? "rotary_grad" : "rotary", {grid, 1, 1}, {block, 1, 1}, {},
+  const std::string name = std::string(grad ? "rotary_grad" : "rotary") + (bf16 ? "_bf16" : "");
+  EmitLaunch(host, loc, name, {grid, 1, 1}, {block, 1, 1}, {},
              [&](KernelBuilder& k, mlir::ValueRange) {
                k.For(k.GlobalId(), k.Index(n), k.Index(grid * block), [&](Value i) {
                  Value j = k.Rem(i, k.Index(half));
@@ -81,8 +99,10 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
                  Value o = k.Add(k.Mul(bth, k.Index(D)), j);
                  Value o2 = k.Add(o, k.Index(half));
                  Value x1 = k.Load(x, {o}), x2 = k.Load(x, {o2});
-                 k.Store(k.FAdd(k.FMul(x1, c), k.FMul(x2, s)), y, {o});
-                 k.Store(k.FSub(k.FMul(x2, c), k.FMul(x1, s)), y, {o2});
+                 // Without bf16 rounding `r` is the identity.
+                 auto r = [&](Value v) { return bf16 ? EmitRoundToBf16(k.b(), loc, v) : v; };
+                 k.Store(r(k.FAdd(r(k.FMul(x1, c)), r(k.FMul(x2, s)))), y, {o});
+                 k.Store(r(k.FSub(r(k.FMul(x2, c)), r(k.FMul(x1, s)))), y, {o2});
                });
              });
   return mlir::success();

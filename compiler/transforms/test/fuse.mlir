@@ -84,3 +84,23 @@ func.func @interleaved(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %z: tensor<2x3x
   %t = gpt.add %s, %h : tensor<4x8xf32>, tensor<4x8xf32>
   return %t, %r : tensor<4x8xf32>, tensor<2x3xf32>
 }
+
+// gpt.round_bf16 fuses like any elementwise op (here into the residual add before it), and
+// alone it still becomes a fusion of one op: the targets run it only as fusion code.
+// CHECK-LABEL: func.func @round_bf16
+// CHECK-NEXT: %[[W:.*]] = gpt.fusion(%arg1) : (tensor<8x8xf32>) -> tensor<8x8xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<8x8xf32>):
+// CHECK-NEXT: %[[R:.*]] = gpt.round_bf16 %[[A]]
+// CHECK-NEXT: gpt.yield %[[R]]
+// CHECK: gpt.matmul %arg0, %[[W]]
+// CHECK: gpt.fusion(%arg0, %{{.*}}) :
+// CHECK: gpt.add
+// CHECK-NEXT: gpt.round_bf16
+// CHECK-NEXT: gpt.yield
+func.func @round_bf16(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %wb = gpt.round_bf16 %w : tensor<8x8xf32>
+  %h = gpt.matmul %x, %wb : tensor<4x8xf32>, tensor<8x8xf32>
+  %s = gpt.add %x, %h : tensor<4x8xf32>, tensor<4x8xf32>
+  %r = gpt.round_bf16 %s : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

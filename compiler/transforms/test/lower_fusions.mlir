@@ -29,6 +29,26 @@ func.func @chain(%h: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %r : tensor<4x8xf32>
 }
 
+// round_bf16 is integer code on the f32's bits: quiet a NaN, else add 0x7fff plus the kept
+// part's lowest bit (ties to even), then keep the top 16 bits.
+// CHECK-LABEL: func.func @round_bf16
+// CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
+// CHECK: %[[NAN:.*]] = arith.cmpi ugt
+// CHECK: arith.shrui %[[BITS]]
+// CHECK: %[[PICK:.*]] = arith.select %[[NAN]]
+// CHECK: %[[KEPT:.*]] = arith.andi %[[PICK]], %{{.*}} : i32
+// CHECK: %[[Y:.*]] = arith.bitcast %[[KEPT]] : i32 to f32
+// CHECK-NEXT: linalg.yield %[[Y]] : f32
+func.func @round_bf16(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = gpt.fusion (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %0 = gpt.round_bf16 %a : tensor<4x8xf32>
+    gpt.yield %0 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
 // CHECK-LABEL: func.func @grads
 func.func @grads(%x: tensor<8xf32>, %dy: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
   // 2 relu(x) dy, then (1 - (y/cap)^2) times it

@@ -219,9 +219,11 @@ struct RmsNormGradCall {
   }
 };
 
-template <typename T, bool kGrad>
+template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
 struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows when the op has none)
-  static constexpr const char* kName = kGrad ? "rotary_grad" : "rotary";
+  static constexpr bool kBf16 = kRounding == k::RotaryRounding::kBf16;
+  static constexpr const char* kName =
+      kGrad ? (kBf16 ? "rotary_grad_bf16" : "rotary_grad") : (kBf16 ? "rotary_bf16" : "rotary");
   const T* x;
   const int32_t* positions;
   T* y;
@@ -237,9 +239,9 @@ struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows w
   int64_t Workspace(int) const { return k::RotaryWorkspaceBytes(s); }
   absl::Status Run(k::Workspace ws) const {
     if constexpr (kGrad) {
-      k::RotaryGrad(x, positions, y, s, base, ws);
+      k::RotaryGrad(x, positions, y, s, base, ws, kRounding);
     } else {
-      k::Rotary(x, positions, y, s, base, ws);
+      k::Rotary(x, positions, y, s, base, ws, kRounding);
     }
     return absl::OkStatus();
   }
@@ -509,6 +511,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<RotaryCall<double, false>>("cpu.rotary.f64"),
     Entry<RotaryCall<float, true>>("cpu.rotary_grad.f32"),
     Entry<RotaryCall<double, true>>("cpu.rotary_grad.f64"),
+    Entry<RotaryCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_bf16.f32"),
+    Entry<RotaryCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_bf16.f32"),
     Entry<AttentionCall<float>>("cpu.attention.f32"),
     Entry<AttentionCall<double>>("cpu.attention.f64"),
     Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),

@@ -1,8 +1,10 @@
 // gpt.add, gpt.mul, gpt.relu_square, gpt.softcap and their grads: one shape in, that shape
-// out (no broadcasting), through runtime/kernels/cpu/pointwise.h.
+// out (no broadcasting), through runtime/kernels/cpu/pointwise.h; gpt.round_bf16 through
+// runtime/kernels/cpu/round_bf16.h.
 #include "compiler/dialect/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/pointwise.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 
 namespace gpt_sft::runtime::interp {
 namespace {
@@ -92,11 +94,33 @@ absl::Status Softcap(OpContext& ctx) {
   const double cap = op.getCap().convertToDouble();
   auto y = ctx.AllocateResult(op.getResult(), x.shape());
   if (!y.ok()) return y.status();
+  if (op.getRoundBf16()) {  // nanochat's three bf16 ops; f32 only (the verifier's rule)
+    if (x.dtype() != DType::kF32) return ctx.Error("round_bf16 needs f32 x, got " + x.ShapeString());
+    k::SoftcapBf16(x.data<float>(), y->data<float>(), x.numel(), float(cap));
+    return absl::OkStatus();
+  }
   return DispatchFloat(ctx, "x", x, [&](auto zero) {
     using T = decltype(zero);
     k::Softcap(x.data<T>(), y->template data<T>(), x.numel(), T(cap));
     return absl::OkStatus();
   });
+}
+
+/// In place when the run holds the only reference to x and nothing reads it afterwards
+/// (autocast rounds the output of the op just before, so this is the common case).
+absl::Status RoundBf16(OpContext& ctx) {
+  auto op = ctx.As<gpt::RoundBf16Op>();
+  const Tensor& x = ctx.Get(op.getX());
+  if (x.dtype() != DType::kF32) return ctx.Error("x must be f32, got " + x.ShapeString());
+  if (ctx.CanOverwrite(op.getX())) {
+    Tensor out = ctx.Get(op.getX());
+    k::RoundBf16(out.data<float>(), out.data<float>(), out.numel());
+    return ctx.SetResult(op.getResult(), std::move(out));
+  }
+  auto y = ctx.AllocateResult(op.getResult(), x.shape());
+  if (!y.ok()) return y.status();
+  k::RoundBf16(x.data<float>(), y->data<float>(), x.numel());
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -108,6 +132,7 @@ void RegisterElementwiseOps(OpRegistry& registry) {
   registry.Register("gpt.relu_square_grad", ReluSquareGrad);
   registry.Register("gpt.softcap", Softcap);
   registry.Register("gpt.softcap_grad", SoftcapGrad);
+  registry.Register("gpt.round_bf16", RoundBf16);
 }
 
 }  // namespace gpt_sft::runtime::interp

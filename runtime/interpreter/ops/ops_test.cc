@@ -18,6 +18,7 @@
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/rotary.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 
 namespace gpt_sft::runtime {
 namespace {
@@ -155,6 +156,32 @@ TEST(ElementwiseOps, Float64) {
   auto results =
       RunF(ir, {Tensor::FromVector<double>({4}, {1, 2, 3, 4}), Tensor::FromVector<double>({4}, {2, 2, 2, 0.5})});
   EXPECT_EQ(results[0].ToVector<double>(), (std::vector<double>{2, 4, 6, 2}));
+}
+
+TEST(ElementwiseOps, RoundBf16OfAnArgumentAndInPlaceOfAnIntermediate) {
+  // %r rounds an argument (a copy: the caller keeps %a); %s rounds %m, which dies there (in place).
+  const std::string ir = R"(
+    func.func @f(%a: tensor<5x?xf32>, %b: tensor<5x?xf32>) -> (tensor<5x?xf32>, tensor<5x?xf32>) {
+      %r = gpt.round_bf16 %a : tensor<5x?xf32>
+      %m = gpt.mul %a, %b : tensor<5x?xf32>, tensor<5x?xf32>
+      %s = gpt.round_bf16 %m : tensor<5x?xf32>
+      return %r, %s : tensor<5x?xf32>, tensor<5x?xf32>
+    })";
+  const int64_t n = 5 * 7;
+  Tensor a = RandomTensor({5, 7}, 11, 3.0), b = RandomTensor({5, 7}, 12);
+  const std::vector<float> a_before = a.ToVector<float>();
+  std::vector<float> product(n), expected_r(n), expected_s(n);
+  k::Mul(a.data<float>(), b.data<float>(), product.data(), n);
+  for (int64_t i = 0; i < n; ++i) {
+    expected_r[i] = k::RoundToBf16(a_before[i]);
+    expected_s[i] = k::RoundToBf16(product[i]);
+  }
+  ASSERT_NE(expected_r, a_before) << "random values that are already bf16 would test nothing";
+  auto results = RunF(ir, {a, b});
+  ASSERT_EQ(results.size(), 2u);
+  ExpectEq(results[0], expected_r);
+  ExpectEq(results[1], expected_s);
+  EXPECT_EQ(a.ToVector<float>(), a_before);
 }
 
 // --- norm ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ namespace gpt = ::gpt_sft::compiler::gpt;
 namespace k = ::gpt_sft::runtime::kernels;
 
 /// Shared by both directions: checks, then kernel(in, positions, out, shape, base).
+/// round_bf16 (nanochat's bf16 rotary) runs on f32 only; the verifier has said so.
 template <typename Kernel>
 absl::Status RunRotary(OpContext& ctx, mlir::Value in_value, mlir::Value positions_value, double base,
                        Kernel kernel) {
@@ -43,19 +44,25 @@ absl::Status RunRotary(OpContext& ctx, mlir::Value in_value, mlir::Value positio
   });
 }
 
+k::RotaryRounding Rounding(bool round_bf16) {
+  return round_bf16 ? k::RotaryRounding::kBf16 : k::RotaryRounding::kNone;
+}
+
 absl::Status Rotary(OpContext& ctx) {
   auto op = ctx.As<gpt::RotaryOp>();
+  const k::RotaryRounding rounding = Rounding(op.getRoundBf16());
   return RunRotary(ctx, op.getX(), op.getPositions(), op.getBase().convertToDouble(),
-                   [](auto* x, const int32_t* pos, auto* y, k::RotaryShape s, double base) {
-                     k::Rotary(x, pos, y, s, base);
+                   [rounding](auto* x, const int32_t* pos, auto* y, k::RotaryShape s, double base) {
+                     k::Rotary(x, pos, y, s, base, rounding);
                    });
 }
 
 absl::Status RotaryGrad(OpContext& ctx) {
   auto op = ctx.As<gpt::RotaryGradOp>();
+  const k::RotaryRounding rounding = Rounding(op.getRoundBf16());
   return RunRotary(ctx, op.getDy(), op.getPositions(), op.getBase().convertToDouble(),
-                   [](auto* dy, const int32_t* pos, auto* dx, k::RotaryShape s, double base) {
-                     k::RotaryGrad(dy, pos, dx, s, base);
+                   [rounding](auto* dy, const int32_t* pos, auto* dx, k::RotaryShape s, double base) {
+                     k::RotaryGrad(dy, pos, dx, s, base, rounding);
                    });
 }
 

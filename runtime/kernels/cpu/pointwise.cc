@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -51,6 +52,10 @@ void Softcap(const T* x, T* y, int64_t n, T cap) {
   ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
     ScaledTanh(x + begin, end - begin, T(1) / cap, cap, y + begin);
   });
+}
+
+void SoftcapBf16(const float* x, float* y, int64_t n, float cap) {
+  Elementwise(n, [&](int64_t i) { y[i] = RoundToBf16(cap * RoundToBf16(std::tanh(RoundToBf16(x[i] / cap)))); });
 }
 
 template <typename T>

@@ -5,6 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/finite_difference.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -44,6 +45,37 @@ TEST(Rotary, ForwardIsTheMinusThetaHalfSplitRotation) {
   Vec back(x.size());
   RotaryGrad(y.data(), pos.data(), back.data(), s);
   for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(back[i], x[i], 1e-12);
+}
+
+// nanochat's bf16 rotary: bf16 cos/sin of an fp32 angle, each product and sum rounded; the VJP
+// the same with sin negated. Every output is a bf16 value.
+TEST(Rotary, Bf16RoundsCosSinEveryProductAndEverySum) {
+  const RotaryShape s{1, 3, 2, 8};
+  const std::vector<int32_t> pos = {0, 7, 1000};
+  const Vec random = Random(3 * 2 * 8, 10);
+  std::vector<float> x(random.begin(), random.end()), y(x.size()), dx(x.size());
+  for (float& v : x) v = RoundToBf16(v);  // bf16 activations, as autocast hands them over
+  Rotary(x.data(), pos.data(), y.data(), s, 10000.0, RotaryRounding::kBf16);
+  RotaryGrad(x.data(), pos.data(), dx.data(), s, 10000.0, RotaryRounding::kBf16);
+  auto r = [](float v) { return RoundToBf16(v); };
+  for (int t = 0; t < 3; ++t)
+    for (int h = 0; h < 2; ++h)
+      for (int j = 0; j < 4; ++j) {
+        const float a = float(pos[t]) * float(1.0 / std::pow(10000.0, 2.0 * j / 8));
+        const float c = r(float(std::cos(double(a)))), sn = r(float(std::sin(double(a))));
+        const int o = (t * 2 + h) * 8;
+        const float x1 = x[o + j], x2 = x[o + 4 + j];
+        EXPECT_EQ(y[o + j], r(r(x1 * c) + r(x2 * sn)));
+        EXPECT_EQ(y[o + 4 + j], r(r(x1 * -sn) + r(x2 * c)));
+        EXPECT_EQ(dx[o + j], r(r(x1 * c) + r(x2 * -sn)));
+        EXPECT_EQ(dx[o + 4 + j], r(r(x1 * sn) + r(x2 * c)));
+      }
+  // It is not the f32 rotation rounded once: somewhere the inner roundings show.
+  std::vector<float> once(x.size());
+  Rotary(x.data(), pos.data(), once.data(), s);
+  int differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) differ += r(once[i]) != y[i];
+  EXPECT_GT(differ, 0);
 }
 
 }  // namespace

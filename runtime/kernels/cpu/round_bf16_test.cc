@@ -1,0 +1,60 @@
+#include "runtime/kernels/cpu/round_bf16.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+float FromBits(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+uint32_t Bits(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof(bits));
+  return bits;
+}
+
+TEST(RoundToBf16, Bf16ValuesAreKept) {
+  for (float v : {0.0f, -0.0f, 1.0f, -2.5f, 0.0078125f, 3.0e38f, 1.0e-40f}) {
+    const float b = FromBits(Bits(v) & 0xffff0000u);
+    EXPECT_EQ(Bits(RoundToBf16(b)), Bits(b)) << v;
+  }
+}
+
+TEST(RoundToBf16, NearestWithTiesToEven) {
+  // bf16 has 7 mantissa bits: between 1 and 2 its step is 2^-7.
+  const float step = std::ldexp(1.0f, -7);
+  EXPECT_EQ(RoundToBf16(1.0f + 0.4f * step), 1.0f);
+  EXPECT_EQ(RoundToBf16(1.0f + 0.6f * step), 1.0f + step);
+  EXPECT_EQ(RoundToBf16(1.0f + 0.5f * step), 1.0f);                // tie: 1.0 is even
+  EXPECT_EQ(RoundToBf16(1.0f + 1.5f * step), 1.0f + 2.0f * step);  // tie: 1 + 2 steps is even
+  EXPECT_EQ(RoundToBf16(-(1.0f + 0.6f * step)), -(1.0f + step));
+  EXPECT_EQ(RoundToBf16(3.14159265f), 3.140625f);
+}
+
+TEST(RoundToBf16, OverflowInfinityAndNaN) {
+  EXPECT_EQ(RoundToBf16(std::numeric_limits<float>::max()), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(RoundToBf16(-std::numeric_limits<float>::infinity()), -std::numeric_limits<float>::infinity());
+  const float nan = RoundToBf16(FromBits(0x7f800001u));  // a signalling NaN whose payload sits in the low bits
+  EXPECT_TRUE(std::isnan(nan));
+  EXPECT_EQ(Bits(nan) & 0xffffu, 0u);
+}
+
+TEST(RoundBf16, EveryElementInPlace) {
+  std::vector<float> x(100000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.001f * i) * 100.0f;
+  std::vector<float> expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i) expected[i] = RoundToBf16(x[i]);
+  RoundBf16(x.data(), x.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(x, expected);
+}
+
+}  // namespace
+}  // namespace gpt_sft::runtime::kernels

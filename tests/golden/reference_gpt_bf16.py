@@ -1,0 +1,90 @@
+"""Our own PyTorch statement of nanochat's forward under torch.autocast(bfloat16), written from
+shared/reference/NANOCHAT.md sections 1.2-1.6 (never from nanochat's code), with explicit casts
+so it means the same on any device and torch version:
+  * 1.2  wte is bf16, so the embedding rows and the residual stream are bf16; Linear weights are
+         fp32 and cast to bf16 where a matmul reads them; a matmul takes bf16 inputs, accumulates
+         in fp32 and returns bf16; element-wise ops run in bf16 (each rounds its result);
+  * 1.3  rms_norm upcasts to fp32, computes there and rounds once to bf16 (eps 2^-23);
+  * 1.4  softcap in bf16: the division, the tanh and the multiply each round; the logits are
+         upcast to fp32 for the cross entropy;
+  * 1.5  rotary with cos/sin computed in fp32 and stored as bf16, every product and sum a bf16
+         op; QK-norm after rotary; attention takes bf16 q, k, v, computes scores, softmax and
+         the weighted sum in fp32 and returns bf16;
+  * 1.6  relu then square, each in bf16.
+Autograd then gives what PyTorch gives nanochat: the gradient of every bf16 tensor is bf16, and a
+Linear weight's fp32 gradient is its bf16 gradient upcast (the backward of the autocast cast).
+
+Where this may differ from nanochat on a GPU: the matmuls and attention accumulate in fp32 here
+in plain loops (cuBLAS and flash use other orders), and flash attention's kernel rounds the
+softmax probabilities to bf16 before P·V, which this keeps in fp32. Both are below the bf16
+rounding of the outputs. Packing extension as in reference_gpt.py (segment-causal attention,
+per-segment positions).
+"""
+import torch
+
+import reference_gpt
+
+BF16 = torch.bfloat16
+
+
+def linear(x, w):
+    """x [..., K] bf16, w [N, K] fp32 -> [..., N] bf16: bf16 operands, fp32 accumulation."""
+    return torch.matmul(x.float(), w.to(BF16).float().t()).to(BF16)
+
+
+def rms_norm(x):
+    """x bf16 -> bf16, computed in fp32 and rounded once."""
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.square().mean(dim=-1, keepdim=True) + reference_gpt.RMS_EPS)).to(BF16)
+
+
+def rotary(x, positions):
+    """x [B,T,heads,D] bf16, positions [B,T] -> bf16; angles in fp32, cos/sin rounded to bf16."""
+    half = x.shape[-1] // 2
+    exponents = torch.arange(0, 2 * half, 2, dtype=torch.float32) / (2 * half)
+    inv_freq = 1.0 / (reference_gpt.ROTARY_BASE ** exponents)
+    angle = positions.to(torch.float32).unsqueeze(-1) * inv_freq      # [B,T,D/2] fp32
+    cos = torch.cos(angle).to(BF16).unsqueeze(2)                      # [B,T,1,D/2] bf16
+    sin = torch.sin(angle).to(BF16).unsqueeze(2)
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat([x1 * cos + x2 * sin, x1 * (-sin) + x2 * cos], dim=-1)
+
+
+def softcap(raw):
+    """cap * tanh(raw / cap) on bf16 raw logits -> bf16: three bf16 ops, each rounding."""
+    cap = torch.tensor(reference_gpt.SOFTCAP, dtype=BF16)
+    return cap * torch.tanh(raw / cap)
+
+
+def attend(q, k, v, segment_ids):
+    """bf16 q, k, v -> bf16, the math of reference_gpt.attend in fp32."""
+    return reference_gpt.attend(q.float(), k.float(), v.float(), segment_ids).to(BF16)
+
+
+def logits(params, cfg, inputs, segment_ids, positions):
+    """Softcapped bf16 logits [B,T,V] from fp32 master weights."""
+    n_embd, n_head, n_kv_head = cfg["n_embd"], cfg["n_head"], cfg["n_kv_head"]
+    head_dim = n_embd // n_head
+    batch, seq = inputs.shape
+    x = rms_norm(params["transformer.wte.weight"].to(BF16)[inputs.long()])
+    for layer in range(cfg["n_layer"]):
+        w = lambda name: reference_gpt.block_weight(params, layer, name)  # noqa: E731
+        h = rms_norm(x)
+        q = linear(h, w("attn.c_q")).reshape(batch, seq, n_head, head_dim)
+        k = linear(h, w("attn.c_k")).reshape(batch, seq, n_kv_head, head_dim)
+        v = linear(h, w("attn.c_v")).reshape(batch, seq, n_kv_head, head_dim)
+        q = rms_norm(rotary(q, positions))
+        k = rms_norm(rotary(k, positions))
+        y = attend(q, k, v, segment_ids).reshape(batch, seq, n_embd)
+        x = x + linear(y, w("attn.c_proj"))
+        hidden = torch.relu(linear(rms_norm(x), w("mlp.c_fc"))).square()
+        x = x + linear(hidden, w("mlp.c_proj"))
+    raw = linear(rms_norm(x), params["lm_head.weight"])
+    return softcap(raw)
+
+
+def loss(params, cfg, inputs, targets, segment_ids, positions):
+    """Mean cross entropy (fp32, ignore_index -1) of the upcast bf16 logits."""
+    z = logits(params, cfg, inputs, segment_ids, positions).float()
+    return torch.nn.functional.cross_entropy(z.reshape(-1, z.shape[-1]), targets.reshape(-1).long(),
+                                             ignore_index=-1, reduction="mean")
