@@ -8,18 +8,20 @@
 namespace gpt_sft::runtime::device {
 namespace {
 
-constexpr const char* kScalarNames[] = {"M", "N", "K", "a_transposed", "b_transposed", "alpha", "beta"};
+constexpr const char* kScalarNames[] = {"M", "N", "K", "a_transposed", "b_transposed", "inputs_bf16", "alpha", "beta"};
+constexpr int kScalars = 8, kInts = 6;
 constexpr const char* kBufferNames[] = {"a", "b", "c_in", "c"};
 
 }  // namespace
 
 absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label) {
   const std::string where = absl::StrCat(std::string(label), " (builtin ", std::string(kGemmBuiltin), ")");
-  if (args.size() != 11) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": ", args.size(), " arguments, expected 11 (7 scalars, 4 buffers)"));
+  if (args.size() != kScalars + 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", args.size(), " arguments, expected ", kScalars + 4, " (", kScalars, " scalars, 4 buffers)"));
   }
-  for (int i = 0; i < 7; ++i) {
-    const bool want_int = i < 5;
+  for (int i = 0; i < kScalars; ++i) {
+    const bool want_int = i < kInts;
     const bool is_int = !args[i].is_buffer && (args[i].scalar.type == Scalar::Type::kI64 ||
                                                args[i].scalar.type == Scalar::Type::kI32);
     const bool is_float = !args[i].is_buffer && (args[i].scalar.type == Scalar::Type::kF64 ||
@@ -29,9 +31,10 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
                                                      want_int ? "an integer" : "a float", " scalar"));
     }
   }
-  for (int i = 7; i < 11; ++i) {
+  for (int i = kScalars; i < kScalars + 4; ++i) {
     if (!args[i].is_buffer) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": argument ", i, " (", kBufferNames[i - 7], ") must be a buffer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": argument ", i, " (", kBufferNames[i - kScalars], ") must be a buffer"));
     }
   }
   GemmCall g;
@@ -40,12 +43,13 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
   g.K = args[2].scalar.i;
   g.a_transposed = args[3].scalar.i != 0;
   g.b_transposed = args[4].scalar.i != 0;
-  g.alpha = args[5].scalar.f;
-  g.beta = args[6].scalar.f;
-  g.a = args[7].buffer;
-  g.b = args[8].buffer;
-  g.c_in = args[9].buffer;
-  g.c = args[10].buffer;
+  g.inputs_bf16 = args[5].scalar.i != 0;
+  g.alpha = args[6].scalar.f;
+  g.beta = args[7].scalar.f;
+  g.a = args[8].buffer;
+  g.b = args[9].buffer;
+  g.c_in = args[10].buffer;
+  g.c = args[11].buffer;
   if (g.M < 1 || g.N < 1 || g.K < 1) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": dims M=", g.M, " N=", g.N, " K=", g.K, " must be >= 1"));
   }

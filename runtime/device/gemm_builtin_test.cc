@@ -23,7 +23,7 @@ std::vector<KernelArg> Args(int64_t M, int64_t N, int64_t K, Buffer& buf) {
   auto i = [](int64_t v) { return KernelArg::Of(Scalar{Scalar::Type::kI64, v, 0}); };
   auto f = [](double v) { return KernelArg::Of(Scalar{Scalar::Type::kF64, 0, v}); };
   auto b = [&](int64_t elements) { return KernelArg::Of(BufferRange{&buf, 0, elements * 4}); };
-  return {i(M), i(N), i(K), i(0), i(1), f(1.0), f(0.0), b(M * K), b(N * K), b(M * N), b(M * N)};
+  return {i(M), i(N), i(K), i(0), i(1), i(0), f(1.0), f(0.0), b(M * K), b(N * K), b(M * N), b(M * N)};
 }
 
 TEST(GemmCall, ReadsTheArgumentsInOrder) {
@@ -35,6 +35,7 @@ TEST(GemmCall, ReadsTheArgumentsInOrder) {
   EXPECT_EQ(g->K, 7);
   EXPECT_FALSE(g->a_transposed);
   EXPECT_TRUE(g->b_transposed);
+  EXPECT_FALSE(g->inputs_bf16);
   EXPECT_EQ(g->alpha, 1.0);
   EXPECT_EQ(g->c.bytes, 15 * 4);
 }
@@ -42,7 +43,7 @@ TEST(GemmCall, ReadsTheArgumentsInOrder) {
 TEST(GemmCall, ABufferSmallerThanItsMatrixIsRefusedNamingIt) {
   SizedBuffer buf(1 << 20);
   std::vector<KernelArg> args = Args(3, 5, 7, buf);
-  args[8].buffer.bytes = 4;  // b
+  args[9].buffer.bytes = 4;  // b
   absl::StatusOr<GemmCall> g = ReadGemmCall(args, "transformer.h.0.mlp.c_fc");
   ASSERT_FALSE(g.ok());
   EXPECT_NE(std::string(g.status().message()).find("transformer.h.0.mlp.c_fc (builtin gemm.f32): buffer b holds 4 bytes"),
@@ -76,7 +77,7 @@ TEST(GemmCall, WrongCountsAndKindsAreRefused) {
   args.pop_back();
   EXPECT_FALSE(ReadGemmCall(args, "x").ok());
   args = Args(3, 5, 7, buf);
-  args[5] = args[0];  // alpha given as an integer
+  args[6] = args[0];  // alpha given as an integer
   absl::StatusOr<GemmCall> g = ReadGemmCall(args, "x");
   ASSERT_FALSE(g.ok());
   EXPECT_NE(std::string(g.status().message()).find("(alpha) must be a float scalar"), std::string::npos) << g.status();

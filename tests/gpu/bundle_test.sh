@@ -13,7 +13,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$make_bundle" --small_only --out="$bundle"
 for f in run.sh MANIFEST.json bin/run_step_cuda lib/glibc/VERSION lib/glibc/ld-linux-x86-64.so.2 \
-         artifacts/small.gptart artifacts/small_tiled.gptart artifacts/small_reference.json peer/pytorch_peer.py peer/reference_gpt.py; do
+         artifacts/small.gptart artifacts/small_tiled.gptart artifacts/small_reference.json \
+         artifacts/small_bf16.gptart artifacts/small_bf16_reference.json peer/pytorch_peer.py peer/reference_gpt.py; do
   [[ -e "$bundle/$f" ]] || fail "the bundle has no $f"
 done
 python3 -c "import json,sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))" \

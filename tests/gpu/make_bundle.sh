@@ -86,9 +86,17 @@ for gemm in cublaslt tiled; do
       --output="$stage/artifacts/d20$suffix.gptart" 2>"$stage/artifacts/d20$suffix.compile.txt"
   fi
 done
-# The interpreter's losses do not depend on the target: one reference for both small artifacts.
-"$reference_steps" --artifact="$stage/artifacts/small.gptart" --seed=1 --steps=5 \
-  --json="$stage/artifacts/small_reference.json" >/dev/null
+# And the small step under bf16 autocast (cuBLASLt on TF32 tensor cores: exact for bf16 inputs).
+if [[ "$dtype" == bfloat16 ]]; then
+  "$gptc" --target=cuda --gemm=cublaslt --emit=artifact "${small_flags[@]}" --dtype=bfloat16 \
+    --output="$stage/artifacts/small_bf16.gptart" 2>"$stage/artifacts/small_bf16.compile.txt"
+fi
+# The interpreter's losses do not depend on the target: one reference per dtype.
+for name in small small_bf16; do
+  [[ -e "$stage/artifacts/$name.gptart" ]] || continue
+  "$reference_steps" --artifact="$stage/artifacts/$name.gptart" --seed=1 --steps=5 \
+    --json="$stage/artifacts/${name}_reference.json" >/dev/null
+done
 
 # The scripts, and the PyTorch peer's model.
 cp "$(runfile tests/gpu/run.sh)" "$stage/run.sh"

@@ -2,7 +2,8 @@
 # The one prepared script for a lent GPU machine, run from the bundle //tests/gpu:make_bundle
 # built (see tests/gpu/README.md):
 #   (a) 5 steps of the small config on --device=cuda against the interpreter's losses (carried),
-#       with the matmuls through cuBLASLt and through the compiler's tiled gemm;
+#       with the matmuls through cuBLASLt and through the compiler's tiled gemm, and under bf16
+#       autocast (cuBLASLt on TF32 tensor cores);
 #   (b) nanochat d20 (width 1280, 10 heads, vocab 65536) [4, 2048], 20 steps, both gemm
 #       variants: ms/step, tokens/s, MFU against the H200's dense bf16 peak, GPU memory; and a
 #       per-kernel profile of the default variant;
@@ -89,9 +90,11 @@ part() { # part TAG LIMIT_S COMMAND...: stdout to TAG.out, stderr to TAG.err, ex
 
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$results/gpu.txt" 2>&1
-for variant in "" _tiled; do
+for variant in "" _tiled _bf16; do
+  [[ -e "$here/artifacts/small$variant.gptart" ]] || continue
+  reference="$here/artifacts/small$([[ $variant == _bf16 ]] && echo _bf16)_reference.json"
   part "small$variant" 45 runner --device=cuda --artifact="$here/artifacts/small$variant.gptart" --seed=1 --steps=5 \
-    --expect_losses="$here/artifacts/small_reference.json" --loss_tolerance=1e-4 --json="$results/small$variant.json"
+    --expect_losses="$reference" --loss_tolerance=1e-4 --json="$results/small$variant.json"
 done
 # In order of what matters most if the budget runs out: ours, the peers, then the rest.
 if [[ -e "$here/artifacts/d20.gptart" ]]; then
@@ -140,7 +143,7 @@ def part(tag, json_file=None):
 with open(os.path.join(here, "MANIFEST.json")) as f:
     report = {"gpu": (read("gpu.txt") or "").strip(), "bundle": json.load(f), "wall_seconds": wall,
               "libcuda": os.environ.get("GPT_SFT_LIBCUDA", ""), "libcublaslt": os.environ.get("GPT_SFT_LIBCUBLASLT", "")}
-for tag in ("small", "small_tiled"):
+for tag in ("small", "small_tiled", "small_bf16"):
     report[tag] = part(tag, f"{tag}.json")
     if report[tag] is not None:
         report[tag]["losses_match_interpreter"] = report[tag]["exit_status"] == 0

@@ -137,7 +137,7 @@ static void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
   Value product = s.c ? s.c : lowering.Scratch(mlir::MemRefType::get({elements}, host.getF32Type()));
   llvm::SmallVector<Value> args = {lowering.I64(s.M), lowering.I64(s.N), lowering.I64(s.K),
                                    lowering.I64(s.a.transposed ? 1 : 0), lowering.I64(s.b.transposed ? 1 : 0),
-                                   lowering.F64(s.alpha), lowering.F64(s.beta)};
+                                   lowering.I64(s.inputs_bf16 ? 1 : 0), lowering.F64(s.alpha), lowering.F64(s.beta)};
   args.append({s.a.buffer, s.b.buffer, s.beta != 0.0 ? s.c_in : product, product});
   host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("gemm.f32"), args);
   if (!s.epilogue) return;

@@ -55,10 +55,13 @@ struct GemmSpec {
   mlir::Value c_in;
   /// Null: C[at] = value.
   GemmEpilogue epilogue;
+  /// Every value of A and B is a bf16 value (gpt.matmul ops under gpt-autocast-bf16): the vendor
+  /// gemm may multiply at TF32 precision, which is exact for them.
+  bool inputs_bf16 = false;
 };
 
 /// Emits the gemm at the lowering's place: the tiled kernel, or (kVendorBuiltin) a
-/// gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed, alpha, beta, a, b,
+/// gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed, inputs_bf16, alpha, beta, a, b,
 /// c_in, c; runtime/device/GEMM_BUILTIN.md) writing the product into `c` or op-private scratch,
 /// followed by a generated elementwise kernel "<name>_epilogue" when the spec has an epilogue.
 void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend);

@@ -150,8 +150,10 @@ class GemmPlan {
     plan->c_ptr_ = CuDeviceAddress(call.c);
     const ColumnMajorGemm cm = ToColumnMajor(call);
     const std::string what = absl::StrCat(std::string(label), " (cuBLASLt ", call.M, "x", call.N, "x", call.K, ")");
-    // Exact fp32 products (no TF32): the f32 step matches the interpreter as the generated gemm does.
-    if (cublasStatus e = lt.MatmulDescCreate(&plan->desc_, kCublasCompute32F, kCudaR32F); e != kCublasSuccess) {
+    // Exact fp32 products (no TF32), so the f32 step matches the interpreter as the generated
+    // gemm does; TF32 tensor cores where every input is a bf16 value (exact for them).
+    const int compute = call.inputs_bf16 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+    if (cublasStatus e = lt.MatmulDescCreate(&plan->desc_, compute, kCudaR32F); e != kCublasSuccess) {
       return BlasError(lt, e, "cublasLtMatmulDescCreate", what);
     }
     lt.MatmulDescSetAttribute(plan->desc_, kMatmulDescTransA, &cm.op_a, sizeof(cm.op_a));

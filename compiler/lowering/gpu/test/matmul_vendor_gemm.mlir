@@ -1,5 +1,5 @@
 // gpt-lower-to-gpu{gemm=vendor}: every product of matrices is the builtin gemm.f32
-// (M, N, K, a_transposed, b_transposed, alpha, beta; a, b, c_in, c: runtime/device/
+// (M, N, K, a_transposed, b_transposed, inputs_bf16, alpha, beta; a, b, c_in, c: runtime/device/
 // GEMM_BUILTIN.md), the input gradient still reads the weight untransposed (b_transposed = 0), and
 // what a matmul absorbed runs as "<kernel>_epilogue", an elementwise launch over the product.
 // RUN: gptc-opt %s --gpt-plan-buffers="alignment=256" --gpt-lower-fusions --gpt-lower-to-gpu="gemm=vendor" | FileCheck %s
@@ -9,6 +9,8 @@
 // RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda --emit=launches 2>/dev/null \
 // RUN:   | FileCheck %s --check-prefix=VENDOR
 // RUN: not gptc --depth=1 --target=cuda --gemm=clblast --emit=launches 2>&1 | FileCheck %s --check-prefix=FLAG
+// RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda --dtype=bfloat16 \
+// RUN:   --emit=launches 2>/dev/null | FileCheck %s --check-prefix=BF16
 // RUN: GPT_SFT_OPENCL_GEMM=cublaslt not gptc --depth=1 --target=opencl --emit=launches 2>&1 | FileCheck %s --check-prefix=ENV
 // RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --target=opencl --gemm=clblast --emit=launches \
 // RUN:   2>/dev/null | FileCheck %s --check-prefix=VENDOR
@@ -16,16 +18,24 @@
 // BAD: gpt-lower-to-gpu: gemm must be tiled or vendor, got 'fast'
 // FLAG: gptc: --gemm=clblast: the cuda target's gemm is cublaslt or tiled
 // ENV: GPT_SFT_OPENCL_GEMM='cublaslt': the opencl target's gemm is clblast or tiled
+// Under bf16 autocast every matmul and weight gradient says its inputs are bf16 values; Muon's
+// Newton-Schulz products, in f32, do not.
+// BF16-LABEL: @micro_step
+// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
+// BF16: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0,
+// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
+// BF16-LABEL: @optimizer_step
+// BF16: builtin gemm.f32 ({{.*}}, i64 0, f64
 // TILED-NOT: builtin gemm.f32
 // TILED: kernel matmul_add
 // VENDOR-NOT: kernel matmul_add grid
-// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, f64 1, f64 0,
+// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 0, f64 1, f64 0,
 // VENDOR: kernel matmul_add_epilogue grid [64,1,1] block [256,1,1]
 
 // y = x w^T: M = 66, N = 32, K = 64, w stored [N, K] (b transposed), alpha 1, beta 0, c_in = c.
 // CHECK-LABEL: func.func @plain
 // CHECK-NOT: gpu.launch
-// CHECK: gpt.call_builtin "gemm.f32"(%c66_i64, %c32_i64, %c64_i64, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[C:[a-z0-9_]+]], %[[C]])
+// CHECK: gpt.call_builtin "gemm.f32"(%c66_i64, %c32_i64, %c64_i64, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[C:[a-z0-9_]+]], %[[C]])
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @plain(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"})
