@@ -1,6 +1,7 @@
-//===- gemm.cc - the tiled matrix multiply every GPU matmul uses ----------===//
+//===- gemm.cc - the GPU matmuls' gemm: the tiled kernel or the vendor builtin -===//
 //
-// This file implements EmitGemm:
+// This file implements EmitGemm. The vendor route is a gpt.call_builtin "gemm.f32" and, where
+// the spec has an epilogue, an elementwise launch over the product. The tiled kernel:
 //   1. workgroup (bx, by) owns C[64 by, 64 bx] .. +64; work-item t computes rows
 //      4 (t / 16) + i and columns 4 (t % 16) + j, i, j < 4;
 //   2. for each K slice of 16: every work-item loads 4 elements of the A slice and 4 of the
@@ -15,7 +16,6 @@
 #include "compiler/lowering/gpu/gemm.h"
 
 #include "compiler/dialect/gpt_ops.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -72,9 +72,8 @@ void StageB(KernelBuilder& k, const GemmSpec& s, Value bs, Value col0, Value k0,
   }
 }
 
-}  // namespace
-
-static void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
+/// The tiled kernel (this file's header comment).
+void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
   mlir::MLIRContext* ctx = host.getContext();
   mlir::Type f32 = host.getF32Type();
   const Dims grid = {CeilDiv(s.N, kTileN), CeilDiv(s.M, kTileM), 1};
@@ -130,7 +129,7 @@ static void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmS
 }
 
 /// The vendor gemm as a builtin call into `product`, then the epilogue (if any) over it.
-static void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
+void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
   const int64_t elements = s.M * s.N;
@@ -150,6 +149,8 @@ static void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
                });
              });
 }
+
+}  // namespace
 
 void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend) {
   if (backend == GemmBackend::kVendorBuiltin) {
