@@ -1,10 +1,11 @@
-// The compiled step on each device (cpu, opencl) against the interpreter (EagerStep), on the
+// The compiled step on each device (cpu, opencl, opencl with CLBlast gemms) against the interpreter (EagerStep), on the
 // same random model and batches: every micro-batch loss within 1e-5 relative and the parameters
 // after the run within 1e-4 (the bar), padded and packed; plus the refusals and the
 // artifact cache.
 #include "trainer/device_step.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -41,9 +42,15 @@ class DeviceStepTest : public ::testing::TestWithParam<std::string> {
  protected:
   absl::StatusOr<std::unique_ptr<DeviceStep>> Make(const compiler::StepConfig& config, runtime::ParamStore* params,
                                                    const std::string& cache_dir = "") {
+    // "opencl_clblast": the opencl step with its matmuls through CLBlast (the gemm.f32 builtin),
+    // which checks the compiler's vendor-gemm lowering (the one cuda's cuBLASLt runs) here.
+    const bool clblast = GetParam() == "opencl_clblast";
     DeviceStepOptions options;
-    options.device = GetParam();
-    return CompileDeviceStep(config, params, cache_dir, options);
+    options.device = clblast ? "opencl" : GetParam();
+    if (clblast) setenv("GPT_SFT_OPENCL_GEMM", "clblast", 1);
+    absl::StatusOr<std::unique_ptr<DeviceStep>> step = CompileDeviceStep(config, params, cache_dir, options);
+    if (clblast) unsetenv("GPT_SFT_OPENCL_GEMM");
+    return step;
   }
   void ExpectCompiledMatchesEager(bool packed);
 };
@@ -56,6 +63,9 @@ void DeviceStepTest::ExpectCompiledMatchesEager(bool packed) {
   auto compiled = Make(config, &compiled_params);
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   EXPECT_GT((*compiled)->compile_report().kernels, 0);
+  // The micro-step's matmuls are builtin launches exactly when CLBlast takes them.
+  const bool has_gemm_builtin = (*compiled)->compile_report().summary.find("builtin") != std::string::npos;
+  EXPECT_EQ(has_gemm_builtin, GetParam() == "opencl_clblast" || GetParam() == "cpu") << (*compiled)->compile_report().summary;
   uint32_t seed = 1;
   for (int step = 0; step < 6; ++step) {
     for (int m = 0; m < 2; ++m) {
@@ -157,7 +167,7 @@ TEST_P(DeviceStepTest, SecondCreateLoadsFromTheCache) {
   EXPECT_TRUE((*fourth)->compile_report().cache_hit);
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, DeviceStepTest, ::testing::Values("cpu", "opencl"),
+INSTANTIATE_TEST_SUITE_P(Devices, DeviceStepTest, ::testing::Values("cpu", "opencl", "opencl_clblast"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

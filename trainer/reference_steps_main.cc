@@ -3,6 +3,7 @@
 // the losses run_step --expect_losses compares with.
 //
 //   reference_steps --artifact=step.gptart --checkpoint_dir=D --batches=b.jsonl --steps=5 --json=ref.json
+//   reference_steps --artifact=step.gptart --seed=1 --steps=5 --json=ref.json   (synthetic, as run_step)
 #include <fstream>
 #include <iostream>
 
@@ -12,11 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "trainer/eager_step.h"
 #include "trainer/step_loop.h"
+#include "trainer/step_source_flags.h"
 
-ABSL_FLAG(std::string, artifact, "", "the compiled step whose StepConfig to run (a .gptart file)");
-ABSL_FLAG(std::string, checkpoint_dir, "", "directory holding model_%06d.safetensors and meta_%06d.json");
-ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest");
-ABSL_FLAG(std::string, batches, "", "JSON lines of batches (//data:dump_batch --json)");
 ABSL_FLAG(int, steps, 5, "optimizer steps to run");
 ABSL_FLAG(int, num_threads, 0, "kernel threads; 0: every core");
 ABSL_FLAG(std::string, json, "", "write the losses here as JSON");
@@ -25,8 +23,7 @@ namespace gpt_sft::trainer {
 namespace {
 
 int Main() {
-  absl::StatusOr<StepLoopInputs> in = LoadStepLoopInputs(absl::GetFlag(FLAGS_artifact), absl::GetFlag(FLAGS_checkpoint_dir),
-                                                         absl::GetFlag(FLAGS_step), absl::GetFlag(FLAGS_batches));
+  absl::StatusOr<StepLoopInputs> in = OpenStepLoopInputs(StepLoopSourceFromFlags());
   if (!in.ok()) {
     std::cerr << "reference_steps: " << in.status().message() << std::endl;
     return 2;

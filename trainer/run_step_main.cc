@@ -13,6 +13,7 @@
 // --expect_losses compares every step's loss with a reference run's (//trainer:reference_steps,
 // the interpreter on the same inputs): exit 1 when one differs by more than the tolerance
 // (relative). Exit 2 for a bad flag or input file.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -21,28 +22,38 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "nlohmann/json.hpp"
 #include "trainer/device_step.h"
 #include "trainer/step_loop.h"
+#include "trainer/step_source_flags.h"
 #include "trainer/throughput_meter.h"
 
-ABSL_FLAG(std::string, artifact, "", "the compiled step (a .gptart file)");
-ABSL_FLAG(std::string, checkpoint_dir, "", "directory holding model_%06d.safetensors and meta_%06d.json");
-ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest");
-ABSL_FLAG(std::string, batches, "", "JSON lines of batches (//data:dump_batch --json), of the artifact's shape");
 ABSL_FLAG(int, steps, 5, "optimizer steps to run (grad_accum_steps micro-batches each)");
 ABSL_FLAG(int, warmup_steps, 1, "steps left out of the timing");
-ABSL_FLAG(uint64_t, seed, 1, "with no --checkpoint_dir and no --batches: the synthetic weights' and batches' seed");
-ABSL_FLAG(int, synthetic_batches, 4, "with no --checkpoint_dir and no --batches: how many synthetic batches");
 ABSL_FLAG(std::string, device, "cpu", "cpu, opencl or opencl:<n>, cuda or cuda:<n>");
 ABSL_FLAG(int, num_threads, 0, "the cpu driver's kernel threads; 0: every core");
 ABSL_FLAG(std::string, json, "", "write the run's figures here as JSON");
+ABSL_FLAG(bool, profile, false, "time every launch by kernel (after the warm-up) and add the 25 costliest to the JSON");
 ABSL_FLAG(std::string, expect_losses, "", "a reference run's JSON: every step's loss must match it");
 ABSL_FLAG(double, loss_tolerance, 1e-4, "relative tolerance of --expect_losses");
 
 namespace gpt_sft::trainer {
 namespace {
+
+/// The 25 costliest launch labels of the timed steps, with their seconds per step.
+nlohmann::ordered_json ProfileJson(std::vector<runtime::device::ProfileEntry> profile, size_t steps) {
+  std::sort(profile.begin(), profile.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  const double timed = std::max<double>(1, double(steps) - absl::GetFlag(FLAGS_warmup_steps));
+  for (size_t i = 0; i < profile.size() && i < 25; ++i) {
+    out.push_back({{"label", profile[i].label},
+                   {"calls_per_step", profile[i].calls / timed},
+                   {"seconds_per_step", profile[i].seconds / timed}});
+  }
+  return out;
+}
 
 int Fail(const absl::Status& s, int code) {
   std::cerr << "run_step: " << s.message() << std::endl;
@@ -50,19 +61,12 @@ int Fail(const absl::Status& s, int code) {
 }
 
 int Main() {
-  const std::string checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir), batches = absl::GetFlag(FLAGS_batches);
-  if (checkpoint_dir.empty() != batches.empty()) {
-    return Fail(absl::InvalidArgumentError("--checkpoint_dir and --batches go together (neither: synthetic inputs)"), 2);
-  }
-  absl::StatusOr<StepLoopInputs> in =
-      checkpoint_dir.empty()
-          ? SyntheticStepLoopInputs(absl::GetFlag(FLAGS_artifact), absl::GetFlag(FLAGS_seed),
-                                    absl::GetFlag(FLAGS_synthetic_batches))
-          : LoadStepLoopInputs(absl::GetFlag(FLAGS_artifact), checkpoint_dir, absl::GetFlag(FLAGS_step), batches);
+  absl::StatusOr<StepLoopInputs> in = OpenStepLoopInputs(StepLoopSourceFromFlags());
   if (!in.ok()) return Fail(in.status(), 2);
   DeviceStepOptions options;
   options.device = absl::GetFlag(FLAGS_device);
   options.num_threads = absl::GetFlag(FLAGS_num_threads);
+  options.profile = absl::GetFlag(FLAGS_profile);
   absl::StatusOr<std::unique_ptr<DeviceStep>> step = DeviceStep::Create(in->artifact, in->params.get(), options);
   if (!step.ok()) return Fail(step.status(), absl::IsInvalidArgument(step.status()) ? 2 : 1);
   std::cerr << (*step)->ValidationLine() << "\n" << in->artifact.Summary() << std::endl;
@@ -70,6 +74,7 @@ int Main() {
   loop.steps = absl::GetFlag(FLAGS_steps);
   loop.grad_accum_steps = in->config.grad_accum_steps;
   loop.warmup_steps = absl::GetFlag(FLAGS_warmup_steps);
+  if (options.profile) loop.after_warmup = [&] { (*step)->device().TakeProfile(); };
   absl::StatusOr<StepLoopResult> result = RunSteps(**step, in->batches, loop);
   if (!result.ok()) return Fail(result.status(), 1);
   for (size_t i = 0; i < result->losses.size(); ++i) {
@@ -85,6 +90,7 @@ int Main() {
                                    {"num_params", in->params->NumParams()},
                                    {"flops_per_token", in->config.model.FlopsPerToken()},
                                    {"peak_rss_bytes", ThroughputMeter::PeakRssBytes()}};
+  if (options.profile) fields["profile"] = ProfileJson((*step)->device().TakeProfile(), result->losses.size());
   const std::string json = StepLoopJson(*result, fields.dump());
   if (const std::string path = absl::GetFlag(FLAGS_json); !path.empty()) {
     std::ofstream(path) << json << "\n";
@@ -92,8 +98,14 @@ int Main() {
   if (const std::string path = absl::GetFlag(FLAGS_expect_losses); !path.empty()) {
     absl::StatusOr<std::vector<double>> expected = ReadLosses(path);
     if (!expected.ok()) return Fail(expected.status(), 2);
+    if (expected->size() != result->losses.size()) {
+      return Fail(absl::InvalidArgumentError(absl::StrCat("--expect_losses=", path, " holds ", expected->size(),
+                                                          " steps' losses; this run made --steps=", result->losses.size(),
+                                                          " (the schedule depends on it: run the same count)")),
+                  2);
+    }
     const double tolerance = absl::GetFlag(FLAGS_loss_tolerance);
-    bool ok = expected->size() == result->losses.size();
+    bool ok = true;
     for (size_t i = 0; ok && i < expected->size(); ++i) {
       const double rel = std::fabs(result->losses[i] - (*expected)[i]) / std::max(1e-12, std::fabs((*expected)[i]));
       std::cout << absl::StrFormat("step %d | loss %.6f | reference %.6f | relative difference %.2e", i,

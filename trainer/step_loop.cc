@@ -93,6 +93,16 @@ absl::StatusOr<StepLoopInputs> LoadStepLoopInputs(const std::string& artifact_pa
   return in;
 }
 
+absl::StatusOr<StepLoopInputs> OpenStepLoopInputs(const StepLoopSource& source) {
+  if (source.checkpoint_dir.empty() != source.batches_path.empty()) {
+    return absl::InvalidArgumentError("--checkpoint_dir and --batches go together (neither: synthetic inputs)");
+  }
+  if (source.checkpoint_dir.empty()) {
+    return SyntheticStepLoopInputs(source.artifact_path, source.seed, source.synthetic_batches);
+  }
+  return LoadStepLoopInputs(source.artifact_path, source.checkpoint_dir, source.step, source.batches_path);
+}
+
 absl::StatusOr<StepLoopResult> RunSteps(TrainStep& step, const std::vector<StepBatch>& batches,
                                         const StepLoopOptions& options) {
   if (batches.empty()) return absl::InvalidArgumentError("no batches to train on");
@@ -114,6 +124,7 @@ absl::StatusOr<StepLoopResult> RunSteps(TrainStep& step, const std::vector<StepB
     result.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     result.losses.push_back(sum / options.grad_accum_steps);
     result.tokens_per_step = tokens;
+    if (it + 1 == options.warmup_steps && options.after_warmup) options.after_warmup();
   }
   std::vector<double> timed(result.step_seconds.begin() + std::min<size_t>(options.warmup_steps, result.step_seconds.size()),
                             result.step_seconds.end());

@@ -6,6 +6,7 @@
 #ifndef GPT_SFT_TRAINER_STEP_LOOP_H_
 #define GPT_SFT_TRAINER_STEP_LOOP_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ struct StepLoopOptions {
   int steps = 5;
   int grad_accum_steps = 1;
   int warmup_steps = 1;  // left out of the timing figures
+  /// Called once when the warm-up steps are done (e.g. to drop their profile).
+  std::function<void()> after_warmup;
 };
 
 struct StepLoopResult {
@@ -49,6 +52,19 @@ absl::StatusOr<StepLoopInputs> LoadStepLoopInputs(const std::string& artifact_pa
 /// The same without files, for timing a step where no data can travel (a large model on a
 /// lent GPU machine): nanochat's init from `seed`, and `count` batches of SyntheticBatch.
 absl::StatusOr<StepLoopInputs> SyntheticStepLoopInputs(const std::string& artifact_path, uint64_t seed, int count);
+
+/// Where a runner's inputs come from: a checkpoint and a batch file together, or neither (then
+/// synthetic ones from `seed`), as run_step's and reference_steps' flags say.
+struct StepLoopSource {
+  std::string artifact_path;
+  std::string checkpoint_dir;
+  int64_t step = -1;
+  std::string batches_path;
+  uint64_t seed = 1;
+  int synthetic_batches = 4;
+};
+/// The inputs `source` names; InvalidArgument naming --checkpoint_dir and --batches when only one is given.
+absl::StatusOr<StepLoopInputs> OpenStepLoopInputs(const StepLoopSource& source);
 
 /// [B, T] rows of random ids below `vocab` (SplitMix64 of `seed`), each row two documents
 /// (segment ids 0 and 1, positions restarting at the split T / 2 + row), every fifth target

@@ -8,8 +8,11 @@
 
 namespace gpt_sft::compiler {
 
-absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, const PtxOptions& options) {
-  if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return s;
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, const PtxOptions& options) {
+  gpu_lowering::GpuLoweringOptions lowering;
+  lowering.gemm = gemm == GemmChoice::kVendor ? gpu_lowering::GemmBackend::kVendorBuiltin
+                                              : gpu_lowering::GemmBackend::kTiledKernel;
+  if (absl::Status s = LowerToGpuKernels(module, lowering); !s.ok()) return s;
   absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, options);
   if (!ptx.ok()) return ptx.status();
   lowering::ModuleIndex index;
@@ -22,7 +25,8 @@ absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, const P
   if (!artifact.ok()) return artifact.status();
   artifact->modules = std::move(modules);
   artifact->target = "cuda";
-  artifact->target_description = absl::StrCat("PTX for ", options.chip, " (NVVM, LLVM NVPTX; libdevice linked)");
+  artifact->target_description = absl::StrCat("PTX for ", options.chip, " (NVVM, LLVM NVPTX; libdevice linked); gemms: ",
+                                              gemm == GemmChoice::kVendor ? "cuBLASLt" : "the compiler's tiled kernel");
   if (absl::Status s = artifact::Validate(*artifact); !s.ok()) {
     return absl::InternalError(absl::StrCat("the cuda artifact is inconsistent (a compiler bug): ", s.message()));
   }

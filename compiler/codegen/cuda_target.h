@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "compiler/artifact/artifact.h"
 #include "compiler/codegen/ptx_kernels.h"
+#include "compiler/codegen/target.h"
 
 namespace mlir {
 class ModuleOp;
@@ -17,7 +18,8 @@ namespace gpt_sft::compiler {
 
 /// The whole target on a module at stage linalg (GPU-planned). `target` and
 /// `target_description` are set; key and compile time are the caller's.
-absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, const PtxOptions& options = {});
+/// Its gemms go where `gemm` says (target.h).
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, const PtxOptions& options = {});
 
 }  // namespace gpt_sft::compiler
 

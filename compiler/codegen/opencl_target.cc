@@ -14,9 +14,9 @@
 
 namespace gpt_sft::compiler {
 
-absl::Status LowerToGpuKernels(mlir::ModuleOp module) {
+absl::Status LowerToGpuKernels(mlir::ModuleOp module, const gpu_lowering::GpuLoweringOptions& options) {
   mlir::PassManager pm(module.getContext());
-  pm.addPass(CreateLowerToGpuPass());
+  pm.addPass(CreateLowerToGpuPass(options));
   pm.addPass(CreateOutlineKernelsPass());
   return RunPasses(pm, module, "lowering the step to GPU kernels");
 }
@@ -27,8 +27,10 @@ absl::Status LowerGpuKernelsToSpirv(mlir::ModuleOp module) {
   return RunPasses(pm, module, "lowering the GPU kernels to SPIR-V");
 }
 
-absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module) {
-  if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return s;
+absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module, GemmChoice gemm) {
+  gpu_lowering::GpuLoweringOptions lowering;
+  if (gemm == GemmChoice::kVendor) lowering.gemm = gpu_lowering::GemmBackend::kVendorBuiltin;
+  if (absl::Status s = LowerToGpuKernels(module, lowering); !s.ok()) return s;
   if (absl::Status s = LowerGpuKernelsToSpirv(module); !s.ok()) return s;
   absl::StatusOr<std::vector<SpirKernels>> spir = CompileSpirKernels(module);
   if (!spir.ok()) return spir.status();

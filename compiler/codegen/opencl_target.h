@@ -11,6 +11,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "compiler/artifact/artifact.h"
+#include "compiler/codegen/target.h"
+#include "compiler/lowering/gpu/gemm_backend.h"
 
 namespace mlir {
 class ModuleOp;
@@ -19,12 +21,13 @@ class ModuleOp;
 namespace gpt_sft::compiler {
 
 /// Runs gpt-lower-to-gpu and gpt-outline-kernels on `module` (stage linalg, GPU-planned).
-absl::Status LowerToGpuKernels(mlir::ModuleOp module);
+/// OpenCL always takes the default options (every kernel generated); cuda picks its gemm.
+absl::Status LowerToGpuKernels(mlir::ModuleOp module, const gpu_lowering::GpuLoweringOptions& options = {});
 /// Runs gpt-gpu-to-spirv on a module LowerToGpuKernels made.
 absl::Status LowerGpuKernelsToSpirv(mlir::ModuleOp module);
 /// The whole target: both lowerings, SPIR bitcode, the launch list. `target` and
 /// `target_description` are set; key and compile time are the caller's.
-absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module);
+absl::StatusOr<artifact::Artifact> CompileForOpenCl(mlir::ModuleOp module, GemmChoice gemm = GemmChoice::kTiled);
 
 }  // namespace gpt_sft::compiler
 

@@ -1,6 +1,7 @@
 // Implements RunPasses.
 #include "compiler/codegen/pass_runner.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -21,6 +22,11 @@ absl::Status RunPasses(mlir::PassManager& pm, mlir::ModuleOp module, std::string
     absl::StrAppend(&diagnostics, os.str(), ": ", d.str(), "\n");
     return mlir::success();
   });
+  // GPT_SFT_PASS_TIMING=1: MLIR's per-pass wall-time report on stderr, for every pipeline the
+  // compiler runs (gptc, the trainer's compile), to see where a slow compile spends its time.
+  if (const char* timing = std::getenv("GPT_SFT_PASS_TIMING"); timing != nullptr && std::string(timing) == "1") {
+    pm.enableTiming();
+  }
   if (mlir::failed(pm.run(module))) return absl::InternalError(absl::StrCat(std::string(what), " failed:\n", diagnostics));
   return absl::OkStatus();
 }

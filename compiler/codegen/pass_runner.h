@@ -15,7 +15,8 @@ class PassManager;
 
 namespace gpt_sft::compiler {
 
-/// Runs `pm` on `module`; Internal "<what> failed:" and the diagnostics when it fails.
+/// Runs `pm` on `module`; Internal "<what> failed:" and the diagnostics when it fails. With
+/// GPT_SFT_PASS_TIMING=1 in the environment, prints MLIR's pass timing report to stderr.
 absl::Status RunPasses(mlir::PassManager& pm, mlir::ModuleOp module, std::string_view what);
 
 }  // namespace gpt_sft::compiler

@@ -3,7 +3,10 @@
 // 65536) steps at [4, 2048], compiled for the cuda target, assembles with
 // the CUDA toolkit's ptxas for sm_90. Where no toolkit is installed the test is skipped, saying
 // where it looked. The PTX is also checked to carry its kernels and no unresolved call (every
-// libdevice function linked in).
+// libdevice function linked in). Both gemm choices of the target are covered: cuBLASLt (the
+// matmuls are gemm.f32 builtins, their epilogues generated kernels) and the compiler's
+// tiled gemm.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -31,30 +34,49 @@ StepConfig Config(int depth, int n_embd, int heads, int vocab, bool packed) {
   return config;
 }
 
-void ExpectEveryKernelAssembles(const StepConfig& config, const std::string& what) {
-  if (!std::filesystem::exists(Ptxas())) GTEST_SKIP() << "no CUDA toolkit: " << Ptxas() << " does not exist";
-  absl::StatusOr<artifact::Artifact> a = CompileStep(config, Target::kCuda);
-  ASSERT_TRUE(a.ok()) << a.status();
-  absl::StatusOr<ScratchDir> dir = ScratchDir::Make("gpt-ptxas-test");
-  ASSERT_TRUE(dir.ok()) << dir.status();
-  int modules = 0;
-  size_t kernels = 0;
-  for (const artifact::KernelModule& m : a->modules) {
-    ASSERT_EQ(m.format, artifact::ModuleFormat::kPtx) << m.name;
-    for (const std::string& k : m.symbols) {
-      EXPECT_NE(m.bytes.find(absl::StrCat(".entry ", k, "(")), std::string::npos) << what << ": no .entry " << k;
-    }
-    EXPECT_EQ(m.bytes.find(".extern .func"), std::string::npos) << what << ": an unresolved function in " << m.name;
-    const std::string ptx = dir->File(m.name + ".ptx"), cubin = dir->File(m.name + ".cubin");
-    ASSERT_TRUE(WriteWholeFile(ptx, m.bytes).ok());
-    absl::Status assembled = RunTool({Ptxas(), "-arch=sm_90", ptx, "-o", cubin}, "ptxas");
-    EXPECT_TRUE(assembled.ok()) << what << ", gpu.module @" << m.name << ": " << assembled;
-    EXPECT_GT(std::filesystem::file_size(cubin), 0u);
-    ++modules;
-    kernels += m.symbols.size();
+int CountBuiltins(const artifact::Artifact& a) {
+  int n = 0;
+  for (const artifact::Function& f : a.functions) {
+    for (const artifact::Launch& l : f.launches) n += l.kind == artifact::LaunchKind::kBuiltin;
   }
-  EXPECT_GT(modules, 0);
-  std::cout << what << ": " << kernels << " kernels in " << modules << " module(s) assembled for sm_90\n";
+  return n;
+}
+
+void ExpectEveryKernelAssembles(const StepConfig& config, const std::string& what_config) {
+  if (!std::filesystem::exists(Ptxas())) GTEST_SKIP() << "no CUDA toolkit: " << Ptxas() << " does not exist";
+  for (const char* gemm : {"cublaslt", "tiled"}) {
+    const std::string what = absl::StrCat(what_config, ", gemm=", gemm);
+    setenv("GPT_SFT_CUDA_GEMM", gemm, 1);
+    absl::StatusOr<artifact::Artifact> a = CompileStep(config, Target::kCuda);
+    unsetenv("GPT_SFT_CUDA_GEMM");
+    ASSERT_TRUE(a.ok()) << a.status();
+    if (std::string(gemm) == "tiled") {
+      EXPECT_EQ(CountBuiltins(*a), 0) << what;
+    } else {
+      EXPECT_GT(CountBuiltins(*a), 0) << what;
+    }
+    absl::StatusOr<ScratchDir> dir = ScratchDir::Make("gpt-ptxas-test");
+    ASSERT_TRUE(dir.ok()) << dir.status();
+    int modules = 0;
+    size_t kernels = 0;
+    for (const artifact::KernelModule& m : a->modules) {
+      ASSERT_EQ(m.format, artifact::ModuleFormat::kPtx) << m.name;
+      for (const std::string& k : m.symbols) {
+        EXPECT_NE(m.bytes.find(absl::StrCat(".entry ", k, "(")), std::string::npos) << what << ": no .entry " << k;
+      }
+      EXPECT_EQ(m.bytes.find(".extern .func"), std::string::npos) << what << ": an unresolved function in " << m.name;
+      const std::string ptx = dir->File(m.name + ".ptx"), cubin = dir->File(m.name + ".cubin");
+      ASSERT_TRUE(WriteWholeFile(ptx, m.bytes).ok());
+      absl::Status assembled = RunTool({Ptxas(), "-arch=sm_90", ptx, "-o", cubin}, "ptxas");
+      EXPECT_TRUE(assembled.ok()) << what << ", gpu.module @" << m.name << ": " << assembled;
+      EXPECT_GT(std::filesystem::file_size(cubin), 0u);
+      ++modules;
+      kernels += m.symbols.size();
+    }
+    EXPECT_GT(modules, 0);
+    std::cout << what << ": " << kernels << " kernels in " << modules << " module(s) assembled for sm_90, "
+              << CountBuiltins(*a) << " builtin launches\n";
+  }
 }
 
 TEST(PtxAssembly, Depth4PaddedStep) { ExpectEveryKernelAssembles(Config(4, 256, 2, 8192, false), "depth 4, padded"); }

@@ -54,8 +54,12 @@ struct BuiltStep {
 std::string TargetKey(Target target) {
   switch (target) {
     case Target::kCpu: return absl::StrCat("cpu ", DetectHostTarget().Description());
-    case Target::kOpenCl: return "opencl spir64";
-    case Target::kCuda: return "cuda sm_90 ptx";
+    case Target::kOpenCl:
+    case Target::kCuda: {
+      absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
+      return absl::StrCat(target == Target::kCuda ? "cuda sm_90 ptx" : "opencl spir64",
+                          " gemm=", gemm.ok() ? GemmChoiceName(target, *gemm) : "invalid");
+    }
   }
   return "?";
 }
@@ -83,11 +87,12 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
       a = CompileForCpu(*step.module);
       break;
     case Target::kOpenCl:
-      a = CompileForOpenCl(*step.module);
+    case Target::kCuda: {
+      absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
+      if (!gemm.ok()) return gemm.status();
+      a = target == Target::kCuda ? CompileForCuda(*step.module, *gemm) : CompileForOpenCl(*step.module, *gemm);
       break;
-    case Target::kCuda:
-      a = CompileForCuda(*step.module);
-      break;
+    }
   }
   if (!a.ok()) return a.status();
   a->key = step.key;

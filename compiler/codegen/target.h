@@ -16,6 +16,19 @@ enum class Target {
   kCuda,    // the same kernels: gpu dialect -> NVVM -> PTX (sm_90)
 };
 
+/// Where a GPU target computes products of matrices: the vendor library, through the device
+/// driver's `gemm.f32` builtin (cuda: cuBLASLt; opencl: CLBlast), or the compiler's own tiled
+/// gemm. Per target from the environment: GPT_SFT_CUDA_GEMM (cublaslt, the default, or tiled),
+/// GPT_SFT_OPENCL_GEMM (tiled, the default, or clblast); `gptc --gemm` sets them. Part of the
+/// target's cache key. The cpu target has no choice (kTiled: its builtins are the interpreter's).
+enum class GemmChoice { kVendor, kTiled };
+/// InvalidArgument naming the variable and its values when it holds something else.
+absl::StatusOr<GemmChoice> GemmChoiceFor(Target target);
+/// "cublaslt" / "clblast" for kVendor, "tiled".
+std::string GemmChoiceName(Target target, GemmChoice choice);
+/// The variable GemmChoiceFor reads for `target` ("" for cpu).
+const char* GemmChoiceVariable(Target target);
+
 /// "cpu", "opencl", "cuda": the name of the device driver that runs the target's artifacts.
 const char* TargetName(Target target);
 /// From a driver name ("cpu", "opencl", "cuda"); InvalidArgument listing the targets otherwise.

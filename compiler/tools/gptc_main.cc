@@ -57,6 +57,10 @@ ABSL_FLAG(std::string, emit, "gpt",
           "(opencl: the kernels in SPIR-V), ptx (cuda: the kernels' PTX for sm_90), launches (the artifact's launch list), artifact (the artifact file itself: "
           "--output is required; //trainer:run_step runs it)");
 ABSL_FLAG(std::string, target, "cpu", "what the step is compiled for: cpu, opencl or cuda");
+ABSL_FLAG(std::string, gemm, "",
+          "GPU targets: the step's gemms through the vendor library (cublaslt for cuda, clblast for opencl: the "
+          "driver's gemm.f32 builtin) or tiled (the compiler's kernel); empty: $GPT_SFT_CUDA_GEMM / "
+          "$GPT_SFT_OPENCL_GEMM, else cublaslt on cuda and tiled on opencl");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
@@ -165,8 +169,12 @@ int EmitArtifact(const StepConfig& config, Target target, const std::string& emi
   return Emit(artifact::SerializeArtifact(*artifact));
 }
 
-int EmitGpuStage(mlir::ModuleOp module, const std::string& emit) {
-  if (absl::Status s = LowerToGpuKernels(module); !s.ok()) return Fail(std::string(s.message()));
+int EmitGpuStage(mlir::ModuleOp module, Target target, const std::string& emit) {
+  gpu_lowering::GpuLoweringOptions options;
+  absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
+  if (!gemm.ok()) return Fail(std::string(gemm.status().message()));
+  if (*gemm == GemmChoice::kVendor) options.gemm = gpu_lowering::GemmBackend::kVendorBuiltin;
+  if (absl::Status s = LowerToGpuKernels(module, options); !s.ok()) return Fail(std::string(s.message()));
   if (emit == "ptx") {
     absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, {});
     if (!ptx.ok()) return Fail(std::string(ptx.status().message()));
@@ -190,6 +198,17 @@ int Main() {
   const std::string target = absl::GetFlag(FLAGS_target), emit = absl::GetFlag(FLAGS_emit);
   absl::StatusOr<Target> parsed_target = ParseTarget(target);
   if (!parsed_target.ok()) return Fail("--target: " + std::string(parsed_target.status().message()));
+  // The compiler reads the choice from the environment (so the trainer's compiles and their
+  // cache keys see it too); the flag sets it for this process.
+  if (const std::string gemm = absl::GetFlag(FLAGS_gemm); !gemm.empty()) {
+    const std::string vendor = GemmChoiceName(*parsed_target, GemmChoice::kVendor);
+    if (*parsed_target == Target::kCpu || (gemm != vendor && gemm != "tiled")) {
+      return Fail("--gemm=" + gemm + ": " +
+                  (*parsed_target == Target::kCpu ? std::string("the cpu target has no gemm choice")
+                                                  : "the " + target + " target's gemm is " + vendor + " or tiled"));
+    }
+    setenv(GemmChoiceVariable(*parsed_target), gemm.c_str(), 1);
+  }
   if (emit == "launches" || emit == "artifact") {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit);
     return EmitArtifact(*config, *parsed_target, emit);
@@ -222,7 +241,7 @@ int Main() {
   }
   if (IsGpuStage(emit)) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit + " (the module is one program)");
-    return EmitGpuStage(**module, emit);
+    return EmitGpuStage(**module, *parsed_target, emit);
   }
   if (emit_llvm) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=llvm (the kernels are per module)");

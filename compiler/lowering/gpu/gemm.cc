@@ -14,6 +14,8 @@
 
 #include "compiler/lowering/gpu/gemm.h"
 
+#include "compiler/dialect/gpt_ops.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -72,7 +74,7 @@ void StageB(KernelBuilder& k, const GemmSpec& s, Value bs, Value col0, Value k0,
 
 }  // namespace
 
-void EmitGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
+static void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
   mlir::MLIRContext* ctx = host.getContext();
   mlir::Type f32 = host.getF32Type();
   const Dims grid = {CeilDiv(s.N, kTileN), CeilDiv(s.M, kTileM), 1};
@@ -125,6 +127,36 @@ void EmitGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
                  }
                }
              });
+}
+
+/// The vendor gemm as a builtin call into `product`, then the epilogue (if any) over it.
+static void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
+  mlir::OpBuilder& host = lowering.builder();
+  mlir::Location loc = lowering.loc();
+  const int64_t elements = s.M * s.N;
+  Value product = s.c ? s.c : lowering.Scratch(mlir::MemRefType::get({elements}, host.getF32Type()));
+  llvm::SmallVector<Value> args = {lowering.I64(s.M), lowering.I64(s.N), lowering.I64(s.K),
+                                   lowering.I64(s.a.transposed ? 1 : 0), lowering.I64(s.b.transposed ? 1 : 0),
+                                   lowering.F64(s.alpha), lowering.F64(s.beta)};
+  args.append({s.a.buffer, s.b.buffer, s.beta != 0.0 ? s.c_in : product, product});
+  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("gemm.f32"), args);
+  if (!s.epilogue) return;
+  constexpr int64_t kBlock = 256;
+  EmitLaunch(host, loc, s.name + "_epilogue", {CeilDiv(elements, kBlock), 1, 1}, {kBlock, 1, 1}, {},
+             [&](KernelBuilder& k, mlir::ValueRange) {
+               Value at = k.GlobalId();
+               k.If(k.Lt(at, k.Index(elements)), [&] {
+                 s.epilogue(k, k.Load(product, {at}), at, k.Div(at, k.Index(s.N)), k.Rem(at, k.Index(s.N)));
+               });
+             });
+}
+
+void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend) {
+  if (backend == GemmBackend::kVendorBuiltin) {
+    EmitVendorGemm(lowering, spec);
+  } else {
+    EmitTiledGemm(lowering.builder(), lowering.loc(), spec);
+  }
 }
 
 }  // namespace gpt_sft::compiler::gpu_lowering

@@ -23,7 +23,9 @@
 #include <functional>
 #include <string>
 
+#include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
+#include "compiler/lowering/planned_function.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -55,8 +57,11 @@ struct GemmSpec {
   GemmEpilogue epilogue;
 };
 
-/// Emits the gemm at `host`'s insertion point.
-void EmitGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& spec);
+/// Emits the gemm at the lowering's place: the tiled kernel, or (kVendorBuiltin) a
+/// gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed, alpha, beta, a, b,
+/// c_in, c; runtime/device/GEMM_BUILTIN.md) writing the product into `c` or op-private scratch,
+/// followed by a generated elementwise kernel "<name>_epilogue" when the spec has an epilogue.
+void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend);
 
 }  // namespace gpt_sft::compiler::gpu_lowering
 

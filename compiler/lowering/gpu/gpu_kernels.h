@@ -13,7 +13,7 @@
 //   embedding_kernels.cc    embedding gather and its deterministic scatter-add gradient
 //   rotary_kernels.cc       rotary and its gradient, from compile-time tables
 //   layout_kernels.cc       transpose
-//   optimizer_kernels.cc    adamw_update, muon_update (Newton-Schulz on the tiled matmul)
+//   optimizer_kernels.cc    adamw_update, muon_update (Newton-Schulz on the gemm)
 //
 // Every generator runs f32 (f64 where noted); the interpreter's kernels (runtime/kernels/cpu)
 // define what each op computes, and tests/kernels checks each generator against them.
@@ -23,6 +23,7 @@
 #ifndef GPT_SFT_COMPILER_LOWERING_GPU_GPU_KERNELS_H_
 #define GPT_SFT_COMPILER_LOWERING_GPU_GPU_KERNELS_H_
 
+#include "compiler/lowering/gpu/gemm_backend.h"
 #include "compiler/lowering/planned_function.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
@@ -34,7 +35,7 @@ inline constexpr char kElementwiseBlockAttr[] = "gpt.block";
 /// Fusions (linalg.generic from gpt-lower-fusions) and the unfused elementwise gpt ops.
 mlir::LogicalResult EmitElementwise(lowering::OpLowering& lowering);
 /// gpt.matmul, gpt.matmul_weight_grad.
-mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering);
+mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
 /// gpt.attention, gpt.attention_grad.
 mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering);
 /// gpt.rms_norm, gpt.rms_norm_grad, gpt.cross_entropy, gpt.cross_entropy_grad.
@@ -46,7 +47,7 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering);
 /// gpt.transpose.
 mlir::LogicalResult EmitLayout(lowering::OpLowering& lowering);
 /// gpt.adamw_update, gpt.muon_update.
-mlir::LogicalResult EmitOptimizer(lowering::OpLowering& lowering);
+mlir::LogicalResult EmitOptimizer(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
 
 }  // namespace gpt_sft::compiler::gpu_lowering
 

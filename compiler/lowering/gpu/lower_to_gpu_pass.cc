@@ -4,6 +4,7 @@
 //   1. every planned func.func becomes its launch schedule (LowerPlannedFunction), each
 //      computing op handed to its family's kernel generator (gpu_kernels.h); collectives
 //      become gpt.collective on the buffer, after a copy when not in place;
+//      (option gemm=vendor: products of matrices become the gemm.f32 builtin);
 //   2. the elementwise generics the generators left are tiled onto workgroups
 //      (elementwise_tiling.h).
 //
@@ -29,13 +30,13 @@ using ::mlir::failure;
 using ::mlir::LogicalResult;
 using ::mlir::success;
 
-LogicalResult LowerOp(lowering::OpLowering& lowering) {
+LogicalResult LowerOp(lowering::OpLowering& lowering, const gpu_lowering::GpuLoweringOptions& options) {
   mlir::Operation* op = lowering.op();
   if (llvm::isa<mlir::linalg::GenericOp, gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp,
                 gpt::SoftcapOp, gpt::SoftcapGradOp, gpt::RoundBf16Op>(op)) {
     return gpu_lowering::EmitElementwise(lowering);
   }
-  if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering);
+  if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering, options);
   if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) return gpu_lowering::EmitAttention(lowering);
   if (llvm::isa<gpt::RmsNormOp, gpt::RmsNormGradOp, gpt::CrossEntropyOp, gpt::CrossEntropyGradOp>(op)) {
     return gpu_lowering::EmitRowKernels(lowering);
@@ -43,7 +44,7 @@ LogicalResult LowerOp(lowering::OpLowering& lowering) {
   if (llvm::isa<gpt::EmbeddingOp, gpt::EmbeddingGradOp>(op)) return gpu_lowering::EmitEmbedding(lowering);
   if (llvm::isa<gpt::RotaryOp, gpt::RotaryGradOp>(op)) return gpu_lowering::EmitRotary(lowering);
   if (llvm::isa<gpt::TransposeOp>(op)) return gpu_lowering::EmitLayout(lowering);
-  if (llvm::isa<gpt::AdamwUpdateOp, gpt::MuonUpdateOp>(op)) return gpu_lowering::EmitOptimizer(lowering);
+  if (llvm::isa<gpt::AdamwUpdateOp, gpt::MuonUpdateOp>(op)) return gpu_lowering::EmitOptimizer(lowering, options);
   if (llvm::isa<gpt::AllReduceOp, gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) return lowering::LowerCollective(lowering);
   return op->emitOpError("gpt-lower-to-gpu: no GPU kernel for this op; run it with --compile=false (the interpreter)");
 }
@@ -51,6 +52,12 @@ LogicalResult LowerOp(lowering::OpLowering& lowering) {
 class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationPass<mlir::ModuleOp>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(LowerToGpuPass)
+
+  LowerToGpuPass() = default;
+  explicit LowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options) {
+    gemm_ = options.gemm == gpu_lowering::GemmBackend::kVendorBuiltin ? "vendor" : "tiled";
+  }
+  LowerToGpuPass(const LowerToGpuPass& other) : PassWrapper(other) { gemm_ = other.gemm_.getValue(); }
 
   llvm::StringRef getArgument() const final { return "gpt-lower-to-gpu"; }
   llvm::StringRef getDescription() const final {
@@ -66,16 +73,32 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
     for (auto func : module.getOps<mlir::func::FuncOp>()) {
       if (!func.isDeclaration() && func->hasAttr(lowering::kArenaBytesAttr)) planned.push_back(func);
     }
+    gpu_lowering::GpuLoweringOptions options;
+    if (gemm_ == "vendor") {
+      options.gemm = gpu_lowering::GemmBackend::kVendorBuiltin;
+    } else if (gemm_ != "tiled") {
+      module.emitError("gpt-lower-to-gpu: gemm must be tiled or vendor, got '") << gemm_.getValue() << "'";
+      return signalPassFailure();
+    }
+    auto lower_op = [&](lowering::OpLowering& l) { return LowerOp(l, options); };
     for (mlir::func::FuncOp func : planned) {
-      if (failed(lowering::LowerPlannedFunction(func, kGpuBufferAlignment, LowerOp))) return signalPassFailure();
+      if (failed(lowering::LowerPlannedFunction(func, kGpuBufferAlignment, lower_op))) return signalPassFailure();
     }
     if (failed(gpu_lowering::TileElementwiseOntoWorkgroups(module))) return signalPassFailure();
   }
+
+ private:
+  Option<std::string> gemm_{*this, "gemm",
+                            llvm::cl::desc("products of matrices: tiled (the generated gemm) or vendor (the "
+                                           "gemm.f32 builtin, cuBLASLt on the cuda driver)"),
+                            llvm::cl::init("tiled")};
 };
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> CreateLowerToGpuPass() { return std::make_unique<LowerToGpuPass>(); }
+std::unique_ptr<mlir::Pass> CreateLowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options) {
+  return std::make_unique<LowerToGpuPass>(options);
+}
 
 void RegisterLowerToGpuPass() { mlir::PassRegistration<LowerToGpuPass>(); }
 

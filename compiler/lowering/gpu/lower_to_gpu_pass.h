@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "compiler/lowering/gpu/gemm_backend.h"
+
 namespace mlir {
 class Pass;
 }  // namespace mlir
@@ -24,8 +26,8 @@ namespace gpt_sft::compiler {
 /// base-address alignment (128 bytes on PoCL), CUDA wants 256 for coalesced access.
 inline constexpr int64_t kGpuBufferAlignment = 256;
 
-/// `--gpt-lower-to-gpu`.
-std::unique_ptr<mlir::Pass> CreateLowerToGpuPass();
+/// `--gpt-lower-to-gpu` (option gemm=tiled|vendor, gptc-opt's spelling of GpuLoweringOptions).
+std::unique_ptr<mlir::Pass> CreateLowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options = {});
 void RegisterLowerToGpuPass();
 
 }  // namespace gpt_sft::compiler

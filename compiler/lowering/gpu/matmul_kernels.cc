@@ -111,7 +111,7 @@ std::string FusedName(const std::string& base, mlir::Operation* z) {
 
 }  // namespace
 
-mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering) {
+mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering, const GpuLoweringOptions& options) {
   mlir::Operation* op = lowering.op();
   llvm::SmallVector<mlir::Type> types(op->getOperandTypes());
   types.push_back(op->getResult(0).getType());
@@ -134,7 +134,7 @@ mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering) {
   } else {
     spec.c = Flatten(host, loc, lowering.result(0));
   }
-  EmitGemm(host, loc, spec);
+  EmitGemm(lowering, spec, options.gemm);
   return mlir::success();
 }
 

@@ -134,7 +134,7 @@ void EmitInverseNorm(lowering::OpLowering& lowering, Value partial, int64_t part
              });
 }
 
-mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u) {
+mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u, GemmBackend gemm) {
   if (!u.getNesterov() || u.getNsSteps() != 5) {
     return u.emitOpError("gpt-lower-to-gpu: the Muon kernels run Nesterov Muon with 5 Newton-Schulz steps (as the "
                          "interpreter), got nesterov=")
@@ -165,9 +165,9 @@ mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u
   });
   for (int step = 0; step < 5; ++step) {
     // A = X X^T; B = c (A A) + b A; X' = (B X) + a X: the CPU's Gemm calls and sums in f32.
-    EmitGemm(host, loc, {"muon_gram", r, r, n, {x, false}, {x, true}, A});
-    EmitGemm(host, loc, {"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A});
-    EmitGemm(host, loc, {"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x});
+    EmitGemm(lowering, {"muon_gram", r, r, n, {x, false}, {x, true}, A}, gemm);
+    EmitGemm(lowering, {"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A}, gemm);
+    EmitGemm(lowering, {"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x}, gemm);
     std::swap(x, x_next);
   }
   const double shape_scale = std::sqrt(std::max(1.0, double(R) / double(S)));
@@ -183,7 +183,7 @@ mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u
 
 }  // namespace
 
-mlir::LogicalResult EmitOptimizer(lowering::OpLowering& lowering) {
+mlir::LogicalResult EmitOptimizer(lowering::OpLowering& lowering, const GpuLoweringOptions& options) {
   mlir::Operation* op = lowering.op();
   for (mlir::Type t : op->getOperandTypes()) {
     if (!llvm::cast<mlir::ShapedType>(t).getElementType().isF32()) {
@@ -192,7 +192,7 @@ mlir::LogicalResult EmitOptimizer(lowering::OpLowering& lowering) {
     }
   }
   if (auto u = llvm::dyn_cast<gpt::AdamwUpdateOp>(op)) return EmitAdamW(lowering, u);
-  return EmitMuon(lowering, llvm::cast<gpt::MuonUpdateOp>(op));
+  return EmitMuon(lowering, llvm::cast<gpt::MuonUpdateOp>(op), options.gemm);
 }
 
 }  // namespace gpt_sft::compiler::gpu_lowering

@@ -13,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/device/cuda/cublaslt_api.h"
 #include "runtime/device/cuda/cuda_api.h"
+#include "runtime/device/gemm_builtin.h"
 
 namespace gpt_sft::runtime::device::cuda {
 namespace {
@@ -108,11 +110,115 @@ class CuModule : public Module {
   std::map<std::string, std::unique_ptr<CuKernel>> kernels_;
 };
 
+/// cuBLASLt for the gemm builtin: one handle and one workspace per device, made at the first
+/// gemm a command buffer records.
+struct BlasContext {
+  const CublasLtApi* lt = nullptr;
+  cublasLtHandle handle = nullptr;
+  CUdeviceptr workspace = 0;
+  size_t workspace_bytes = 0;
+};
+
+absl::Status BlasError(const CublasLtApi& lt, cublasStatus status, std::string_view call, std::string_view what) {
+  return absl::InternalError(absl::StrCat(std::string(what), ": ", std::string(call), " failed with ",
+                                          CublasStatusName(lt, status)));
+}
+
+/// One recorded gemm: its descriptors and the algorithm cuBLASLt's heuristic chose, made once
+/// at record time; Enqueue only calls cublasLtMatmul.
+class GemmPlan {
+ public:
+  ~GemmPlan() {
+    if (lt_ == nullptr) return;
+    for (cublasLtMatrixLayout l : {a_, b_, c_}) {
+      if (l != nullptr) lt_->MatrixLayoutDestroy(l);
+    }
+    if (desc_ != nullptr) lt_->MatmulDescDestroy(desc_);
+  }
+
+  static absl::StatusOr<std::unique_ptr<GemmPlan>> Create(const BlasContext& blas, const GemmCall& call,
+                                                          std::string_view label) {
+    auto plan = std::unique_ptr<GemmPlan>(new GemmPlan());
+    const CublasLtApi& lt = *blas.lt;
+    plan->lt_ = &lt;
+    plan->blas_ = blas;
+    plan->alpha_ = static_cast<float>(call.alpha);
+    plan->beta_ = static_cast<float>(call.beta);
+    plan->a_ptr_ = CuDeviceAddress(call.b);  // cuBLAS's A is our B (gemm_builtin.h)
+    plan->b_ptr_ = CuDeviceAddress(call.a);
+    plan->c_in_ptr_ = call.beta != 0 ? CuDeviceAddress(call.c_in) : CuDeviceAddress(call.c);
+    plan->c_ptr_ = CuDeviceAddress(call.c);
+    const ColumnMajorGemm cm = ToColumnMajor(call);
+    const std::string what = absl::StrCat(std::string(label), " (cuBLASLt ", call.M, "x", call.N, "x", call.K, ")");
+    // Exact fp32 products (no TF32): the f32 step matches the interpreter as the generated gemm does.
+    if (cublasStatus e = lt.MatmulDescCreate(&plan->desc_, kCublasCompute32F, kCudaR32F); e != kCublasSuccess) {
+      return BlasError(lt, e, "cublasLtMatmulDescCreate", what);
+    }
+    lt.MatmulDescSetAttribute(plan->desc_, kMatmulDescTransA, &cm.op_a, sizeof(cm.op_a));
+    lt.MatmulDescSetAttribute(plan->desc_, kMatmulDescTransB, &cm.op_b, sizeof(cm.op_b));
+    struct {
+      cublasLtMatrixLayout* layout;
+      int64_t rows, cols, ld;
+    } layouts[] = {{&plan->a_, cm.a_rows, cm.a_cols, cm.a_ld},
+                   {&plan->b_, cm.b_rows, cm.b_cols, cm.b_ld},
+                   {&plan->c_, cm.c_rows, cm.c_cols, cm.c_ld}};
+    for (auto& l : layouts) {
+      if (cublasStatus e = lt.MatrixLayoutCreate(l.layout, kCudaR32F, static_cast<uint64_t>(l.rows),
+                                                 static_cast<uint64_t>(l.cols), l.ld);
+          e != kCublasSuccess) {
+        return BlasError(lt, e, "cublasLtMatrixLayoutCreate", what);
+      }
+    }
+    cublasLtMatmulPreference preference = nullptr;
+    if (cublasStatus e = lt.MatmulPreferenceCreate(&preference); e != kCublasSuccess) {
+      return BlasError(lt, e, "cublasLtMatmulPreferenceCreate", what);
+    }
+    const uint64_t max_workspace = blas.workspace_bytes;
+    lt.MatmulPreferenceSetAttribute(preference, kMatmulPrefMaxWorkspaceBytes, &max_workspace, sizeof(max_workspace));
+    CublasLtHeuristic found{};
+    int count = 0;
+    cublasStatus e = lt.MatmulAlgoGetHeuristic(blas.handle, plan->desc_, plan->a_, plan->b_, plan->c_, plan->c_,
+                                               preference, 1, &found, &count);
+    lt.MatmulPreferenceDestroy(preference);
+    if (e != kCublasSuccess) return BlasError(lt, e, "cublasLtMatmulAlgoGetHeuristic", what);
+    if (count == 0) return absl::InternalError(absl::StrCat(what, ": cuBLASLt has no algorithm for this gemm"));
+    plan->algo_ = found.algo;
+    return plan;
+  }
+
+  /// Maps cublasStatus onto the CUresult the command loop expects (the status is kept for the message).
+  CUresult Enqueue(CUstream stream) {
+    last_ = lt_->Matmul(blas_.handle, desc_, &alpha_, reinterpret_cast<const void*>(a_ptr_), a_,
+                        reinterpret_cast<const void*>(b_ptr_), b_, &beta_, reinterpret_cast<const void*>(c_in_ptr_), c_,
+                        reinterpret_cast<void*>(c_ptr_), c_, &algo_, reinterpret_cast<void*>(blas_.workspace),
+                        blas_.workspace_bytes, stream);
+    return last_ == kCublasSuccess ? kCudaSuccess : kGemmFailed;
+  }
+  std::string LastError() const { return CublasStatusName(*lt_, last_); }
+
+  /// Outside the driver's codes, so the loop can tell a cuBLASLt failure apart.
+  static constexpr CUresult kGemmFailed = -1000;
+
+ private:
+  GemmPlan() = default;
+  static CUdeviceptr CuDeviceAddress(const BufferRange& r);
+
+  const CublasLtApi* lt_ = nullptr;
+  BlasContext blas_;
+  cublasLtMatmulDesc desc_ = nullptr;
+  cublasLtMatrixLayout a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  CublasLtAlgo algo_{};
+  float alpha_ = 1, beta_ = 0;
+  CUdeviceptr a_ptr_ = 0, b_ptr_ = 0, c_in_ptr_ = 0, c_ptr_ = 0;
+  cublasStatus last_ = kCublasSuccess;
+};
+
 /// One recorded command: enqueue on a stream, or a host call.
 struct CuCommand {
   std::string label;
   std::function<CUresult(CUstream)> enqueue;  // null for a host call
   std::function<absl::Status()> host_call;
+  GemmPlan* gemm = nullptr;  // a gemm builtin's plan, which knows why it failed
 };
 
 class CuDevice;
@@ -128,10 +234,7 @@ class CuCommandBuffer : public CommandBuffer {
                          std::string_view label) override;
   absl::Status AddCopy(BufferRange dst, BufferRange src, std::string_view label) override;
   absl::Status AddFill(BufferRange dst, uint32_t pattern, std::string_view label) override;
-  absl::Status AddBuiltin(std::string_view name, absl::Span<const KernelArg>, std::string_view label) override {
-    return absl::UnimplementedError(absl::StrCat(std::string(label), ": the cuda driver has no builtin '",
-                                                 std::string(name), "' (every cuda kernel comes from the compiler)"));
-  }
+  absl::Status AddBuiltin(std::string_view name, absl::Span<const KernelArg> args, std::string_view label) override;
   absl::Status AddHostCall(std::function<absl::Status()> call, std::string_view label) override {
     commands_.push_back({std::string(label), nullptr, std::move(call)});
     has_host_calls_ = true;
@@ -152,6 +255,7 @@ class CuCommandBuffer : public CommandBuffer {
   // keep both where they are as launches are added.
   std::deque<std::vector<uint64_t>> arg_values_;
   std::deque<std::vector<void*>> arg_pointers_;
+  std::deque<std::unique_ptr<GemmPlan>> gemm_plans_;
   bool has_host_calls_ = false;
   CUgraphExec exec_ = nullptr;
   int64_t submissions_ = 0;
@@ -184,6 +288,8 @@ class CuDevice : public Device {
   ~CuDevice() override {
     cu_->StreamSynchronize(stream_);
     ReleasePending();
+    if (blas_.handle != nullptr) blas_.lt->Destroy(blas_.handle);
+    if (blas_.workspace != 0) cu_->MemFree(blas_.workspace);
     cu_->StreamDestroy(stream_);
     cu_->DevicePrimaryCtxRelease(device_);
   }
@@ -192,6 +298,26 @@ class CuDevice : public Device {
   std::string name() const override { return "cuda: " + description_; }
   const DeviceLimits& limits() const override { return limits_; }
   const CudaApi& cu() const { return *cu_; }
+
+  /// cuBLASLt, started at the first call: FailedPrecondition when it cannot be loaded.
+  absl::StatusOr<const BlasContext*> Blas() {
+    if (!blas_status_.ok()) return blas_status_;
+    if (blas_.handle != nullptr) return &blas_;
+    absl::StatusOr<const CublasLtApi*> lt = CublasLtApi::Get();
+    if (!lt.ok()) return blas_status_ = lt.status();
+    if (cublasStatus e = (*lt)->Create(&blas_.handle); e != kCublasSuccess) {
+      blas_.handle = nullptr;
+      return blas_status_ = BlasError(**lt, e, "cublasLtCreate", "cuda");
+    }
+    blas_.lt = *lt;
+    // 32 MiB: what cuBLAS recommends for Hopper's split-K and stream-K kernels.
+    blas_.workspace_bytes = size_t{32} << 20;
+    if (CUresult e = cu_->MemAlloc(&blas_.workspace, blas_.workspace_bytes); e != kCudaSuccess) {
+      blas_.workspace = 0;
+      return blas_status_ = CuError(*cu_, e, "cuMemAlloc", "the cuBLASLt workspace");
+    }
+    return &blas_;
+  }
 
   absl::StatusOr<std::unique_ptr<Buffer>> Allocate(int64_t bytes) override {
     size_t free = 0, total = 0;
@@ -340,7 +466,7 @@ class CuDevice : public Device {
     if (CUresult e = c.enqueue(stream_); e != kCudaSuccess) {
       if (start != nullptr) cu_->EventDestroy(start);
       if (end != nullptr) cu_->EventDestroy(end);
-      return CuError(*cu_, e, "enqueueing", c.label);
+      return EnqueueError(c, e, "enqueueing");
     }
     if (profile_) {
       cu_->EventRecord(end, stream_);
@@ -356,7 +482,7 @@ class CuDevice : public Device {
     absl::Status enqueued = absl::OkStatus();
     for (const CuCommand& c : cb.commands()) {
       if (CUresult e = c.enqueue(stream_); e != kCudaSuccess) {
-        enqueued = CuError(*cu_, e, "enqueueing (captured)", c.label);
+        enqueued = EnqueueError(c, e, "enqueueing (captured)");
         break;
       }
     }
@@ -374,6 +500,14 @@ class CuDevice : public Device {
       return CuError(*cu_, e, "cuGraphInstantiate", "the step's graph");
     }
     return absl::OkStatus();
+  }
+
+  absl::Status EnqueueError(const CuCommand& c, CUresult e, std::string_view how) {
+    if (c.gemm != nullptr && e == GemmPlan::kGemmFailed) {
+      return absl::InternalError(absl::StrCat(c.label, ": ", std::string(how), " cublasLtMatmul failed with ",
+                                              c.gemm->LastError()));
+    }
+    return CuError(*cu_, e, how, c.label);
   }
 
   void AccountPending() {
@@ -412,7 +546,24 @@ class CuDevice : public Device {
   std::vector<Pending> pending_;
   std::vector<ProfileEntry> profile_entries_;
   std::map<std::string, size_t> profile_index_;
+  BlasContext blas_;
+  absl::Status blas_status_ = absl::OkStatus();
 };
+
+CUdeviceptr GemmPlan::CuDeviceAddress(const BufferRange& r) { return CuDevice::Address(r); }
+
+absl::Status CuCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const KernelArg> args,
+                                         std::string_view label) {
+  absl::StatusOr<GemmCall> call = ReadGemmBuiltin(name, args, label, "cuda");
+  if (!call.ok()) return call.status();
+  absl::StatusOr<const BlasContext*> blas = device_->Blas();
+  if (!blas.ok()) return absl::Status(blas.status().code(), absl::StrCat(std::string(label), ": ", blas.status().message()));
+  absl::StatusOr<std::unique_ptr<GemmPlan>> plan = GemmPlan::Create(**blas, *call, label);
+  if (!plan.ok()) return plan.status();
+  GemmPlan* p = gemm_plans_.emplace_back(*std::move(plan)).get();
+  commands_.push_back({std::string(label), [p](CUstream s) { return p->Enqueue(s); }, nullptr, p});
+  return absl::OkStatus();
+}
 
 absl::Status CuCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& config, absl::Span<const KernelArg> args,
                                         std::string_view label) {

@@ -44,7 +44,7 @@ TEST(CudaDevice, TheToolkitsStubDriverIsOneClearError) {
 TEST(CudaDevice, AnIndexThatIsNoNumberIsRefused) {
   absl::StatusOr<std::unique_ptr<Device>> d = CreateDevice("cuda:x");
   ASSERT_FALSE(d.ok());
-  EXPECT_NE(std::string(d.status().message()).find("the CUDA device index must be a number"), std::string::npos)
+  EXPECT_NE(std::string(d.status().message()).find("the cuda device index must be a number"), std::string::npos)
       << d.status();
 }
 

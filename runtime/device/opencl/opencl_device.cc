@@ -11,6 +11,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/device/gemm_builtin.h"
+#include "runtime/device/opencl/clblast_api.h"
 #include "runtime/device/opencl/opencl_api.h"
 
 namespace gpt_sft::runtime::device::opencl {
@@ -177,10 +179,7 @@ class ClCommandBuffer : public CommandBuffer {
                          std::string_view label) override;
   absl::Status AddCopy(BufferRange dst, BufferRange src, std::string_view label) override;
   absl::Status AddFill(BufferRange dst, uint32_t pattern, std::string_view label) override;
-  absl::Status AddBuiltin(std::string_view name, absl::Span<const KernelArg>, std::string_view label) override {
-    return absl::UnimplementedError(absl::StrCat(std::string(label), ": the opencl driver has no builtin '",
-                                                 std::string(name), "' (every opencl kernel comes from the compiler)"));
-  }
+  absl::Status AddBuiltin(std::string_view name, absl::Span<const KernelArg> args, std::string_view label) override;
   absl::Status AddHostCall(std::function<absl::Status()> call, std::string_view label) override {
     commands_.push_back({std::string(label), nullptr, std::move(call)});
     return absl::OkStatus();
@@ -472,6 +471,38 @@ absl::Status ClCommandBuffer::AddFill(BufferRange dst, uint32_t pattern, std::st
                        [api, to, offset, bytes, pattern](cl_command_queue q, cl_event* event) {
                          return api->EnqueueFillBuffer(q, to, &pattern, sizeof(pattern), offset, bytes, 0, nullptr,
                                                        event);
+                       },
+                       nullptr});
+  return absl::OkStatus();
+}
+
+/// The vendor gemm (runtime/device/GEMM_BUILTIN.md) through CLBlast's row-major Sgemm on the
+/// step's queue; c_in other than c is copied into c first (CLBlast accumulates in place).
+absl::Status ClCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const KernelArg> args,
+                                         std::string_view label) {
+  absl::StatusOr<GemmCall> call = ReadGemmBuiltin(name, args, label, "opencl");
+  if (!call.ok()) return call.status();
+  absl::StatusOr<const ClBlastApi*> blast = ClBlastApi::Get();
+  if (!blast.ok()) return absl::Status(blast.status().code(), absl::StrCat(std::string(label), ": ", blast.status().message()));
+  const GemmCall g = *call;
+  const OpenClApi* api = &device_->cl();
+  const ClBlastApi* lt = *blast;
+  const cl_mem a = ClDevice::Mem(g.a), b = ClDevice::Mem(g.b), c = ClDevice::Mem(g.c), c_in = ClDevice::Mem(g.c_in);
+  const bool copy_in = g.beta != 0 && (c_in != c || g.c_in.offset != g.c.offset);
+  const size_t c_bytes = static_cast<size_t>(g.M * g.N * 4);
+  commands_.push_back({std::string(label),
+                       [api, lt, g, a, b, c, c_in, copy_in, c_bytes](cl_command_queue q, cl_event* event) -> cl_int {
+                         if (copy_in) {
+                           cl_int e = api->EnqueueCopyBuffer(q, c_in, c, g.c_in.offset, g.c.offset, c_bytes, 0,
+                                                             nullptr, nullptr);
+                           if (e != CL_SUCCESS) return e;
+                         }
+                         cl_command_queue queue = q;
+                         return lt->Sgemm(kClBlastLayoutRowMajor, g.a_transposed ? kClBlastTransposeYes : kClBlastTransposeNo,
+                                          g.b_transposed ? kClBlastTransposeYes : kClBlastTransposeNo, g.M, g.N, g.K,
+                                          static_cast<float>(g.alpha), a, g.a.offset / 4, g.a_transposed ? g.M : g.K, b,
+                                          g.b.offset / 4, g.b_transposed ? g.K : g.N, static_cast<float>(g.beta), c,
+                                          g.c.offset / 4, g.N, &queue, event);
                        },
                        nullptr});
   return absl::OkStatus();

@@ -1,0 +1,75 @@
+// gpt-lower-to-gpu{gemm=vendor}: every product of matrices is the builtin gemm.f32
+// (M, N, K, a_transposed, b_transposed, alpha, beta; a, b, c_in, c: runtime/device/
+// GEMM_BUILTIN.md), the input gradient still reads the weight untransposed (b_transposed = 0), and
+// what a matmul absorbed runs as "<kernel>_epilogue", an elementwise launch over the product.
+// RUN: gptc-opt %s --gpt-plan-buffers="alignment=256" --gpt-lower-fusions --gpt-lower-to-gpu="gemm=vendor" | FileCheck %s
+// RUN: not gptc-opt %s --gpt-plan-buffers="alignment=256" --gpt-lower-to-gpu="gemm=fast" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: GPT_SFT_CUDA_GEMM=tiled gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda \
+// RUN:   --emit=launches 2>/dev/null | FileCheck %s --check-prefix=TILED
+// RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda --emit=launches 2>/dev/null \
+// RUN:   | FileCheck %s --check-prefix=VENDOR
+// RUN: not gptc --depth=1 --target=cuda --gemm=clblast --emit=launches 2>&1 | FileCheck %s --check-prefix=FLAG
+// RUN: GPT_SFT_OPENCL_GEMM=cublaslt not gptc --depth=1 --target=opencl --emit=launches 2>&1 | FileCheck %s --check-prefix=ENV
+// RUN: gptc --depth=1 --n_embd=128 --n_head=1 --vocab=512 --batch=2 --seq=64 --target=opencl --gemm=clblast --emit=launches \
+// RUN:   2>/dev/null | FileCheck %s --check-prefix=VENDOR
+
+// BAD: gpt-lower-to-gpu: gemm must be tiled or vendor, got 'fast'
+// FLAG: gptc: --gemm=clblast: the cuda target's gemm is cublaslt or tiled
+// ENV: GPT_SFT_OPENCL_GEMM='cublaslt': the opencl target's gemm is clblast or tiled
+// TILED-NOT: builtin gemm.f32
+// TILED: kernel matmul_add
+// VENDOR-NOT: kernel matmul_add grid
+// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, f64 1, f64 0,
+// VENDOR: kernel matmul_add_epilogue grid [64,1,1] block [256,1,1]
+
+// y = x w^T: M = 66, N = 32, K = 64, w stored [N, K] (b transposed), alpha 1, beta 0, c_in = c.
+// CHECK-LABEL: func.func @plain
+// CHECK-NOT: gpu.launch
+// CHECK: gpt.call_builtin "gemm.f32"(%c66_i64, %c32_i64, %c64_i64, %c0_i64{{[_0-9]*}}, %c1_i64{{[_0-9]*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[C:[a-z0-9_]+]], %[[C]])
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @plain(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"})
+    -> (tensor<66x32xf32> {gpt.name = "y"}) {
+  %y = gpt.matmul %x, %w : tensor<66x64xf32>, tensor<32x64xf32>
+  return %y : tensor<66x32xf32>
+}
+
+// dx = dy (w^T)^T reads w [96, 64] as B [K, N] as it is stored: b_transposed = 0.
+// CHECK-LABEL: func.func @input_grad
+// CHECK: gpt.call_builtin "gemm.f32"(%c66_i64, %c64_i64, %c96_i64, %c0_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}},
+// CHECK-NOT: gpu.launch
+func.func @input_grad(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %w: tensor<96x64xf32> {gpt.name = "w"})
+    -> (tensor<66x64xf32> {gpt.name = "dx"}) {
+  %wt = gpt.transpose %w [1, 0] : tensor<96x64xf32>
+  %dx = gpt.matmul %dy, %wt : tensor<66x96xf32>, tensor<64x96xf32>
+  return %dx : tensor<66x64xf32>
+}
+
+// The residual add the matmul absorbs: the product goes to op-private scratch, then one
+// elementwise launch over its 66 x 32 elements loads it, adds h and stores r.
+// CHECK-LABEL: func.func @residual
+// CHECK: gpt.call_builtin "gemm.f32"({{.*}}, %[[P:[a-z0-9_]+]], %[[P]])
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c9{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256
+// CHECK: memref.load %[[P]]
+// CHECK: arith.addf
+// CHECK: } {gpt.kernel_name = "matmul_add_epilogue", gpt.op = "gpt.matmul"}
+// CHECK-NOT: gpu.launch
+// CHECK: return
+func.func @residual(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
+                    %h: tensor<66x32xf32> {gpt.name = "h"}) -> (tensor<66x32xf32> {gpt.name = "r"}) {
+  %y = gpt.matmul %x, %w : tensor<66x64xf32>, tensor<32x64xf32>
+  %r = gpt.add %h, %y : tensor<66x32xf32>, tensor<66x32xf32>
+  return %r : tensor<66x32xf32>
+}
+
+// The weight gradient accumulated into its argument: dw [N = 96, K = 64] = dy^T x over the 66
+// tokens, a transposed, then acc + dw in the epilogue.
+// CHECK-LABEL: func.func @accumulate
+// CHECK: gpt.call_builtin "gemm.f32"(%c96_i64, %c64_i64, %c66_i64, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}},
+// CHECK: } {gpt.kernel_name = "matmul_weight_grad_add_epilogue", gpt.op = "gpt.matmul_weight_grad"}
+func.func @accumulate(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %x: tensor<66x64xf32> {gpt.name = "x"},
+                      %acc: tensor<96x64xf32> {gpt.name = "grad/w"}) -> (tensor<96x64xf32> {gpt.name = "grad/w"}) {
+  %dw = gpt.matmul_weight_grad %dy, %x : tensor<66x96xf32>, tensor<66x64xf32>
+  %a = gpt.add %acc, %dw : tensor<96x64xf32>, tensor<96x64xf32>
+  return %a : tensor<96x64xf32>
+}

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The one prepared script for a lent GPU machine, run from the bundle //tests/gpu:make_bundle
+# built (see tests/gpu/README.md):
+#   (a) 5 steps of the small config on --device=cuda against the interpreter's losses (carried),
+#       with the matmuls through cuBLASLt and through the compiler's tiled gemm;
+#   (b) nanochat d20 (width 1280, 10 heads, vocab 65536) [4, 2048], 20 steps, both gemm
+#       variants: ms/step, tokens/s, MFU against the H200's dense bf16 peak, GPU memory; and a
+#       per-kernel profile of the default variant;
+#   (c) the PyTorch peer on the same batches, eager and torch.compile(dynamic=False);
+# then prints one JSON object (also written to $OUT/gpu_run.json when OUT is set). Each part
+# has its own time limit so that the whole stays under 8 minutes; a part that fails is
+# reported in the JSON and the others still run.
+#
+#   ./run.sh              everything
+#   ./run.sh --check      only check that the runner starts here (a machine without a GPU
+#                         must answer with the runner's one clear error, exit 2)
+set -uo pipefail
+
+here="$(cd "$(dirname "$0")" && pwd)"
+results="${OUT:-$here/results}"
+mkdir -p "$results"
+peak_flops="${GPU_PEAK_FLOPS:-989e12}"  # H200 SXM dense bf16 (Hopper tensor cores)
+
+# The runner: natively when the host's glibc is at least the bundle's, else through the
+# bundle's own loader and glibc (the NVIDIA driver still comes from the host). BUNDLE_GLIBC=always
+# forces the latter (the bundle test checks that route here).
+bundle_glibc="$(cat "$here/lib/glibc/VERSION")"
+host_glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
+runner() {
+  if [[ "${BUNDLE_GLIBC:-auto}" != always && -n "$host_glibc" && "$(printf '%s\n%s\n' "$bundle_glibc" "$host_glibc" | sort -V | head -1)" == "$bundle_glibc" ]]; then
+    LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$here/bin/run_step_cuda" "$@"
+  else
+    "$here/lib/glibc/ld-linux-x86-64.so.2" --library-path "$here/lib/glibc:$here/lib" "$here/bin/run_step_cuda" "$@"
+  fi
+}
+
+# The NVIDIA libraries come from the machine: the runner dlopens libcuda.so.1 and libcublasLt.
+# Where the loader's search would miss them (pip's wheels keep cuBLAS under site-packages), name
+# them: the first found of the loader cache, the toolkit, and Python's nvidia packages.
+find_library() { # find_library NAME_GLOB: the first path found, or nothing
+  local found
+  found="$(ldconfig -p 2>/dev/null | awk -v g="$1" '$1 ~ g {print $NF; exit}')"
+  if [[ -z "$found" ]]; then
+    local dirs=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/lib/x86_64-linux-gnu)
+    while IFS= read -r d; do dirs+=("$d"); done < <(python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null)
+    found="$(find "${dirs[@]}" -maxdepth 4 -name "$2" 2>/dev/null | sort -r | head -1)"
+  fi
+  echo "$found"
+}
+[[ -n "${GPT_SFT_LIBCUDA:-}" ]] || GPT_SFT_LIBCUDA="$(find_library '^libcuda[.]so[.]1$' 'libcuda.so.1')"
+[[ -n "${GPT_SFT_LIBCUBLASLT:-}" ]] || GPT_SFT_LIBCUBLASLT="$(find_library '^libcublasLt[.]so[.]1[23]$' 'libcublasLt.so.1[23]')"
+export GPT_SFT_LIBCUDA GPT_SFT_LIBCUBLASLT
+
+if [[ "${1:-}" == "--check" ]]; then
+  runner --device=cuda --artifact="$here/artifacts/small.gptart" --steps=1
+  exit $?
+fi
+
+# The most GPU memory in use (MiB) while a command runs, sampled every 100 ms by nvidia-smi.
+with_peak_memory() {
+  local tag="$1"; shift
+  local samples="$results/$tag.memory.txt"
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$samples" 2>/dev/null &
+  local sampler=$!
+  "$@"
+  local rc=$?
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  sort -n "$samples" | tail -1 >"$results/$tag.peak_mib"
+  return $rc
+}
+
+# The whole script stays under 8 minutes: each part gets its own limit, cut to what is left of
+# 470 s; a part with under 10 s left is skipped (its exit status recorded as 125).
+budget_s=470
+part() { # part TAG LIMIT_S COMMAND...: stdout to TAG.out, stderr to TAG.err, exit status to TAG.rc
+  local tag="$1" limit="$2"; shift 2
+  local left=$(( budget_s - ($(date +%s) - start) ))
+  (( limit > left )) && limit=$left
+  if (( limit < 10 )); then
+    echo "== $tag skipped: the 8-minute budget is spent" >&2
+    echo 125 >"$results/$tag.rc"
+    return
+  fi
+  echo "== $tag ($(date -u +%T), limit ${limit}s): $*" >&2
+  with_peak_memory "$tag" timeout "$limit" "$@" >"$results/$tag.out" 2>"$results/$tag.err"
+  echo $? >"$results/$tag.rc"
+  tail -3 "$results/$tag.err" >&2
+}
+
+start=$(date +%s)
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$results/gpu.txt" 2>&1
+for variant in "" _tiled; do
+  part "small$variant" 45 runner --device=cuda --artifact="$here/artifacts/small$variant.gptart" --seed=1 --steps=5 \
+    --expect_losses="$here/artifacts/small_reference.json" --loss_tolerance=1e-4 --json="$results/small$variant.json"
+done
+# In order of what matters most if the budget runs out: ours, the peers, then the rest.
+if [[ -e "$here/artifacts/d20.gptart" ]]; then
+  d20() { # d20 TAG LIMIT ARTIFACT STEPS [FLAGS...]
+    local tag="$1" limit="$2" artifact="$3" steps="$4"; shift 4
+    part "$tag" "$limit" runner --device=cuda --artifact="$here/artifacts/$artifact" --seed=1 --steps="$steps" \
+      --synthetic_batches=4 --json="$results/$tag.json" "$@"
+  }
+  d20 d20 100 d20.gptart 20 --warmup_steps=2
+  part torch_eager 60 python3 "$here/peer/pytorch_peer.py" --mode=eager --steps=20 --warmup_steps=2
+  part torch_compile 120 python3 "$here/peer/pytorch_peer.py" --mode=compile --steps=20 --warmup_steps=3
+  d20 d20_profile 40 d20.gptart 3 --warmup_steps=1 --profile
+  d20 d20_tiled 100 d20_tiled.gptart 10 --warmup_steps=2
+fi
+
+python3 - "$here" "$results" "$peak_flops" "$(( $(date +%s) - start ))" <<'PY' | tee "$results/gpu_run.json"
+import json, os, sys
+here, results, peak_flops, wall = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+
+
+def read(name):
+    try:
+        with open(os.path.join(results, name)) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def part(tag, json_file=None):
+    """A part's exit status, peak GPU memory and figures (its JSON file, or its last stdout line)."""
+    rc = read(f"{tag}.rc")
+    if rc is None:
+        return None
+    out = {"exit_status": int(rc), "peak_gpu_memory_mib": int((read(f"{tag}.peak_mib") or "").strip() or 0)}
+    lines = (read(f"{tag}.out") or "").strip().splitlines()
+    text = read(json_file) if json_file else (lines[-1] if lines else None)
+    try:
+        out.update(json.loads(text))
+    except (TypeError, ValueError):
+        pass
+    if int(rc) != 0:
+        out["stderr_tail"] = (read(f"{tag}.err") or "")[-1500:]
+    return out
+
+
+with open(os.path.join(here, "MANIFEST.json")) as f:
+    report = {"gpu": (read("gpu.txt") or "").strip(), "bundle": json.load(f), "wall_seconds": wall,
+              "libcuda": os.environ.get("GPT_SFT_LIBCUDA", ""), "libcublaslt": os.environ.get("GPT_SFT_LIBCUBLASLT", "")}
+for tag in ("small", "small_tiled"):
+    report[tag] = part(tag, f"{tag}.json")
+    if report[tag] is not None:
+        report[tag]["losses_match_interpreter"] = report[tag]["exit_status"] == 0
+for tag in ("d20", "d20_tiled", "d20_profile"):
+    report[tag] = part(tag, f"{tag}.json")
+for tag in ("torch_eager", "torch_compile"):
+    report[tag] = part(tag)
+for tag in ("d20", "d20_tiled"):
+    r = report[tag] or {}
+    if r.get("tokens_per_second") and r.get("flops_per_token"):
+        r["mfu"] = r["tokens_per_second"] * r["flops_per_token"] / peak_flops
+d20 = report["d20"] or {}
+if d20.get("tokens_per_second") and d20.get("flops_per_token"):
+    for peer in ("torch_eager", "torch_compile"):
+        p = report[peer] or {}
+        if p.get("tokens_per_second"):
+            p["mfu"] = p["tokens_per_second"] * d20["flops_per_token"] / peak_flops
+            report[f"speedup_vs_{peer}"] = d20["tokens_per_second"] / p["tokens_per_second"]
+            if p.get("peak_gpu_memory_mib"):
+                report[f"memory_ratio_vs_{peer}"] = d20.get("peak_gpu_memory_mib", 0) / p["peak_gpu_memory_mib"]
+report["goals"] = {"speedup_vs_torch_compile": ">= 1.1", "mfu (d20)": ">= 0.45", "memory_ratio_vs_torch_compile": "< 1"}
+print(json.dumps(report, indent=1))
+PY
