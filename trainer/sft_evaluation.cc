@@ -22,7 +22,8 @@ absl::StatusOr<std::unique_ptr<SftEvaluation>> SftEvaluation::Create(const runti
                                                                     const std::string& words_path,
                                                                     int64_t max_problems, int64_t seed,
                                                                     int num_threads,
-                                                                    runtime::collectives::Communicator* world) {
+                                                                    runtime::collectives::Communicator* world,
+                                                                    compiler::ElementType dtype) {
   std::unique_ptr<SftEvaluation> eval(new SftEvaluation());
   eval->tokenizer_ = tokenizer;
   eval->words_path_ = words_path;
@@ -31,7 +32,7 @@ absl::StatusOr<std::unique_ptr<SftEvaluation>> SftEvaluation::Create(const runti
   eval->world_ = world;
   runtime::InterpreterOptions options;
   options.num_threads = num_threads;
-  absl::StatusOr<std::unique_ptr<LogitsEvaluator>> logits = LogitsEvaluator::Create(params, options);
+  absl::StatusOr<std::unique_ptr<LogitsEvaluator>> logits = LogitsEvaluator::Create(params, options, dtype);
   if (!logits.ok()) return logits.status();
   eval->logits_ = std::move(*logits);
   absl::StatusOr<std::unique_ptr<Generator>> generator = Generator::Create(*params, {num_threads});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "compiler/builder/step_config.h"
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/params/param_store.h"
@@ -27,12 +28,13 @@ class SftEvaluation {
   /// `params` and `tokenizer` (and `world`, when given) must outlive the evaluation.
   /// `words_path` is the spelling tasks' word list; `seed` picks the held-out multiple-choice
   /// problems. `world` null: one rank scores every problem. Else every rank must call Run
-  /// together (it all-reduces), and each gets the same, whole-world metrics.
-  static absl::StatusOr<std::unique_ptr<SftEvaluation>> Create(const runtime::ParamStore* params,
-                                                              const data::Tokenizer* tokenizer,
-                                                              const std::string& words_path, int64_t max_problems,
-                                                              int64_t seed, int num_threads,
-                                                              runtime::collectives::Communicator* world = nullptr);
+  /// together (it all-reduces), and each gets the same, whole-world metrics. `dtype`: the
+  /// multiple-choice logits' numerics (the training step's: f32, or bf16 autocast); sampling
+  /// for the generative tasks runs f32.
+  static absl::StatusOr<std::unique_ptr<SftEvaluation>> Create(
+      const runtime::ParamStore* params, const data::Tokenizer* tokenizer, const std::string& words_path,
+      int64_t max_problems, int64_t seed, int num_threads, runtime::collectives::Communicator* world = nullptr,
+      compiler::ElementType dtype = compiler::ElementType::kF32);
   ~SftEvaluation();
 
   /// {"synthetic_mc_acc", x}, {"simple_spelling_acc", y}, {"spelling_bee_acc", z}, in order.

@@ -349,7 +349,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   // The multiple-choice and generation metrics: each rank scores its share of the problems.
   absl::StatusOr<std::unique_ptr<SftEvaluation>> evaluation =
       SftEvaluation::Create(setup->params.get(), setup->tokenizer.get(), setup->words_path, o.eval_metrics_max_problems,
-                            o.seed, o.num_threads, &world);
+                            o.seed, o.num_threads, &world, config.dtype);
   if (!evaluation.ok()) return evaluation.status();
   std::vector<std::pair<std::string, double>> metrics_now;
 
