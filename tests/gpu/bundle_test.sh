@@ -67,6 +67,21 @@ for route in auto always; do
   grep -q "cuda" <<<"$out" || fail "run.sh --check did not name the cuda driver: $out"
 done
 
+# The whole script runs here too: every GPU part ends with the runner's no-GPU error (exit 2,
+# not 126/127: each part's command really started), and the report is one JSON object.
+OUT="$TEST_TMPDIR/out_full" "$bundle/run.sh" >"$TEST_TMPDIR/run_full.log" 2>&1 || fail "run.sh failed: $(tail -5 "$TEST_TMPDIR/run_full.log")"
+python3 - "$TEST_TMPDIR/out_full/gpu_run.json" <<'PY' || fail "run.sh's report is wrong: $(cat "$TEST_TMPDIR/out_full/gpu_run.json")"
+import json, sys
+report = json.load(open(sys.argv[1]))
+for tag in ("small", "small_tiled", "small_bf16"):
+    part = report[tag]
+    assert part["exit_status"] == 2, (tag, part)
+    assert "no NVIDIA driver" in part["stderr_tail"], (tag, part)
+    assert part["losses_match_interpreter"] is False, (tag, part)
+assert report["d20"] is None, "a --small_only bundle has no d20 part"
+assert report["bundle"]["small_only"] == 1
+PY
+
 # A failed build leaves the previous bundle in place.
 touch "$bundle/keep_me"
 if "$make_bundle" --small_only --out="$bundle" --no_such_flag 2>/dev/null; then fail "a bad flag was accepted"; fi

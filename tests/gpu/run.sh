@@ -27,13 +27,13 @@ peak_flops="${GPU_PEAK_FLOPS:-989e12}"  # H200 SXM dense bf16 (Hopper tensor cor
 # forces the latter (the bundle test checks that route here).
 bundle_glibc="$(cat "$here/lib/glibc/VERSION")"
 host_glibc="$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')"
-runner() {
-  if [[ "${BUNDLE_GLIBC:-auto}" != always && -n "$host_glibc" && "$(printf '%s\n%s\n' "$bundle_glibc" "$host_glibc" | sort -V | head -1)" == "$bundle_glibc" ]]; then
-    LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$here/bin/run_step_cuda" "$@"
-  else
-    "$here/lib/glibc/ld-linux-x86-64.so.2" --library-path "$here/lib/glibc:$here/lib" "$here/bin/run_step_cuda" "$@"
-  fi
-}
+# The runner as a command (an array, so that `timeout` can run it).
+if [[ "${BUNDLE_GLIBC:-auto}" != always && -n "$host_glibc" &&
+      "$(printf '%s\n%s\n' "$bundle_glibc" "$host_glibc" | sort -V | head -1)" == "$bundle_glibc" ]]; then
+  runner=(env "LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$here/bin/run_step_cuda")
+else
+  runner=("$here/lib/glibc/ld-linux-x86-64.so.2" --library-path "$here/lib/glibc:$here/lib" "$here/bin/run_step_cuda")
+fi
 
 # The NVIDIA libraries come from the machine: the runner dlopens libcuda.so.1 and libcublasLt.
 # Where the loader's search would miss them (pip's wheels keep cuBLAS under site-packages), name
@@ -53,7 +53,7 @@ find_library() { # find_library NAME_GLOB: the first path found, or nothing
 export GPT_SFT_LIBCUDA GPT_SFT_LIBCUBLASLT
 
 if [[ "${1:-}" == "--check" ]]; then
-  runner --device=cuda --artifact="$here/artifacts/small.gptart" --steps=1
+  "${runner[@]}" --device=cuda --artifact="$here/artifacts/small.gptart" --steps=1
   exit $?
 fi
 
@@ -66,7 +66,7 @@ with_peak_memory() {
   "$@"
   local rc=$?
   kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
-  sort -n "$samples" | tail -1 >"$results/$tag.peak_mib"
+  if [[ -s "$samples" ]]; then sort -n "$samples" | tail -1; else echo 0; fi >"$results/$tag.peak_mib"
   return $rc
 }
 
@@ -93,14 +93,14 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"
 for variant in "" _tiled _bf16; do
   [[ -e "$here/artifacts/small$variant.gptart" ]] || continue
   reference="$here/artifacts/small$([[ $variant == _bf16 ]] && echo _bf16)_reference.json"
-  part "small$variant" 45 runner --device=cuda --artifact="$here/artifacts/small$variant.gptart" --seed=1 --steps=5 \
+  part "small$variant" 45 "${runner[@]}" --device=cuda --artifact="$here/artifacts/small$variant.gptart" --seed=1 --steps=5 \
     --expect_losses="$reference" --loss_tolerance=1e-4 --json="$results/small$variant.json"
 done
 # In order of what matters most if the budget runs out: ours, the peers, then the rest.
 if [[ -e "$here/artifacts/d20.gptart" ]]; then
   d20() { # d20 TAG LIMIT ARTIFACT STEPS [FLAGS...]
     local tag="$1" limit="$2" artifact="$3" steps="$4"; shift 4
-    part "$tag" "$limit" runner --device=cuda --artifact="$here/artifacts/$artifact" --seed=1 --steps="$steps" \
+    part "$tag" "$limit" "${runner[@]}" --device=cuda --artifact="$here/artifacts/$artifact" --seed=1 --steps="$steps" \
       --synthetic_batches=4 --json="$results/$tag.json" "$@"
   }
   d20 d20 100 d20.gptart 20 --warmup_steps=2
