@@ -154,6 +154,8 @@ def main():
         print(json.dumps({"inputs": inputs, "targets": targets}))
         return
 
+    if torch is None:
+        sys.exit("pytorch_peer: PyTorch is not installed for " + sys.executable)
     torch.set_float32_matmul_precision("high")  # nanochat's compute_init
     cfg = {"sequence_len": args.seq, "vocab_size": args.vocab, "n_layer": args.depth, "n_head": args.n_head,
            "n_kv_head": args.n_head, "n_embd": args.n_embd}
