@@ -74,6 +74,17 @@ int LocalRankCount() {
   return 1;
 }
 
+int LocalRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (std::getenv(name) != nullptr) return std::max(0, EnvInt(name));
+  }
+  return 0;
+}
+
+std::string DeviceForLocalRank(const std::string& device, int local_rank) {
+  return device == "cuda" ? absl::StrCat("cuda:", local_rank) : device;
+}
+
 int ThreadsPerLocalRank() {
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   return std::max(1, cores / LocalRankCount());

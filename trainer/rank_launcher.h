@@ -23,6 +23,15 @@ bool RelaunchedByTrainer();
 /// The ranks of this job on this machine (the launcher's local size), 1 when not launched.
 int LocalRankCount();
 
+/// This process's rank among the job's ranks on this machine (the launcher's local rank:
+/// OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID), 0 when not launched.
+int LocalRank();
+
+/// The device one rank opens for --device=`device`: a GPU driver named without an index
+/// ("cuda") means one GPU per local rank, "cuda:<local_rank>"; an explicit index, the cpu, and
+/// opencl (PoCL offers one device that every rank shares) are taken as given.
+std::string DeviceForLocalRank(const std::string& device, int local_rank);
+
 /// The --num_threads=0 meaning for one rank: this machine's cores shared among its ranks,
 /// at least 1, so that N ranks on one machine do not oversubscribe its cores N times.
 int ThreadsPerLocalRank();

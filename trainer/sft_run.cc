@@ -23,6 +23,7 @@
 #include "trainer/checkpoint_reload_check.h"
 #include "trainer/demo_setup.h"
 #include "trainer/eval/validation_loss.h"
+#include "trainer/rank_launcher.h"
 #include "trainer/sft_evaluation.h"
 #include "trainer/device_step.h"
 #include "trainer/step_compile.h"
@@ -227,7 +228,7 @@ absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions
   const std::string cache_dir = o.compile_cache_dir.empty() ? base_dir + "/compile_cache" : o.compile_cache_dir;
   runtime::collectives::Communicator* comm = o.world_size > 1 ? &world : nullptr;
   DeviceStepOptions options;
-  options.device = o.device;
+  options.device = o.world_size > 1 ? DeviceForLocalRank(o.device, LocalRank()) : o.device;
   options.num_threads = o.num_threads;
   options.communicator = comm;
   absl::StatusOr<std::unique_ptr<DeviceStep>> made = CompileDeviceStep(config, params, cache_dir, options);
