@@ -1,35 +1,47 @@
-// Built only where the CUDA toolkit is detected. Without a GPU (this machine) it checks that
-// MakeNcclCommunicator refuses with an error naming the missing device; with one, that a world
-// of one rank (bootstrapped by the single-rank communicator) reduces and gathers device buffers.
-// Multi-rank NCCL runs on a GPU machine under run_ranks.sh with MakeMpiCommunicator as bootstrap.
+// Runs on every machine (NCCL and the CUDA driver are dlopened). Without a GPU (this machine)
+// it checks that MakeNcclCommunicator refuses with an error naming the rank and the missing
+// device, after taking part in the id's broadcast; with one, that a world of one rank
+// (bootstrapped by the single-rank communicator) reduces and gathers device buffers, which it
+// allocates through the same driver API. Multi-rank NCCL runs on a GPU machine under
+// run_ranks.sh with MakeMpiCommunicator as bootstrap.
 #include "runtime/collectives/nccl_communicator.h"
-
-#include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/device/cuda/cuda_api.h"
 
 namespace gpt_sft::runtime::collectives {
 namespace {
 
-bool HasCudaDevice() {
+using device::cuda::CudaApi;
+using device::cuda::kCudaSuccess;
+
+/// The driver, started, when it sees a GPU; else null.
+const CudaApi* CudaWithADevice() {
+  absl::StatusOr<const CudaApi*> cu = CudaApi::Get();
   int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+  if (!cu.ok() || (*cu)->Init(0) != kCudaSuccess || (*cu)->DeviceGetCount(&devices) != kCudaSuccess || devices == 0) {
+    return nullptr;
+  }
+  return *cu;
 }
 
 TEST(NcclCommunicator, WithoutADeviceTheErrorSaysSo) {
-  if (HasCudaDevice()) GTEST_SKIP() << "a CUDA device is present";
+  if (CudaWithADevice() != nullptr) GTEST_SKIP() << "a CUDA device is present";
   std::unique_ptr<Communicator> bootstrap = MakeSingleRankCommunicator();
   auto made = MakeNcclCommunicator(*bootstrap);
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(std::string(made.status().message()).find("rank 0: no CUDA device"), std::string::npos) << made.status();
+  EXPECT_NE(std::string(made.status().message()).find("MakeNcclCommunicator on rank 0: no CUDA device"),
+            std::string::npos)
+      << made.status();
 }
 
 TEST(NcclCommunicator, OneRankReducesAndGathersDeviceBuffers) {
-  if (!HasCudaDevice()) GTEST_SKIP() << "no CUDA device here";
+  const CudaApi* cu = CudaWithADevice();
+  if (cu == nullptr) GTEST_SKIP() << "no CUDA device here";
   std::unique_ptr<Communicator> bootstrap = MakeSingleRankCommunicator();
   auto made = MakeNcclCommunicator(*bootstrap);
   ASSERT_TRUE(made.ok()) << made.status();
@@ -37,22 +49,22 @@ TEST(NcclCommunicator, OneRankReducesAndGathersDeviceBuffers) {
   EXPECT_EQ(nccl.backend(), "nccl");
   EXPECT_EQ(nccl.memory_space(), MemorySpace::kCuda);
   const std::vector<float> host = {1, -2, 3, 4.5f, 5, 6, 7};
-  float* a = nullptr;
-  float* b = nullptr;
-  ASSERT_EQ(cudaMalloc(&a, host.size() * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&b, host.size() * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(a, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  const size_t bytes = host.size() * sizeof(float);
+  device::cuda::CUdeviceptr a = 0, b = 0;  // in the primary context the communicator made current
+  ASSERT_EQ(cu->MemAlloc(&a, bytes), kCudaSuccess);
+  ASSERT_EQ(cu->MemAlloc(&b, bytes), kCudaSuccess);
+  ASSERT_EQ(cu->MemcpyHtoD(a, host.data(), bytes), kCudaSuccess);
   for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin}) {
-    EXPECT_TRUE(nccl.AllReduce(a, 7, DataType::kFloat32, op).ok());
+    EXPECT_TRUE(nccl.AllReduce(reinterpret_cast<void*>(a), 7, DataType::kFloat32, op).ok());
   }
-  EXPECT_TRUE(nccl.AllGather(a, b, 7, DataType::kFloat32).ok());
-  EXPECT_TRUE(nccl.Broadcast(b, 7, DataType::kFloat32, 0).ok());
+  EXPECT_TRUE(nccl.AllGather(reinterpret_cast<void*>(a), reinterpret_cast<void*>(b), 7, DataType::kFloat32).ok());
+  EXPECT_TRUE(nccl.Broadcast(reinterpret_cast<void*>(b), 7, DataType::kFloat32, 0).ok());
   EXPECT_TRUE(nccl.Barrier().ok());
   std::vector<float> back(host.size());
-  ASSERT_EQ(cudaMemcpy(back.data(), b, back.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cu->MemcpyDtoH(back.data(), b, bytes), kCudaSuccess);
   EXPECT_EQ(back, host);
-  cudaFree(a);
-  cudaFree(b);
+  cu->MemFree(a);
+  cu->MemFree(b);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ absl::StatusOr<CudaApi> Load() {
   bind(api.StreamCreate, "cuStreamCreate");
   bind(api.StreamDestroy, "cuStreamDestroy_v2");
   bind(api.StreamSynchronize, "cuStreamSynchronize");
+  bind(api.StreamQuery, "cuStreamQuery");
   bind(api.StreamBeginCapture, "cuStreamBeginCapture_v2");
   bind(api.StreamEndCapture, "cuStreamEndCapture");
   bind(api.GraphInstantiate, "cuGraphInstantiateWithFlags");

@@ -32,6 +32,7 @@ using CUdevice_attribute = int;
 using CUstreamCaptureMode = int;
 
 inline constexpr CUresult kCudaSuccess = 0;
+inline constexpr CUresult kCudaErrorNotReady = 600;  // cuStreamQuery: work still pending
 inline constexpr CUdevice_attribute kAttrMaxThreadsPerBlock = 1;
 inline constexpr CUdevice_attribute kAttrMaxBlockDimX = 2;  // Y = 3, Z = 4
 inline constexpr CUdevice_attribute kAttrMaxSharedMemoryPerBlock = 8;
@@ -73,6 +74,7 @@ struct CudaApi {
   CUresult (*StreamCreate)(CUstream* stream, unsigned int flags);
   CUresult (*StreamDestroy)(CUstream stream);                                             // _v2
   CUresult (*StreamSynchronize)(CUstream stream);
+  CUresult (*StreamQuery)(CUstream stream);
   CUresult (*StreamBeginCapture)(CUstream stream, CUstreamCaptureMode mode);              // _v2
   CUresult (*StreamEndCapture)(CUstream stream, CUgraph* graph);
   CUresult (*GraphInstantiate)(CUgraphExec* exec, CUgraph graph, unsigned long long flags);  // NOLINT: WithFlags

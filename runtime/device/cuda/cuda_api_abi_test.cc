@@ -14,6 +14,7 @@ namespace gpt_sft::runtime::device::cuda {
 namespace {
 
 static_assert(kCudaSuccess == CUDA_SUCCESS);
+static_assert(kCudaErrorNotReady == CUDA_ERROR_NOT_READY);
 static_assert(kAttrMaxThreadsPerBlock == CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
 static_assert(kAttrMaxBlockDimX == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X);
 static_assert(kAttrMaxBlockDimX + 1 == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y);
@@ -53,6 +54,7 @@ static_assert(Arity(CudaApi{}.LaunchKernel) == Arity(&::cuLaunchKernel));
 static_assert(Arity(CudaApi{}.StreamBeginCapture) == Arity(&::cuStreamBeginCapture_v2));
 static_assert(Arity(CudaApi{}.GraphInstantiate) == Arity(&::cuGraphInstantiateWithFlags));
 static_assert(Arity(CudaApi{}.EventElapsedTime) == Arity(&::cuEventElapsedTime));
+static_assert(Arity(CudaApi{}.StreamQuery) == Arity(&::cuStreamQuery));
 
 TEST(CudaApiAbi, MatchesTheToolkitsHeader) { SUCCEED() << "checked at compile time against cuda.h"; }
 
