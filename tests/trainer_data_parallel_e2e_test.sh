@@ -3,7 +3,8 @@
 # itself as 2 MPI ranks, only rank 0 prints the step lines and writes the checkpoint, the run's
 # validation loss matches the 1-rank run's over the same global batch, a flag that disagrees
 # with mpirun's world is an error naming both, and a rank killed mid-run ends the whole job
-# (non-zero, within 30 s) without a checkpoint or a temp file left behind.
+# (non-zero, within 30 s) without a checkpoint or a temp file left behind; --device=cuda ranks
+# take NCCL, one GPU each (here, without a GPU: the rank and the reason).
 set -uo pipefail
 trainer="$1"; run_ranks="$2"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -65,4 +66,12 @@ wait "$job" && fail "the job exited 0 after rank 1 was killed"
 sleep 1
 pgrep -f -- "--output_dir=$fault" > /dev/null && fail "ranks outlived the job: $(pgrep -af -- "--output_dir=$fault")"
 ls "$fault"/model_* "$fault"/*.tmp.* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
-echo "PASS (job ended $((SECONDS - start)) s after rank 1 was killed)"
+fault_seconds=$((SECONDS - start))
+
+# 4. GPU ranks (one GPU each, gradients through NCCL): without a GPU (this machine) every rank
+#    says which rank, which device and why, and the job ends non-zero.
+"$trainer" "${common[@]}" --device=cuda --nproc_per_node=2 --output_dir="$tmp/cuda" > "$tmp/cuda.log" 2>&1 \
+  && fail "--device=cuda on 2 ranks ran without a GPU"
+expect 'trainer: error: rank 0 of 2: --device=cuda: cuda: no NVIDIA driver' "$tmp/cuda.log"
+expect 'trainer: error: rank 1 of 2: --device=cuda: cuda: no NVIDIA driver' "$tmp/cuda.log"
+echo "PASS (job ended ${fault_seconds} s after rank 1 was killed)"

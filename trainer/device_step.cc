@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> DeviceStep::Create(const artifact::A
   }
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<DeviceStep> step(new DeviceStep(*config, params));
+  step->owned_communicator_ = options.owned_communicator;
   runtime::device::DeviceOptions device_options;
   device_options.num_threads = options.num_threads;
   device_options.profile = options.profile;

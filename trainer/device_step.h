@@ -40,6 +40,9 @@ struct DeviceStepOptions {
   bool profile = false;        // time every launch (the device's TakeProfile)
   /// The data-parallel ranks (null: one); its world size must be the step's dp_world_size.
   runtime::collectives::Communicator* communicator = nullptr;
+  /// A communicator made for this step that the step keeps alive (NCCL for cuda ranks, which
+  /// `communicator` then points to).
+  std::shared_ptr<runtime::collectives::Communicator> owned_communicator;
   /// How many steps this process has compiled so far (compiler::StepCompilations when the
   /// caller compiles): what is compiled after the step is made counts as a recompilation.
   std::function<int64_t()> compilations = [] { return int64_t{0}; };
@@ -109,6 +112,8 @@ class DeviceStep : public TrainStep {
 
   compiler::StepConfig config_;
   runtime::ParamStore* params_;
+  // Before the device and the executable, so that it outlives the commands that call it.
+  std::shared_ptr<runtime::collectives::Communicator> owned_communicator_;
   std::unique_ptr<runtime::device::Device> device_;
   std::unique_ptr<runtime::Executable> executable_;
   std::vector<std::unique_ptr<runtime::device::Buffer>> wrapped_params_;  // cpu: the ParamStore's memory

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "data/collate/loader.h"
@@ -22,6 +23,7 @@
 #include "trainer/batch_tensors.h"
 #include "trainer/checkpoint_reload_check.h"
 #include "trainer/demo_setup.h"
+#include "runtime/collectives/nccl_communicator.h"
 #include "trainer/eval/validation_loss.h"
 #include "trainer/rank_launcher.h"
 #include "trainer/sft_evaluation.h"
@@ -220,6 +222,23 @@ absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, 
   return c;
 }
 
+/// NCCL over `world` on the GPU `device` names ("cuda:<n>"; "cuda": rank modulo the GPUs).
+absl::StatusOr<std::shared_ptr<runtime::collectives::Communicator>> MakeNcclForDevice(
+    const std::string& device, runtime::collectives::Communicator& world) {
+  runtime::collectives::NcclOptions options;
+  if (const size_t colon = device.find(':'); colon != std::string::npos) {
+    if (!absl::SimpleAtoi(device.substr(colon + 1), &options.device)) options.device = -1;
+  }
+  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> nccl =
+      runtime::collectives::MakeNcclCommunicator(world, options);
+  if (!nccl.ok()) {
+    return absl::Status(nccl.status().code(), absl::StrCat("--device=", device, " on ", world.world_size(),
+                                                           " ranks reduces gradients with NCCL: ",
+                                                           nccl.status().message()));
+  }
+  return std::shared_ptr<runtime::collectives::Communicator>(std::move(*nccl));
+}
+
 /// The step compiled for --device (or loaded from the compile cache) on that device.
 absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions& o, const compiler::StepConfig& config,
                                                             runtime::ParamStore* params,
@@ -231,6 +250,13 @@ absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions
   options.device = o.world_size > 1 ? DeviceForLocalRank(o.device, LocalRank()) : o.device;
   options.num_threads = o.num_threads;
   options.communicator = comm;
+  if (comm != nullptr && options.device.rfind("cuda", 0) == 0) {
+    // GPU ranks reduce their gradients with NCCL, in device memory, over the MPI job's world.
+    absl::StatusOr<std::shared_ptr<runtime::collectives::Communicator>> nccl = MakeNcclForDevice(options.device, world);
+    if (!nccl.ok()) return nccl.status();
+    options.owned_communicator = *std::move(nccl);
+    options.communicator = options.owned_communicator.get();
+  }
   absl::StatusOr<std::unique_ptr<DeviceStep>> made = CompileDeviceStep(config, params, cache_dir, options);
   if (!made.ok()) return made.status();
   if (!(*made)->compile_report().cache_note.empty() && o.rank == 0) {

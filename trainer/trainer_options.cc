@@ -27,10 +27,13 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
     return Invalid("--model_source=" + o.model_source + " is not one of: base, mid");
   }
   if (o.model_tag && o.model_tag->empty()) return Invalid("--model_tag is empty; omit it for the largest depth");
-  const bool opencl_n = o.device.rfind("opencl:", 0) == 0 && o.device.size() > 7 &&
-                        o.device.find_first_not_of("0123456789", 7) == std::string::npos;
-  if (o.device != "cpu" && o.device != "opencl" && !opencl_n) {
-    return Invalid("--device=" + o.device + " is not one of: cpu, opencl, opencl:<n>");
+  auto indexed = [&](const std::string& driver) {
+    const size_t n = driver.size() + 1;
+    return o.device.rfind(driver + ":", 0) == 0 && o.device.size() > n &&
+           o.device.find_first_not_of("0123456789", n) == std::string::npos;
+  };
+  if (o.device != "cpu" && o.device != "opencl" && o.device != "cuda" && !indexed("opencl") && !indexed("cuda")) {
+    return Invalid("--device=" + o.device + " is not one of: cpu, opencl, opencl:<n>, cuda, cuda:<n>");
   }
   if (!o.compile && o.device != "cpu") {
     return Invalid("--device=" + o.device + " runs the compiled step; --compile=false runs the interpreter on the host");

@@ -58,6 +58,9 @@ class Buffer {
   int64_t bytes() const { return bytes_; }
   /// The bytes' host address where the device shares host memory (cpu), else null.
   virtual void* host_pointer() const = 0;
+  /// The bytes' address in the device's own address space where it has one that other
+  /// libraries take (a CUdeviceptr on cuda, for NCCL), else 0.
+  virtual uint64_t device_address() const { return 0; }
 
  protected:
   explicit Buffer(int64_t bytes) : bytes_(bytes) {}

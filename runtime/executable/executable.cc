@@ -258,6 +258,21 @@ absl::Status Executable::RecordLaunch(const Launch& launch, Prepared& prepared) 
   const int64_t count = range.bytes / artifact::ElementBytes(launch.element_type);
   device::Device* device = device_;
   const std::string where = launch.where;
+  // A communicator of device memory (NCCL on cuda) reduces the buffer where it is: after the
+  // step's work so far (a host call synchronises the device first), before what follows.
+  if (comm->memory_space() == collectives::MemorySpace::kCuda) {
+    if (range.buffer->device_address() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": the ", std::string(comm->backend()), " communicator reduces device ",
+                                                     "memory, and the ", device_->driver(), " device has none it takes"));
+    }
+    void* data = reinterpret_cast<void*>(range.buffer->device_address() + static_cast<uint64_t>(range.offset));
+    return commands.AddHostCall(
+        [comm, data, count, type = *type, op = *op, where]() -> absl::Status {
+          absl::Status s = comm->AllReduce(data, count, type, op);
+          return s.ok() ? s : absl::Status(s.code(), absl::StrCat(where, ": ", s.message()));
+        },
+        launch.op);
+  }
   if (char* host = static_cast<char*>(range.buffer->host_pointer())) {
     char* data = host + range.offset;
     return commands.AddHostCall(

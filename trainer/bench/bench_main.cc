@@ -49,7 +49,7 @@ ABSL_FLAG(std::string, dtype, "float32",
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
 ABSL_FLAG(bool, json, false, "also print one JSON object with every figure (last line)");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
-ABSL_FLAG(std::string, device, "cpu", "the compiled step's device: cpu, opencl or opencl:<n>");
+ABSL_FLAG(std::string, device, "cpu", "the compiled step's device: cpu, opencl or opencl:<n>, cuda or cuda:<n>");
 ABSL_FLAG(std::string, path, "both",
           "both: the interpreter here and the compiled step in a child process (each its own peak memory); "
           "interpreter or compiled: that one only");

@@ -64,6 +64,7 @@ class CuBuffer : public Buffer {
   CuBuffer(const CudaApi* cu, CUdeviceptr ptr, int64_t bytes) : Buffer(bytes), cu_(cu), ptr_(ptr) {}
   ~CuBuffer() override { cu_->MemFree(ptr_); }
   void* host_pointer() const override { return nullptr; }
+  uint64_t device_address() const override { return ptr_; }
   CUdeviceptr ptr() const { return ptr_; }
 
  private:
