@@ -13,7 +13,7 @@ expect() { grep -qE -- "$1" "$2" || fail "no line matching '$1' in $2: $(tail -2
 NANOCHAT_BASE_DIR="$base" "$trainer" --demo --device=opencl --max_iterations=3 --eval_every=2 --eval_steps=2 \
   --eval_metrics_max_problems=8 > "$tmp/demo.log" 2>&1 || fail "demo on opencl failed: $(tail -20 "$tmp/demo.log")"
 log="$tmp/demo.log"
-expect '^\[VALIDATION\] ✓ Model is compiled \(static batch \[4, 512\]; device opencl: [^;]+; artifact [0-9a-f]{16} for opencl, compiled in [0-9.]+ s; arena [0-9.]+ MiB, [0-9]+ launches per micro-step, [0-9]+ distinct kernels\)$' "$log"
+expect '^\[VALIDATION\] ✓ Model is compiled \(static batch \[4, 512\]; device opencl: [^;]+; artifact [0-9a-f]{16} for opencl, compiled in [0-9.]+ s; arena [0-9.]+ MiB, [0-9]+ launches per micro-step, [0-9]+ distinct kernels; matmuls: the compiler.s tiled gemm; attention: the compiler.s flash kernels\)$' "$log"
 for s in 0 1; do expect "^\[VALIDATION\] Step $s batch shape: inputs \[4, 512\]" "$log"; done
 expect '^Step 00000 \| Validation loss: [0-9]+\.[0-9]{6}$' "$log"
 expect '^Step 00002 \| Validation loss: ' "$log"

@@ -19,6 +19,20 @@ using runtime::Tensor;
 
 namespace {
 
+/// What computes the step's matmuls and attention on a GPU target, for the [VALIDATION] line
+/// ("" on cpu, whose step calls the interpreter's kernels).
+std::string KernelsNote(const artifact::Artifact& a) {
+  if (a.target == "cpu") return "";
+  bool vendor_gemm = false;
+  for (const artifact::Function& f : a.functions) {
+    for (const artifact::Launch& l : f.launches) {
+      vendor_gemm |= l.kind == artifact::LaunchKind::kBuiltin && l.name == "gemm.f32";
+    }
+  }
+  const std::string gemm = !vendor_gemm ? "the compiler's tiled gemm" : a.target == "cuda" ? "cuBLASLt" : "CLBlast";
+  return absl::StrCat("matmuls: ", gemm, "; attention: the compiler's flash kernels");
+}
+
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -108,6 +122,7 @@ absl::Status DeviceStep::Load(const artifact::Artifact& artifact, const DeviceSt
   report.launches = executable_->num_launches(compiler::kMicroStepFunction);
   report.kernels = DistinctKernels(artifact, compiler::kMicroStepFunction);
   report.summary = artifact.Summary();
+  report.kernels_note = KernelsNote(artifact);
   return absl::OkStatus();
 }
 
@@ -236,6 +251,7 @@ std::string DeviceStep::ValidationLine() const {
           : absl::StrFormat("loaded from its file in %.3f s (compiled earlier in %.2f s)", r.seconds, r.compile_seconds),
       "; arena ", absl::StrFormat("%.1f MiB", r.arena_bytes / 1048576.0), ", ", r.launches,
       " launches per micro-step, ", r.kernels, " distinct kernels",
+      r.kernels_note.empty() ? std::string() : absl::StrCat("; ", r.kernels_note),
       world > 1 ? absl::StrCat("; gradients averaged over ", world, " ranks in the step") : std::string(), ")");
 }
 

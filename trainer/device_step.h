@@ -73,6 +73,7 @@ struct DeviceCompileReport {
   int64_t launches = 0;        // micro_step's
   int64_t kernels = 0;         // distinct kernels micro_step launches
   std::string summary;         // artifact::Artifact::Summary()
+  std::string kernels_note;    // GPU targets: what computes the matmuls and attention
 };
 
 class DeviceStep : public TrainStep {

@@ -66,6 +66,12 @@ void DeviceStepTest::ExpectCompiledMatchesEager(bool packed) {
   // The micro-step's matmuls are builtin launches exactly when CLBlast takes them.
   const bool has_gemm_builtin = (*compiled)->compile_report().summary.find("builtin") != std::string::npos;
   EXPECT_EQ(has_gemm_builtin, GetParam() == "opencl_clblast" || GetParam() == "cpu") << (*compiled)->compile_report().summary;
+  // ... and the [VALIDATION] line says which gemm runs.
+  const std::string note = (*compiled)->compile_report().kernels_note;
+  EXPECT_EQ(note, GetParam() == "cpu"              ? ""
+                  : GetParam() == "opencl_clblast" ? "matmuls: CLBlast; attention: the compiler's flash kernels"
+                                                   : "matmuls: the compiler's tiled gemm; attention: the compiler's flash kernels");
+  EXPECT_NE((*compiled)->ValidationLine().find(note), std::string::npos);
   uint32_t seed = 1;
   for (int step = 0; step < 6; ++step) {
     for (int m = 0; m < 2; ++m) {
