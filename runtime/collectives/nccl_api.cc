@@ -1,13 +1,11 @@
 // Implements NcclApi::Get.
 #include "runtime/collectives/nccl_api.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <string>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "base/dynamic_library.h"
 
 namespace gpt_sft::runtime::collectives {
 namespace {
@@ -15,28 +13,23 @@ namespace {
 absl::StatusOr<NcclApi> Load() {
   const char* env = std::getenv("GPT_SFT_LIBNCCL");
   const std::string library = env != nullptr && env[0] != '\0' ? env : "libnccl.so.2";
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("no NCCL: ", library, " cannot be loaded (", dlerror(),
+  absl::StatusOr<base::DynamicLibrary> lib = base::DynamicLibrary::Open(library);
+  if (!lib.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("no NCCL: ", library, " cannot be loaded (", lib.status().message(),
                                                       "); GPU ranks need it (or set GPT_SFT_LIBNCCL to its path)"));
   }
   NcclApi api{};
-  std::string missing;
-  auto bind = [&](auto& field, const char* name) {
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(dlsym(lib, name));
-    if (field == nullptr) absl::StrAppend(&missing, missing.empty() ? "" : ", ", name);
-  };
-  bind(api.GetUniqueId, "ncclGetUniqueId");
-  bind(api.CommInitRank, "ncclCommInitRank");
-  bind(api.CommDestroy, "ncclCommDestroy");
-  bind(api.CommAbort, "ncclCommAbort");
-  bind(api.CommGetAsyncError, "ncclCommGetAsyncError");
-  bind(api.GetErrorString, "ncclGetErrorString");
-  bind(api.AllReduce, "ncclAllReduce");
-  bind(api.ReduceScatter, "ncclReduceScatter");
-  bind(api.AllGather, "ncclAllGather");
-  bind(api.Broadcast, "ncclBroadcast");
-  if (!missing.empty()) return absl::FailedPreconditionError(absl::StrCat(library, " lacks ", missing));
+  lib->Bind(api.GetUniqueId, "ncclGetUniqueId");
+  lib->Bind(api.CommInitRank, "ncclCommInitRank");
+  lib->Bind(api.CommDestroy, "ncclCommDestroy");
+  lib->Bind(api.CommAbort, "ncclCommAbort");
+  lib->Bind(api.CommGetAsyncError, "ncclCommGetAsyncError");
+  lib->Bind(api.GetErrorString, "ncclGetErrorString");
+  lib->Bind(api.AllReduce, "ncclAllReduce");
+  lib->Bind(api.ReduceScatter, "ncclReduceScatter");
+  lib->Bind(api.AllGather, "ncclAllGather");
+  lib->Bind(api.Broadcast, "ncclBroadcast");
+  if (!lib->missing().empty()) return absl::FailedPreconditionError(absl::StrCat(library, " lacks ", lib->missing()));
   return api;  // the library stays loaded for the process
 }
 

@@ -1,13 +1,11 @@
-// Implements CublasLtApi::Get (dlopen + dlsym) and CublasStatusName.
+// Implements CublasLtApi::Get (DynamicLibrary: dlopen + dlsym) and CublasStatusName.
 #include "runtime/device/cuda/cublaslt_api.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
-#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/dynamic_library.h"
 #include "absl/strings/str_join.h"
 
 namespace gpt_sft::runtime::device::cuda {
@@ -16,39 +14,34 @@ namespace {
 absl::StatusOr<CublasLtApi> Load() {
   std::vector<std::string> candidates = {"libcublasLt.so.13", "libcublasLt.so.12"};
   if (const char* env = std::getenv("GPT_SFT_LIBCUBLASLT"); env != nullptr && env[0] != '\0') candidates = {env};
-  void* lib = nullptr;
+  absl::StatusOr<base::DynamicLibrary> lib = absl::NotFoundError("no candidate");
   std::vector<std::string> errors;
   for (const std::string& name : candidates) {
-    if ((lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
-    errors.push_back(dlerror());
+    if ((lib = base::DynamicLibrary::Open(name)).ok()) break;
+    errors.emplace_back(lib.status().message());
   }
-  if (lib == nullptr) {
+  if (!lib.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "no cuBLASLt: ", absl::StrJoin(errors, "; "),
         " (the step's matmuls call cuBLASLt: install it, set GPT_SFT_LIBCUBLASLT to its path, or compile the step "
         "with the compiler's own gemm: GPT_SFT_CUDA_GEMM=tiled)"));
   }
   CublasLtApi api{};
-  std::string missing;
-  auto bind = [&](auto& field, const char* name) {
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(dlsym(lib, name));
-    if (field == nullptr) absl::StrAppend(&missing, missing.empty() ? "" : ", ", name);
-  };
-  bind(api.Create, "cublasLtCreate");
-  bind(api.Destroy, "cublasLtDestroy");
-  bind(api.GetVersion, "cublasLtGetVersion");
-  bind(api.GetStatusName, "cublasLtGetStatusName");
-  bind(api.MatmulDescCreate, "cublasLtMatmulDescCreate");
-  bind(api.MatmulDescDestroy, "cublasLtMatmulDescDestroy");
-  bind(api.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
-  bind(api.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
-  bind(api.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
-  bind(api.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
-  bind(api.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
-  bind(api.MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
-  bind(api.MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
-  bind(api.Matmul, "cublasLtMatmul");
-  if (!missing.empty()) return absl::FailedPreconditionError(absl::StrCat("cuBLASLt lacks ", missing));
+  lib->Bind(api.Create, "cublasLtCreate");
+  lib->Bind(api.Destroy, "cublasLtDestroy");
+  lib->Bind(api.GetVersion, "cublasLtGetVersion");
+  lib->Bind(api.GetStatusName, "cublasLtGetStatusName");
+  lib->Bind(api.MatmulDescCreate, "cublasLtMatmulDescCreate");
+  lib->Bind(api.MatmulDescDestroy, "cublasLtMatmulDescDestroy");
+  lib->Bind(api.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
+  lib->Bind(api.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+  lib->Bind(api.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
+  lib->Bind(api.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
+  lib->Bind(api.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");
+  lib->Bind(api.MatmulPreferenceSetAttribute, "cublasLtMatmulPreferenceSetAttribute");
+  lib->Bind(api.MatmulAlgoGetHeuristic, "cublasLtMatmulAlgoGetHeuristic");
+  lib->Bind(api.Matmul, "cublasLtMatmul");
+  if (!lib->missing().empty()) return absl::FailedPreconditionError(absl::StrCat("cuBLASLt lacks ", lib->missing()));
   return api;  // the library stays loaded for the process
 }
 

@@ -1,13 +1,11 @@
-// Implements CudaApi::Get (dlopen + dlsym of every entry point, by the versioned names the
+// Implements CudaApi::Get (DynamicLibrary: dlopen + dlsym of every entry point, by the versioned names the
 // driver exports) and CuErrorName.
 #include "runtime/device/cuda/cuda_api.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
-#include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "base/dynamic_library.h"
 
 namespace gpt_sft::runtime::device::cuda {
 namespace {
@@ -16,59 +14,54 @@ absl::StatusOr<CudaApi> Load() {
   // The environment can name another library (a test points it at a stand-in).
   const char* env = std::getenv("GPT_SFT_LIBCUDA");
   const std::string library = env != nullptr && env[0] != '\0' ? env : "libcuda.so.1";
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
+  absl::StatusOr<base::DynamicLibrary> lib = base::DynamicLibrary::Open(library);
+  if (!lib.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "no NVIDIA driver: ", library, " cannot be loaded (", dlerror(),
+        "no NVIDIA driver: ", library, " cannot be loaded (", lib.status().message(),
         "); --device=cuda needs an NVIDIA GPU with its driver installed"));
   }
   CudaApi api{};
-  std::string missing;
-  auto bind = [&](auto& field, const char* name) {
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(dlsym(lib, name));
-    if (field == nullptr) absl::StrAppend(&missing, missing.empty() ? "" : ", ", name);
-  };
-  bind(api.Init, "cuInit");
-  bind(api.DriverGetVersion, "cuDriverGetVersion");
-  bind(api.DeviceGetCount, "cuDeviceGetCount");
-  bind(api.DeviceGet, "cuDeviceGet");
-  bind(api.DeviceGetName, "cuDeviceGetName");
-  bind(api.DeviceTotalMem, "cuDeviceTotalMem_v2");
-  bind(api.DeviceGetAttribute, "cuDeviceGetAttribute");
-  bind(api.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  bind(api.DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
-  bind(api.CtxSetCurrent, "cuCtxSetCurrent");
-  bind(api.MemAlloc, "cuMemAlloc_v2");
-  bind(api.MemFree, "cuMemFree_v2");
-  bind(api.MemGetInfo, "cuMemGetInfo_v2");
-  bind(api.MemcpyHtoD, "cuMemcpyHtoD_v2");
-  bind(api.MemcpyDtoH, "cuMemcpyDtoH_v2");
-  bind(api.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
-  bind(api.MemsetD32Async, "cuMemsetD32Async");
-  bind(api.ModuleLoadDataEx, "cuModuleLoadDataEx");
-  bind(api.ModuleUnload, "cuModuleUnload");
-  bind(api.ModuleGetFunction, "cuModuleGetFunction");
-  bind(api.LaunchKernel, "cuLaunchKernel");
-  bind(api.LaunchHostFunc, "cuLaunchHostFunc");
-  bind(api.StreamCreate, "cuStreamCreate");
-  bind(api.StreamDestroy, "cuStreamDestroy_v2");
-  bind(api.StreamSynchronize, "cuStreamSynchronize");
-  bind(api.StreamQuery, "cuStreamQuery");
-  bind(api.StreamBeginCapture, "cuStreamBeginCapture_v2");
-  bind(api.StreamEndCapture, "cuStreamEndCapture");
-  bind(api.GraphInstantiate, "cuGraphInstantiateWithFlags");
-  bind(api.GraphLaunch, "cuGraphLaunch");
-  bind(api.GraphDestroy, "cuGraphDestroy");
-  bind(api.GraphExecDestroy, "cuGraphExecDestroy");
-  bind(api.EventCreate, "cuEventCreate");
-  bind(api.EventDestroy, "cuEventDestroy_v2");
-  bind(api.EventRecord, "cuEventRecord");
-  bind(api.EventSynchronize, "cuEventSynchronize");
-  bind(api.EventElapsedTime, "cuEventElapsedTime");
-  bind(api.GetErrorName, "cuGetErrorName");
-  if (!missing.empty()) {
+  lib->Bind(api.Init, "cuInit");
+  lib->Bind(api.DriverGetVersion, "cuDriverGetVersion");
+  lib->Bind(api.DeviceGetCount, "cuDeviceGetCount");
+  lib->Bind(api.DeviceGet, "cuDeviceGet");
+  lib->Bind(api.DeviceGetName, "cuDeviceGetName");
+  lib->Bind(api.DeviceTotalMem, "cuDeviceTotalMem_v2");
+  lib->Bind(api.DeviceGetAttribute, "cuDeviceGetAttribute");
+  lib->Bind(api.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  lib->Bind(api.DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  lib->Bind(api.CtxSetCurrent, "cuCtxSetCurrent");
+  lib->Bind(api.MemAlloc, "cuMemAlloc_v2");
+  lib->Bind(api.MemFree, "cuMemFree_v2");
+  lib->Bind(api.MemGetInfo, "cuMemGetInfo_v2");
+  lib->Bind(api.MemcpyHtoD, "cuMemcpyHtoD_v2");
+  lib->Bind(api.MemcpyDtoH, "cuMemcpyDtoH_v2");
+  lib->Bind(api.MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
+  lib->Bind(api.MemsetD32Async, "cuMemsetD32Async");
+  lib->Bind(api.ModuleLoadDataEx, "cuModuleLoadDataEx");
+  lib->Bind(api.ModuleUnload, "cuModuleUnload");
+  lib->Bind(api.ModuleGetFunction, "cuModuleGetFunction");
+  lib->Bind(api.LaunchKernel, "cuLaunchKernel");
+  lib->Bind(api.LaunchHostFunc, "cuLaunchHostFunc");
+  lib->Bind(api.StreamCreate, "cuStreamCreate");
+  lib->Bind(api.StreamDestroy, "cuStreamDestroy_v2");
+  lib->Bind(api.StreamSynchronize, "cuStreamSynchronize");
+  lib->Bind(api.StreamQuery, "cuStreamQuery");
+  lib->Bind(api.StreamBeginCapture, "cuStreamBeginCapture_v2");
+  lib->Bind(api.StreamEndCapture, "cuStreamEndCapture");
+  lib->Bind(api.GraphInstantiate, "cuGraphInstantiateWithFlags");
+  lib->Bind(api.GraphLaunch, "cuGraphLaunch");
+  lib->Bind(api.GraphDestroy, "cuGraphDestroy");
+  lib->Bind(api.GraphExecDestroy, "cuGraphExecDestroy");
+  lib->Bind(api.EventCreate, "cuEventCreate");
+  lib->Bind(api.EventDestroy, "cuEventDestroy_v2");
+  lib->Bind(api.EventRecord, "cuEventRecord");
+  lib->Bind(api.EventSynchronize, "cuEventSynchronize");
+  lib->Bind(api.EventElapsedTime, "cuEventElapsedTime");
+  lib->Bind(api.GetErrorName, "cuGetErrorName");
+  if (!lib->missing().empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat(library, " lacks ", missing, " (the cuda driver needs an NVIDIA driver for CUDA 12 or later)"));
+        absl::StrCat(library, " lacks ", lib->missing(), " (the cuda driver needs an NVIDIA driver for CUDA 12 or later)"));
   }
   return api;  // the library stays loaded for the process
 }

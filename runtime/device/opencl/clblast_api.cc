@@ -1,12 +1,11 @@
 // Implements ClBlastApi::Get.
 #include "runtime/device/opencl/clblast_api.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/dynamic_library.h"
 
 namespace gpt_sft::runtime::device::opencl {
 namespace {
@@ -14,16 +13,16 @@ namespace {
 absl::StatusOr<ClBlastApi> Load() {
   const char* env = std::getenv("GPT_SFT_LIBCLBLAST");
   const std::string library = env != nullptr && env[0] != '\0' ? env : "libclblast.so.1";
-  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
+  absl::StatusOr<base::DynamicLibrary> lib = base::DynamicLibrary::Open(library);
+  if (!lib.ok()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "no CLBlast: ", library, " cannot be loaded (", dlerror(),
+        "no CLBlast: ", library, " cannot be loaded (", lib.status().message(),
         "); the step's matmuls call it: install Debian's libclblast1, set GPT_SFT_LIBCLBLAST, or compile the step "
         "with the compiler's own gemm (GPT_SFT_OPENCL_GEMM=tiled, the default)"));
   }
   ClBlastApi api{};
-  api.Sgemm = reinterpret_cast<decltype(api.Sgemm)>(dlsym(lib, "CLBlastSgemm"));
-  if (api.Sgemm == nullptr) return absl::FailedPreconditionError(absl::StrCat(library, " lacks CLBlastSgemm"));
+  lib->Bind(api.Sgemm, "CLBlastSgemm");
+  if (!lib->missing().empty()) return absl::FailedPreconditionError(absl::StrCat(library, " lacks CLBlastSgemm"));
   return api;  // the library stays loaded for the process
 }
 

@@ -1,56 +1,50 @@
-// Implements OpenClApi::Get (dlopen + dlsym of every entry point) and ClErrorName.
+// Implements OpenClApi::Get (DynamicLibrary: dlopen + dlsym of every entry point) and ClErrorName.
 #include "runtime/device/opencl/opencl_api.h"
 
-#include <dlfcn.h>
-
 #include "absl/strings/str_cat.h"
+#include "base/dynamic_library.h"
 
 namespace gpt_sft::runtime::device::opencl {
 namespace {
 
 absl::StatusOr<OpenClApi> Load() {
-  void* lib = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) {
+  absl::StatusOr<base::DynamicLibrary> lib = base::DynamicLibrary::Open("libOpenCL.so.1");
+  if (!lib.ok()) {
     return absl::FailedPreconditionError(
         "the OpenCL ICD loader libOpenCL.so.1 is not installed (Debian package ocl-icd-libopencl1; an ICD such as "
         "pocl-opencl-icd or a GPU driver provides the devices)");
   }
   OpenClApi api{};
-  std::string missing;
-  auto bind = [&](auto& field, const char* name) {
-    field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(dlsym(lib, name));
-    if (field == nullptr) absl::StrAppend(&missing, missing.empty() ? "" : ", ", name);
-  };
-  bind(api.GetPlatformIDs, "clGetPlatformIDs");
-  bind(api.GetPlatformInfo, "clGetPlatformInfo");
-  bind(api.GetDeviceIDs, "clGetDeviceIDs");
-  bind(api.GetDeviceInfo, "clGetDeviceInfo");
-  bind(api.CreateContext, "clCreateContext");
-  bind(api.ReleaseContext, "clReleaseContext");
-  bind(api.CreateCommandQueueWithProperties, "clCreateCommandQueueWithProperties");
-  bind(api.ReleaseCommandQueue, "clReleaseCommandQueue");
-  bind(api.CreateBuffer, "clCreateBuffer");
-  bind(api.CreateSubBuffer, "clCreateSubBuffer");
-  bind(api.ReleaseMemObject, "clReleaseMemObject");
-  bind(api.EnqueueWriteBuffer, "clEnqueueWriteBuffer");
-  bind(api.EnqueueReadBuffer, "clEnqueueReadBuffer");
-  bind(api.EnqueueCopyBuffer, "clEnqueueCopyBuffer");
-  bind(api.EnqueueFillBuffer, "clEnqueueFillBuffer");
-  bind(api.CreateProgramWithBinary, "clCreateProgramWithBinary");
-  bind(api.BuildProgram, "clBuildProgram");
-  bind(api.GetProgramBuildInfo, "clGetProgramBuildInfo");
-  bind(api.ReleaseProgram, "clReleaseProgram");
-  bind(api.CreateKernel, "clCreateKernel");
-  bind(api.ReleaseKernel, "clReleaseKernel");
-  bind(api.SetKernelArg, "clSetKernelArg");
-  bind(api.EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
-  bind(api.EnqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList");
-  bind(api.GetEventProfilingInfo, "clGetEventProfilingInfo");
-  bind(api.WaitForEvents, "clWaitForEvents");
-  bind(api.ReleaseEvent, "clReleaseEvent");
-  bind(api.Finish, "clFinish");
-  if (!missing.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("libOpenCL.so.1 lacks ", missing, " (an OpenCL 2.0+ loader is needed)"));
+  lib->Bind(api.GetPlatformIDs, "clGetPlatformIDs");
+  lib->Bind(api.GetPlatformInfo, "clGetPlatformInfo");
+  lib->Bind(api.GetDeviceIDs, "clGetDeviceIDs");
+  lib->Bind(api.GetDeviceInfo, "clGetDeviceInfo");
+  lib->Bind(api.CreateContext, "clCreateContext");
+  lib->Bind(api.ReleaseContext, "clReleaseContext");
+  lib->Bind(api.CreateCommandQueueWithProperties, "clCreateCommandQueueWithProperties");
+  lib->Bind(api.ReleaseCommandQueue, "clReleaseCommandQueue");
+  lib->Bind(api.CreateBuffer, "clCreateBuffer");
+  lib->Bind(api.CreateSubBuffer, "clCreateSubBuffer");
+  lib->Bind(api.ReleaseMemObject, "clReleaseMemObject");
+  lib->Bind(api.EnqueueWriteBuffer, "clEnqueueWriteBuffer");
+  lib->Bind(api.EnqueueReadBuffer, "clEnqueueReadBuffer");
+  lib->Bind(api.EnqueueCopyBuffer, "clEnqueueCopyBuffer");
+  lib->Bind(api.EnqueueFillBuffer, "clEnqueueFillBuffer");
+  lib->Bind(api.CreateProgramWithBinary, "clCreateProgramWithBinary");
+  lib->Bind(api.BuildProgram, "clBuildProgram");
+  lib->Bind(api.GetProgramBuildInfo, "clGetProgramBuildInfo");
+  lib->Bind(api.ReleaseProgram, "clReleaseProgram");
+  lib->Bind(api.CreateKernel, "clCreateKernel");
+  lib->Bind(api.ReleaseKernel, "clReleaseKernel");
+  lib->Bind(api.SetKernelArg, "clSetKernelArg");
+  lib->Bind(api.EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
+  lib->Bind(api.EnqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList");
+  lib->Bind(api.GetEventProfilingInfo, "clGetEventProfilingInfo");
+  lib->Bind(api.WaitForEvents, "clWaitForEvents");
+  lib->Bind(api.ReleaseEvent, "clReleaseEvent");
+  lib->Bind(api.Finish, "clFinish");
+  if (!lib->missing().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("libOpenCL.so.1 lacks ", lib->missing(), " (an OpenCL 2.0+ loader is needed)"));
   }
   return api;  // the library stays loaded for the process
 }
