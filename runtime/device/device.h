@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -78,6 +79,12 @@ struct BufferRange {
 
 /// A whole buffer as a range.
 inline BufferRange WholeBuffer(Buffer& buffer) { return BufferRange{&buffer, 0, buffer.bytes()}; }
+
+/// Whether `r` names a buffer and lies inside it.
+bool InsideItsBuffer(const BufferRange& r);
+/// InvalidArgument "<what>: bytes [a, b) lie outside the buffer of n bytes" unless InsideItsBuffer:
+/// the check every driver makes of a range it is handed.
+absl::Status CheckRange(const BufferRange& r, std::string_view what);
 
 /// A kernel or builtin argument: a buffer range or a scalar by value.
 struct KernelArg {
@@ -140,6 +147,19 @@ struct ProfileEntry {
   std::string label;
   int64_t calls = 0;
   double seconds = 0;
+};
+
+/// A driver's per-label profile: calls and seconds summed by label, in the order labels were
+/// first seen (what TakeProfile returns).
+class ProfileTable {
+ public:
+  void Add(const std::string& label, double seconds);
+  /// The entries so far; the table starts empty again.
+  std::vector<ProfileEntry> Take();
+
+ private:
+  std::vector<ProfileEntry> entries_;
+  std::map<std::string, size_t> index_;
 };
 
 class Device {

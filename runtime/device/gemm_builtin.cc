@@ -57,7 +57,7 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
   const BufferRange* ranges[] = {&g.a, &g.b, &g.c_in, &g.c};
   for (int i = 0; i < 4; ++i) {
     const BufferRange& r = *ranges[i];
-    if (r.buffer == nullptr || r.offset < 0 || r.bytes < 0 || r.offset + r.bytes > r.buffer->bytes()) {
+    if (!InsideItsBuffer(r)) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": buffer ", kBufferNames[i], " bytes [", r.offset, ", ",
                                                      r.offset + r.bytes, ") lie outside its buffer of ",
                                                      r.buffer ? r.buffer->bytes() : 0, " bytes"));

@@ -147,13 +147,13 @@ class CpuDevice : public Device {
   }
 
   absl::Status Upload(BufferRange dst, const void* src) override {
-    if (absl::Status s = Check(dst, "upload"); !s.ok()) return s;
+    if (absl::Status s = CheckRange(dst, "upload"); !s.ok()) return s;
     std::memcpy(At(dst), src, dst.bytes);
     return absl::OkStatus();
   }
 
   absl::Status Download(void* dst, BufferRange src) override {
-    if (absl::Status s = Check(src, "download"); !s.ok()) return s;
+    if (absl::Status s = CheckRange(src, "download"); !s.ok()) return s;
     std::memcpy(dst, At(src), src.bytes);
     return absl::OkStatus();
   }
@@ -172,7 +172,7 @@ class CpuDevice : public Device {
       const auto start = std::chrono::steady_clock::now();
       absl::Status s = c.run();
       if (!s.ok()) return absl::Status(s.code(), absl::StrCat(c.label, ": ", s.message()));
-      if (profile_) Account(c.label, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      if (profile_) profile_table_.Add(c.label, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     return absl::OkStatus();
   }
@@ -190,10 +190,7 @@ class CpuDevice : public Device {
   }
 
   std::vector<ProfileEntry> TakeProfile() override {
-    std::vector<ProfileEntry> out = std::move(profile_entries_);
-    profile_entries_.clear();
-    profile_index_.clear();
-    return out;
+    return profile_table_.Take();
   }
 
   /// The builtins' shared workspace, grown when a recorded call needs more (never while
@@ -212,28 +209,11 @@ class CpuDevice : public Device {
 
   static char* At(const BufferRange& r) { return static_cast<char*>(r.buffer->host_pointer()) + r.offset; }
 
-  static absl::Status Check(const BufferRange& r, std::string_view what) {
-    if (r.buffer == nullptr || r.offset < 0 || r.bytes < 0 || r.offset + r.bytes > r.buffer->bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat(std::string(what), ": bytes [", r.offset, ", ", r.offset + r.bytes,
-                                                     ") lie outside the buffer of ",
-                                                     r.buffer ? r.buffer->bytes() : 0, " bytes"));
-    }
-    return absl::OkStatus();
-  }
 
  private:
-  void Account(const std::string& label, double seconds) {
-    auto [it, inserted] = profile_index_.emplace(label, profile_entries_.size());
-    if (inserted) profile_entries_.push_back({label, 0, 0});
-    ProfileEntry& e = profile_entries_[it->second];
-    ++e.calls;
-    e.seconds += seconds;
-  }
-
   DeviceLimits limits_;
   bool profile_;
-  std::vector<ProfileEntry> profile_entries_;
-  std::map<std::string, size_t> profile_index_;
+  ProfileTable profile_table_;
   HostMemory workspace_;
   int64_t workspace_bytes_ = 0;
 };
@@ -275,7 +255,7 @@ absl::Status CpuCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& con
       return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": argument ", i,
                                                      " is a scalar; host range kernels take buffers only"));
     }
-    if (absl::Status s = CpuDevice::Check(args[i].buffer, std::string(label)); !s.ok()) return s;
+    if (absl::Status s = CheckRange(args[i].buffer, std::string(label)); !s.ok()) return s;
     buffers->push_back(CpuDevice::At(args[i].buffer));
   }
   const RangeKernelFn fn = static_cast<HostKernel&>(kernel).fn();
@@ -289,8 +269,8 @@ absl::Status CpuCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& con
 }
 
 absl::Status CpuCommandBuffer::AddCopy(BufferRange dst, BufferRange src, std::string_view label) {
-  if (absl::Status s = CpuDevice::Check(dst, std::string(label)); !s.ok()) return s;
-  if (absl::Status s = CpuDevice::Check(src, std::string(label)); !s.ok()) return s;
+  if (absl::Status s = CheckRange(dst, std::string(label)); !s.ok()) return s;
+  if (absl::Status s = CheckRange(src, std::string(label)); !s.ok()) return s;
   if (dst.bytes != src.bytes) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": a copy of ", src.bytes, " bytes into ",
                                                    dst.bytes));
@@ -306,7 +286,7 @@ absl::Status CpuCommandBuffer::AddCopy(BufferRange dst, BufferRange src, std::st
 }
 
 absl::Status CpuCommandBuffer::AddFill(BufferRange dst, uint32_t pattern, std::string_view label) {
-  if (absl::Status s = CpuDevice::Check(dst, std::string(label)); !s.ok()) return s;
+  if (absl::Status s = CheckRange(dst, std::string(label)); !s.ok()) return s;
   if (dst.bytes % 4 != 0) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": a fill of ", dst.bytes,
                                                    " bytes, not whole 32-bit words"));
@@ -336,7 +316,7 @@ absl::Status CpuCommandBuffer::AddBuiltin(std::string_view name, absl::Span<cons
     HostArg h;
     h.is_buffer = a.is_buffer;
     if (a.is_buffer) {
-      if (absl::Status s = CpuDevice::Check(a.buffer, std::string(label)); !s.ok()) return s;
+      if (absl::Status s = CheckRange(a.buffer, std::string(label)); !s.ok()) return s;
       h.data = CpuDevice::At(a.buffer);
       h.bytes = a.buffer.bytes;
     } else {

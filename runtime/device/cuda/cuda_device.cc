@@ -339,7 +339,7 @@ class CuDevice : public Device {
   }
 
   absl::Status Upload(BufferRange dst, const void* src) override {
-    if (absl::Status s = Check(dst, "upload"); !s.ok()) return s;
+    if (absl::Status s = CheckRange(dst, "upload"); !s.ok()) return s;
     if (absl::Status s = Synchronize(); !s.ok()) return s;
     if (CUresult e = cu_->MemcpyHtoD(Address(dst), src, dst.bytes); e != kCudaSuccess) {
       return CuError(*cu_, e, "cuMemcpyHtoD", "upload");
@@ -348,7 +348,7 @@ class CuDevice : public Device {
   }
 
   absl::Status Download(void* dst, BufferRange src) override {
-    if (absl::Status s = Check(src, "download"); !s.ok()) return s;
+    if (absl::Status s = CheckRange(src, "download"); !s.ok()) return s;
     if (absl::Status s = Synchronize(); !s.ok()) return s;
     if (CUresult e = cu_->MemcpyDtoH(dst, Address(src), src.bytes); e != kCudaSuccess) {
       return CuError(*cu_, e, "cuMemcpyDtoH", "download");
@@ -440,20 +440,9 @@ class CuDevice : public Device {
   std::vector<ProfileEntry> TakeProfile() override {
     cu_->StreamSynchronize(stream_);
     AccountPending();
-    std::vector<ProfileEntry> out = std::move(profile_entries_);
-    profile_entries_.clear();
-    profile_index_.clear();
-    return out;
+    return profile_table_.Take();
   }
 
-  static absl::Status Check(const BufferRange& r, std::string_view what) {
-    if (r.buffer == nullptr || r.offset < 0 || r.bytes < 0 || r.offset + r.bytes > r.buffer->bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat(std::string(what), ": bytes [", r.offset, ", ", r.offset + r.bytes,
-                                                     ") lie outside the buffer of ", r.buffer ? r.buffer->bytes() : 0,
-                                                     " bytes"));
-    }
-    return absl::OkStatus();
-  }
   static CUdeviceptr Address(const BufferRange& r) {
     return static_cast<CuBuffer*>(r.buffer)->ptr() + static_cast<CUdeviceptr>(r.offset);
   }
@@ -519,10 +508,7 @@ class CuDevice : public Device {
       cu_->EventElapsedTime(&ms, p.start, p.end);
       cu_->EventDestroy(p.start);
       cu_->EventDestroy(p.end);
-      auto [it, inserted] = profile_index_.emplace(p.label, profile_entries_.size());
-      if (inserted) profile_entries_.push_back({p.label, 0, 0});
-      ++profile_entries_[it->second].calls;
-      profile_entries_[it->second].seconds += ms * 1e-3;
+      profile_table_.Add(p.label, ms * 1e-3);
     }
     pending_.clear();
   }
@@ -547,8 +533,7 @@ class CuDevice : public Device {
   bool profile_;
   DeviceLimits limits_;
   std::vector<Pending> pending_;
-  std::vector<ProfileEntry> profile_entries_;
-  std::map<std::string, size_t> profile_index_;
+  ProfileTable profile_table_;
   BlasContext blas_;
   absl::Status blas_status_ = absl::OkStatus();
 };
@@ -578,7 +563,7 @@ absl::Status CuCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& conf
     const KernelArg& a = args[i];
     void* slot = &values[i];
     if (a.is_buffer) {
-      if (absl::Status s = CuDevice::Check(a.buffer, what); !s.ok()) return s;
+      if (absl::Status s = CheckRange(a.buffer, what); !s.ok()) return s;
       const CUdeviceptr address = CuDevice::Address(a.buffer);
       std::memcpy(slot, &address, sizeof(address));
     } else {
@@ -614,8 +599,8 @@ absl::Status CuCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& conf
 }
 
 absl::Status CuCommandBuffer::AddCopy(BufferRange dst, BufferRange src, std::string_view label) {
-  if (absl::Status s = CuDevice::Check(dst, label); !s.ok()) return s;
-  if (absl::Status s = CuDevice::Check(src, label); !s.ok()) return s;
+  if (absl::Status s = CheckRange(dst, label); !s.ok()) return s;
+  if (absl::Status s = CheckRange(src, label); !s.ok()) return s;
   if (dst.bytes != src.bytes) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": a copy of ", src.bytes, " bytes into ", dst.bytes));
   }
@@ -629,7 +614,7 @@ absl::Status CuCommandBuffer::AddCopy(BufferRange dst, BufferRange src, std::str
 }
 
 absl::Status CuCommandBuffer::AddFill(BufferRange dst, uint32_t pattern, std::string_view label) {
-  if (absl::Status s = CuDevice::Check(dst, label); !s.ok()) return s;
+  if (absl::Status s = CheckRange(dst, label); !s.ok()) return s;
   if (dst.bytes % 4 != 0) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": a fill of ", dst.bytes,
                                                    " bytes, not whole 32-bit words"));

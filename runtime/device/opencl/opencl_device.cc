@@ -251,13 +251,13 @@ class ClDevice : public Device {
   }
 
   absl::Status Upload(BufferRange dst, const void* src) override {
-    if (absl::Status s = Check(dst, "upload"); !s.ok()) return s;
+    if (absl::Status s = CheckRange(dst, "upload"); !s.ok()) return s;
     cl_int e = cl_->EnqueueWriteBuffer(queue_, Mem(dst), CL_TRUE, dst.offset, dst.bytes, src, 0, nullptr, nullptr);
     return e == CL_SUCCESS ? absl::OkStatus() : ClError(e, "clEnqueueWriteBuffer", "upload");
   }
 
   absl::Status Download(void* dst, BufferRange src) override {
-    if (absl::Status s = Check(src, "download"); !s.ok()) return s;
+    if (absl::Status s = CheckRange(src, "download"); !s.ok()) return s;
     cl_int e = cl_->EnqueueReadBuffer(queue_, Mem(src), CL_TRUE, src.offset, src.bytes, dst, 0, nullptr, nullptr);
     return e == CL_SUCCESS ? absl::OkStatus() : ClError(e, "clEnqueueReadBuffer", "download");
   }
@@ -314,23 +314,12 @@ class ClDevice : public Device {
   std::vector<ProfileEntry> TakeProfile() override {
     cl_->Finish(queue_);
     AccountPending();
-    std::vector<ProfileEntry> out = std::move(profile_entries_);
-    profile_entries_.clear();
-    profile_index_.clear();
-    return out;
+    return profile_table_.Take();
   }
 
-  static absl::Status Check(const BufferRange& r, std::string_view what) {
-    if (r.buffer == nullptr || r.offset < 0 || r.bytes < 0 || r.offset + r.bytes > r.buffer->bytes()) {
-      return absl::InvalidArgumentError(absl::StrCat(std::string(what), ": bytes [", r.offset, ", ", r.offset + r.bytes,
-                                                     ") lie outside the buffer of ", r.buffer ? r.buffer->bytes() : 0,
-                                                     " bytes"));
-    }
-    return absl::OkStatus();
-  }
   static cl_mem Mem(const BufferRange& r) { return static_cast<ClBuffer*>(r.buffer)->mem(); }
   absl::StatusOr<cl_mem> ArgMem(const BufferRange& r, std::string_view what) {
-    if (absl::Status s = Check(r, what); !s.ok()) return s;
+    if (absl::Status s = CheckRange(r, what); !s.ok()) return s;
     return static_cast<ClBuffer*>(r.buffer)->Range(r.offset, r.bytes, limits_.buffer_alignment, what);
   }
   cl_context context() const { return context_; }
@@ -342,10 +331,7 @@ class ClDevice : public Device {
       cl_->GetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof(start), &start, nullptr);
       cl_->GetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof(end), &end, nullptr);
       cl_->ReleaseEvent(event);
-      auto [it, inserted] = profile_index_.emplace(label, profile_entries_.size());
-      if (inserted) profile_entries_.push_back({label, 0, 0});
-      ++profile_entries_[it->second].calls;
-      profile_entries_[it->second].seconds += (static_cast<double>(end) - static_cast<double>(start)) * 1e-9;
+      profile_table_.Add(label, (static_cast<double>(end) - static_cast<double>(start)) * 1e-9);
     }
     pending_.clear();
   }
@@ -362,8 +348,7 @@ class ClDevice : public Device {
   bool profile_;
   DeviceLimits limits_;
   std::vector<std::pair<std::string, cl_event>> pending_;
-  std::vector<ProfileEntry> profile_entries_;
-  std::map<std::string, size_t> profile_index_;
+  ProfileTable profile_table_;
 };
 
 absl::StatusOr<std::unique_ptr<Module>> ClDevice::LoadModule(ModuleFormat format, std::string_view bytes,
@@ -440,8 +425,8 @@ absl::Status ClCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& conf
 }
 
 absl::Status ClCommandBuffer::AddCopy(BufferRange dst, BufferRange src, std::string_view label) {
-  if (absl::Status s = ClDevice::Check(dst, label); !s.ok()) return s;
-  if (absl::Status s = ClDevice::Check(src, label); !s.ok()) return s;
+  if (absl::Status s = CheckRange(dst, label); !s.ok()) return s;
+  if (absl::Status s = CheckRange(src, label); !s.ok()) return s;
   if (dst.bytes != src.bytes) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": a copy of ", src.bytes, " bytes into ", dst.bytes));
   }
@@ -458,7 +443,7 @@ absl::Status ClCommandBuffer::AddCopy(BufferRange dst, BufferRange src, std::str
 }
 
 absl::Status ClCommandBuffer::AddFill(BufferRange dst, uint32_t pattern, std::string_view label) {
-  if (absl::Status s = ClDevice::Check(dst, label); !s.ok()) return s;
+  if (absl::Status s = CheckRange(dst, label); !s.ok()) return s;
   if (dst.bytes % 4 != 0) {
     return absl::InvalidArgumentError(absl::StrCat(std::string(label), ": a fill of ", dst.bytes,
                                                    " bytes, not whole 32-bit words"));
