@@ -34,41 +34,27 @@ Value MaskedLoad(KernelBuilder& k, Value buffer, Value index, Value valid) {
   return k.Select(valid, v, k.F32(0.0));
 }
 
-/// Stages the A slice [k0, k0 + 16) x [row0, row0 + 64) into As[kk * 64 + m].
-void StageA(KernelBuilder& k, const GemmSpec& s, Value as, Value row0, Value k0, Value lid) {
+/// Stages the slice [k0, k0 + 16) x [outer0, outer0 + 64) of a gemm operand into
+/// tile[kk * 64 + o], o along the operand's `outer` dim (M for A, N for B). The operand is
+/// stored [outer, K] when `k_contiguous` (A as is, B transposed), else [K, outer]; each
+/// work-item loads along the contiguous dim so that neighbours read neighbouring floats.
+void StageSlice(KernelBuilder& k, Value buffer, bool k_contiguous, int64_t outer, int64_t K, Value tile, Value outer0,
+                Value k0, Value lid) {
+  static_assert(kTileM == kTileN, "A and B slices are staged alike");
   for (int64_t l = 0; l < kTileM * kTileK / kThreads; ++l) {
     Value e = k.Add(lid, k.Index(l * kThreads));
-    Value m, kk;
-    if (s.a.transposed) {  // stored [K, M]: contiguous in m
-      m = k.Rem(e, k.Index(kTileM));
+    Value o, kk;
+    if (k_contiguous) {
+      kk = k.Rem(e, k.Index(kTileK));
+      o = k.Div(e, k.Index(kTileK));
+    } else {
+      o = k.Rem(e, k.Index(kTileM));
       kk = k.Div(e, k.Index(kTileM));
-    } else {  // stored [M, K]: contiguous in k
-      kk = k.Rem(e, k.Index(kTileK));
-      m = k.Div(e, k.Index(kTileK));
     }
-    Value row = k.Add(row0, m), col = k.Add(k0, kk);
-    Value valid = k.And(k.Lt(row, k.Index(s.M)), k.Lt(col, k.Index(s.K)));
-    Value index = s.a.transposed ? k.Add(k.Mul(col, k.Index(s.M)), row) : k.Add(k.Mul(row, k.Index(s.K)), col);
-    k.Store(MaskedLoad(k, s.a.buffer, index, valid), as, {k.Add(k.Mul(kk, k.Index(kTileM)), m)});
-  }
-}
-
-/// Stages the B slice [k0, k0 + 16) x [col0, col0 + 64) into Bs[kk * 64 + n].
-void StageB(KernelBuilder& k, const GemmSpec& s, Value bs, Value col0, Value k0, Value lid) {
-  for (int64_t l = 0; l < kTileN * kTileK / kThreads; ++l) {
-    Value e = k.Add(lid, k.Index(l * kThreads));
-    Value n, kk;
-    if (s.b.transposed) {  // stored [N, K]: contiguous in k
-      kk = k.Rem(e, k.Index(kTileK));
-      n = k.Div(e, k.Index(kTileK));
-    } else {  // stored [K, N]: contiguous in n
-      n = k.Rem(e, k.Index(kTileN));
-      kk = k.Div(e, k.Index(kTileN));
-    }
-    Value col = k.Add(col0, n), depth = k.Add(k0, kk);
-    Value valid = k.And(k.Lt(col, k.Index(s.N)), k.Lt(depth, k.Index(s.K)));
-    Value index = s.b.transposed ? k.Add(k.Mul(col, k.Index(s.K)), depth) : k.Add(k.Mul(depth, k.Index(s.N)), col);
-    k.Store(MaskedLoad(k, s.b.buffer, index, valid), bs, {k.Add(k.Mul(kk, k.Index(kTileN)), n)});
+    Value at_outer = k.Add(outer0, o), depth = k.Add(k0, kk);
+    Value valid = k.And(k.Lt(at_outer, k.Index(outer)), k.Lt(depth, k.Index(K)));
+    Value index = k_contiguous ? k.Add(k.Mul(at_outer, k.Index(K)), depth) : k.Add(k.Mul(depth, k.Index(outer)), at_outer);
+    k.Store(MaskedLoad(k, buffer, index, valid), tile, {k.Add(k.Mul(kk, k.Index(kTileM)), o)});
   }
 }
 
@@ -89,8 +75,8 @@ void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s)
                llvm::SmallVector<Value> acc = k.For(
                    k.Index(0), k.Index(s.K), k.Index(kTileK), zeros, [&](Value k0, mlir::ValueRange carried) {
                      k.Barrier();  // the previous slice's readers are done
-                     StageA(k, s, as, row0, k0, lid);
-                     StageB(k, s, bs, col0, k0, lid);
+                     StageSlice(k, s.a.buffer, !s.a.transposed, s.M, s.K, as, row0, k0, lid);
+                     StageSlice(k, s.b.buffer, s.b.transposed, s.N, s.K, bs, col0, k0, lid);
                      k.Barrier();
                      llvm::SmallVector<Value> sums(carried.begin(), carried.end());
                      for (int64_t kk = 0; kk < kTileK; ++kk) {
