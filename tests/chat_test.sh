@@ -2,7 +2,8 @@
 # End to end over //trainer:chat and //trainer/generation:spelling_eval: a tokenizer from
 # //data:tok_train and a random checkpoint from //trainer/eval:random_checkpoint; chat --prompt
 # prints one reply line and exits 0, the same seed gives the same reply, stdin gives one
-# reply per non-empty line; spelling_eval prints one accuracy line per task; bad flags and
+# reply per non-empty line, in one conversation ('clear' and 'quit' as nanochat's chat_cli);
+# the tokenizer is found beside the checkpoint; --help exits 0; spelling_eval prints one accuracy line per task; bad flags and
 # missing files exit non-zero and name the flag or file.
 set -uo pipefail
 tok_train="$1"; random_checkpoint="$2"; chat="$3"; spelling_eval="$4"
@@ -35,6 +36,36 @@ cmp -s "$tmp/out1" "$tmp/out2" || fail "same seed, different replies: $(cat "$tm
 printf 'first prompt\n\nsecond prompt\n' | "$chat" "${args[@]}" --temperature=0 > "$tmp/out3" 2> "$tmp/err3" \
   || fail "chat on stdin failed: $(cat "$tmp/err3")"
 [[ $(grep -c 'reply tokens' "$tmp/err3") -eq 2 ]] || fail "expected two replies for two stdin lines: $(cat "$tmp/err3")"
+
+# A conversation: the second turn's prompt holds the first turn and its reply; 'clear'
+# starts anew (the third prompt is as short as the first); 'quit' ends before the last line.
+printf 'hello\nand then\nclear\nhello\nquit\nnever answered\n' | "$chat" "${args[@]}" --temperature=0 \
+  > "$tmp/conv.out" 2> "$tmp/conv.err" || fail "a conversation failed: $(cat "$tmp/conv.err")"
+mapfile -t prompt_tokens < <(sed -n 's/^\[\([0-9]*\) prompt tokens.*/\1/p' "$tmp/conv.err")
+mapfile -t reply_tokens < <(sed -n 's/.*; \([0-9]*\) reply tokens.*/\1/p' "$tmp/conv.err")
+[[ ${#prompt_tokens[@]} -eq 3 ]] || fail "expected 3 replies (quit ends the chat): $(cat "$tmp/conv.err")"
+(( prompt_tokens[1] > prompt_tokens[0] + reply_tokens[0] )) \
+  || fail "the second turn does not see the first: ${prompt_tokens[*]} prompt tokens, ${reply_tokens[*]} reply tokens"
+[[ ${prompt_tokens[2]} -eq ${prompt_tokens[0]} ]] || fail "'clear' did not start anew: ${prompt_tokens[*]}"
+[[ $(wc -l < "$tmp/conv.out") -eq 3 ]] || fail "a pipe's stdout should hold the 3 replies only: $(cat "$tmp/conv.out")"
+"$chat" "${args[@]}" --temperature=0 --prompt=hello > "$tmp/hello.out" 2> "$tmp/err" || fail "chat --prompt=hello failed"
+[[ "$(head -1 "$tmp/conv.out")" == "$(cat "$tmp/hello.out")" ]] \
+  || fail "the first greedy turn differs from the same prompt alone: $(head -1 "$tmp/conv.out") vs $(cat "$tmp/hello.out")"
+
+# From a fresh shell: no --tokenizer and another base dir, the tokenizer beside the checkpoint
+# (where the trainer keeps a copy in its run directory) is found.
+cp -r "$tmp/ckpt" "$tmp/run" && cp "$tmp/tok.txt" "$tmp/run/tokenizer.txt"
+NANOCHAT_BASE_DIR="$tmp/elsewhere" "$chat" --checkpoint_dir="$tmp/run" --max_tokens=4 --prompt=hi > /dev/null \
+  2> "$tmp/fresh.err" || fail "chat without --tokenizer did not find $tmp/run/tokenizer.txt: $(cat "$tmp/fresh.err")"
+if NANOCHAT_BASE_DIR="$tmp/elsewhere" "$chat" --checkpoint_dir="$tmp/ckpt" --prompt=hi > /dev/null 2> "$tmp/bad.err"; then
+  fail "chat found a tokenizer where there is none"
+fi
+grep -qF -- "--tokenizer" "$tmp/bad.err" && grep -qF "$tmp/ckpt/tokenizer.txt" "$tmp/bad.err" \
+  || fail "the missing tokenizer's error does not name the places tried and the flag: $(cat "$tmp/bad.err")"
+
+# --help is a success.
+"$chat" --help > "$tmp/help.out" 2>&1 || fail "chat --help exited non-zero"
+grep -q -- "--checkpoint_dir" "$tmp/help.out" || fail "chat --help does not list its flags"
 
 # Bad flags and files: non-zero exit, the flag or file named.
 expect_error() {  # expect_error <text the error must contain> <chat flags...>

@@ -1,23 +1,27 @@
-// //trainer:chat: talks with a checkpoint (nanochat's chat_cli, one turn per prompt).
+// //trainer:chat: talks with a checkpoint (nanochat's chat_cli).
 //
 //   chat --checkpoint_dir=D [--step=N] [--tokenizer=F] [--prompt=TEXT]
 //        [--temperature=0.6] [--top_k=50] [--seed=42] [--max_tokens=256]
 //
 // Loads the checkpoint (runtime/checkpoint; the last step when --step is not given; without
 // --checkpoint_dir, the largest-depth tag under <base_dir>/chatsft_checkpoints) and the
-// tokenizer (default <base_dir>/tokenizer/tokenizer.txt; base_dir: --base_dir, else
-// $NANOCHAT_BASE_DIR, else ~/.cache/nanochat). Each prompt, --prompt or else every
-// non-empty stdin line, is rendered as a one-turn user conversation in nanochat's chat
-// format, followed by <|assistant_start|>; the reply is sampled with the KV-cache decoder
-// (trainer/generation, with nanochat's calculator tool unless --calculator=false) until
-// <|assistant_end|> or --max_tokens, and printed on one line of stdout (its own newlines
-// kept; special tokens as their text). Speed goes to stderr. Every error names the flag or file
-// at fault and exits 2.
+// tokenizer (trainer/generation/chat_model.h says where it is looked for). With --prompt, one
+// turn: the reply on one line of stdout. Otherwise one multi-turn conversation, as nanochat's
+// chat_cli keeps it: every stdin line is the user's next turn, answered in the context of
+// every turn before it (trainer/generation/chat_session.h); `clear` starts a new
+// conversation, `quit` or `exit` (or end of input) ends. On a terminal the turns are shown
+// as "User: " and "Assistant: "; from a pipe, stdout has the replies only, one per line.
+// Replies are sampled with the KV-cache decoder (trainer/generation, with nanochat's
+// calculator tool unless --calculator=false) until <|assistant_end|> or --max_tokens (their
+// own newlines kept; special tokens as their text). Speed goes to stderr. Every error names
+// the flag or file at fault and exits 2.
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
@@ -26,6 +30,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "trainer/generation/calculator.h"
 #include "trainer/generation/chat_model.h"
+#include "trainer/generation/chat_session.h"
 #include "trainer/generation/generator.h"
 
 ABSL_FLAG(std::string, checkpoint_dir, "",
@@ -55,19 +60,53 @@ ChatModelPaths Paths() {
   return paths;
 }
 
-absl::Status Reply(const std::string& prompt, const data::Tokenizer& tok, Generator& gen,
-                   const GenerateOptions& options) {
-  data::Conversation conv;
-  conv.messages = {data::Message::User(prompt), data::Message::Assistant("")};
-  auto ids = data::RenderForCompletion(conv, tok);
-  if (!ids.ok()) return ids.status();
-  auto reply = gen.Generate(*ids, options);
+/// Completes `prompt` (every token of the conversation so far) and prints the reply; returns
+/// its tokens.
+absl::StatusOr<std::vector<int32_t>> Reply(const std::vector<int32_t>& prompt, const data::Tokenizer& tok,
+                                           Generator& gen, const GenerateOptions& options) {
+  auto reply = gen.Generate(prompt, options);
   if (!reply.ok()) return reply.status();
   std::cout << tok.Decode(*reply) << std::endl;
   const GenerateStats& s = gen.last_stats();
   std::cerr << absl::StrFormat("[%d prompt tokens in %.3f s; %d reply tokens in %.3f s, %.1f tokens/s]\n",
                                s.prompt_tokens, s.prefill_seconds, reply->size(), s.decode_seconds,
                                s.decode_seconds > 0 ? reply->size() / s.decode_seconds : 0.0);
+  return reply;
+}
+
+/// The conversation on stdin, one user turn per line, until quit/exit or the end of input.
+absl::Status Converse(const data::Tokenizer& tok, Generator& gen, const GenerateOptions& options,
+                      int sequence_len) {
+  const bool terminal = isatty(STDIN_FILENO) == 1;
+  if (terminal) {
+    std::cout << "Chat with the model: one line per turn; 'clear' starts a new conversation, 'quit' or "
+                 "Ctrl-D ends.\n";
+  }
+  ChatSession session(tok);
+  bool warned = false;
+  std::string line;
+  while (true) {
+    if (terminal) std::cout << "\nUser: " << std::flush;
+    if (!std::getline(std::cin, line)) break;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    if (line == "quit" || line == "exit") break;
+    if (line == "clear") {
+      session.Clear();
+      if (terminal) std::cout << "(a new conversation)" << std::endl;
+      continue;
+    }
+    const std::vector<int32_t>& prompt = session.UserTurn(line);
+    if (!warned && int64_t(prompt.size()) + options.max_tokens > sequence_len) {
+      std::cerr << "[the conversation is " << prompt.size() << " tokens; the model was trained on " << sequence_len
+                << " at most, so replies may degrade: 'clear' starts anew]\n";
+      warned = true;
+    }
+    if (terminal) std::cout << "Assistant: " << std::flush;
+    absl::StatusOr<std::vector<int32_t>> reply = Reply(prompt, tok, gen, options);
+    if (!reply.ok()) return reply.status();
+    session.AssistantTurn(*reply);
+  }
   return absl::OkStatus();
 }
 
@@ -97,15 +136,11 @@ int Run() {
 
   const std::string prompt = absl::GetFlag(FLAGS_prompt);
   if (!prompt.empty()) {
-    if (absl::Status s = Reply(prompt, *tok, **gen, options); !s.ok()) return fail(s);
+    ChatSession one_turn(*tok);
+    if (auto reply = Reply(one_turn.UserTurn(prompt), *tok, **gen, options); !reply.ok()) return fail(reply.status());
     return 0;
   }
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (absl::Status s = Reply(line, *tok, **gen, options); !s.ok()) return fail(s);
-  }
+  if (absl::Status s = Converse(*tok, **gen, options, model->params.config().sequence_len); !s.ok()) return fail(s);
   return 0;
 }
 
@@ -115,8 +150,8 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "chat --checkpoint_dir=D [--step=N] [--tokenizer=F] [--prompt=TEXT] [--temperature=0.6] [--top_k=50] "
-      "[--seed=42] [--max_tokens=256]: talks with a checkpoint (one turn per prompt)");
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+      "[--seed=42] [--max_tokens=256]: talks with a checkpoint (--prompt: one turn; else a conversation on stdin)");
+  std::vector<char*> rest = gpt_sft::base::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "chat: error: unexpected argument '" << rest[1] << "' (flags are --name=value)\n";
     return 2;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "data/tools/user_path.h"
@@ -127,6 +127,6 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("loss --checkpoint_dir=D [--step=N] --batches=F.json [--num_threads=N]");
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::trainer::Main();
 }

@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include "trainer/eager_step.h"
@@ -59,6 +59,6 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("reference_steps: the interpreter's losses for run_step --expect_losses");
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::trainer::Main();
 }

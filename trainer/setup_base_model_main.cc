@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "data/tools/user_path.h"
 #include "trainer/demo_setup.h"
@@ -25,7 +25,7 @@ ABSL_FLAG(uint64_t, seed, 42, "seed of the random initialisation");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("setup_base_model: a tokenizer and a random base model under --base_dir");
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   const std::string base_dir = gpt_sft::data::UserPath(absl::GetFlag(FLAGS_base_dir));
   if (base_dir.empty()) {
     std::cerr << "setup_base_model: error: --base_dir is required\n";

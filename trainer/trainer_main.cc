@@ -16,7 +16,7 @@
 
 #include "absl/flags/flag.h"
 #include "runtime/device/device.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
@@ -243,6 +243,6 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("trainer: chat SFT of a nanochat-style GPT (no flags: the embedded demo)");
   const bool demo = argc == 1;
   const std::set<std::string> given = gpt_sft::trainer::GivenFlags(argc, argv);
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::trainer::Main(demo, given, argc, argv);
 }

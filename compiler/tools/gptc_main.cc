@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -284,6 +284,6 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("gptc: build the training step of a nanochat-style GPT and print its IR");
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::compiler::Main();
 }

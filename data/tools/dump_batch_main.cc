@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -183,6 +183,6 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("dump_batch [--packing=pad|bestfit] [--num_batches=N] [--json] ...");
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::data::Main();
 }

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -130,7 +130,7 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("tok_train --input=FILES --vocab_size=N --output=PATH");
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> args = gpt_sft::base::ParseCommandLine(argc, argv);
   if (args.size() > 1) {
     std::cerr << "tok_train: error: unexpected argument '" << args[1] << "' (did you mean --input=?)\n";
     return 2;

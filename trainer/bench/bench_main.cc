@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include <nlohmann/json.hpp>
@@ -548,6 +548,6 @@ int Main(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("bench: the full training step, ours beside PyTorch eager");
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::trainer::Main(argc, argv);
 }

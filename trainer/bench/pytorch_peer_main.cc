@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "trainer/bench/pytorch_peer.h"
@@ -105,6 +105,6 @@ int Run() {
 }  // namespace gpt_sft::bench
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::bench::Run();
 }

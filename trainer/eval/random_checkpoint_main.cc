@@ -6,7 +6,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "trainer/random_checkpoint.h"
 
 ABSL_FLAG(std::string, output_dir, "", "directory to write model_%06d.safetensors and meta_%06d.json into");
@@ -20,7 +20,7 @@ ABSL_FLAG(int64_t, step, 0, "the checkpoint's step");
 ABSL_FLAG(bool, zero_output_projections, true, "nanochat's init: zero lm_head and every c_proj");
 
 int main(int argc, char** argv) {
-  absl::ParseCommandLine(argc, argv);
+  gpt_sft::base::ParseCommandLine(argc, argv);
   using namespace gpt_sft;
   auto fail = [](const absl::Status& s) {
     std::cerr << "random_checkpoint: error: " << s.message() << "\n";

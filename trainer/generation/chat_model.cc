@@ -1,6 +1,11 @@
 #include "trainer/generation/chat_model.h"
 
+#include <filesystem>
+#include <system_error>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "data/tools/user_path.h"
 
 namespace gpt_sft::trainer {
@@ -39,17 +44,33 @@ absl::StatusOr<runtime::LoadedCheckpoint> LoadChatCheckpoint(const ChatModelPath
   return loaded;
 }
 
-absl::StatusOr<data::Tokenizer> LoadChatTokenizer(const ChatModelPaths& paths, int model_vocab_size) {
-  std::string path = UserPath(paths.tokenizer);
-  if (path.empty()) {
-    auto base = BaseDir(paths);
-    if (!base.ok()) return base.status();
-    path = *base + "/tokenizer/tokenizer.txt";
+absl::StatusOr<std::string> FindChatTokenizer(const ChatModelPaths& paths) {
+  if (!paths.tokenizer.empty()) return UserPath(paths.tokenizer);
+  std::vector<std::string> tried;
+  if (const std::string dir = UserPath(paths.checkpoint_dir); !dir.empty()) {
+    // A run directory keeps its tokenizer beside the checkpoints; a nanochat layout has it
+    // two levels up, at <base_dir>/tokenizer/.
+    tried.push_back(dir + "/" + std::string(kRunDirTokenizerFile));
+    tried.push_back((std::filesystem::path(dir) / ".." / ".." / "tokenizer" / "tokenizer.txt").lexically_normal());
   }
-  auto tok = data::Tokenizer::Load(path);
+  auto base = BaseDir(paths);
+  if (!base.ok()) return base.status();
+  tried.push_back(*base + "/tokenizer/tokenizer.txt");
+  for (const std::string& path : tried) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) return path;
+  }
+  return absl::NotFoundError(absl::StrCat("--tokenizer not given and no tokenizer at ", absl::StrJoin(tried, ", "),
+                                          "; name it with --tokenizer=FILE"));
+}
+
+absl::StatusOr<data::Tokenizer> LoadChatTokenizer(const ChatModelPaths& paths, int model_vocab_size) {
+  absl::StatusOr<std::string> path = FindChatTokenizer(paths);
+  if (!path.ok()) return path.status();
+  auto tok = data::Tokenizer::Load(*path);
   if (!tok.ok()) return Prefixed(tok.status(), "--tokenizer: ");
   if (tok->vocab_size() != model_vocab_size) {
-    return absl::InvalidArgumentError(absl::StrCat("--tokenizer ", path, " has ", tok->vocab_size(),
+    return absl::InvalidArgumentError(absl::StrCat("--tokenizer ", *path, " has ", tok->vocab_size(),
                                                    " tokens but the checkpoint's model has vocab_size ",
                                                    model_vocab_size));
   }

@@ -3,7 +3,10 @@
 // the errors name:
 //   --checkpoint_dir (empty: the largest-depth tag under <base_dir>/chatsft_checkpoints),
 //   --step (unset: the last step there), --base_dir (empty: $NANOCHAT_BASE_DIR, else
-//   ~/.cache/nanochat), --tokenizer (empty: <base_dir>/tokenizer/tokenizer.txt).
+//   ~/.cache/nanochat), --tokenizer (empty: the first that exists of
+//   <checkpoint_dir>/tokenizer.txt, where the trainer keeps a copy in its run directory,
+//   <checkpoint_dir>/../../tokenizer/tokenizer.txt, nanochat's layout, and
+//   <base_dir>/tokenizer/tokenizer.txt).
 // Relative paths are taken from where the user ran `bazel run` (data/tools/user_path.h).
 #ifndef GPT_SFT_TRAINER_GENERATION_CHAT_MODEL_H_
 #define GPT_SFT_TRAINER_GENERATION_CHAT_MODEL_H_
@@ -11,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "data/tokenizer/tokenizer.h"
@@ -25,7 +29,14 @@ struct ChatModelPaths {
   std::string tokenizer;
 };
 
+/// The name of the tokenizer's copy in a run directory, beside the checkpoints.
+inline constexpr std::string_view kRunDirTokenizerFile = "tokenizer.txt";
+
 absl::StatusOr<runtime::LoadedCheckpoint> LoadChatCheckpoint(const ChatModelPaths& paths);
+
+/// The tokenizer file --tokenizer names or the defaults above find; NotFound names every
+/// place tried.
+absl::StatusOr<std::string> FindChatTokenizer(const ChatModelPaths& paths);
 
 /// The tokenizer file, checked against the model's vocabulary size (nanochat asserts the
 /// same in build_model).

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
+#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "spelling_eval --checkpoint_dir=D [--tokenizer=F] [--words=FILE] [--tasks=SimpleSpelling,SpellingBee] "
       "[--max_problems=100]: exact-match accuracy of greedy replies on the spelling tasks");
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  std::vector<char*> rest = gpt_sft::base::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::cerr << "spelling_eval: error: unexpected argument '" << rest[1] << "' (flags are --name=value)\n";
     return 2;
