@@ -115,7 +115,7 @@ absl::Status DeviceStep::Load(const artifact::Artifact& artifact, const DeviceSt
   report.source = origin.source;
   report.cache_hit = origin.cache_hit;
   report.cache_entry = origin.cache_entry;
-  report.cache_note = origin.cache_note;
+  report.cache_log = origin.cache_log;
   report.compile_seconds = artifact.compile_seconds;
   report.key = artifact.key;
   report.arena_bytes = executable_->arena_bytes();

@@ -55,7 +55,8 @@ struct ArtifactOrigin {
   Source source = Source::kFile;
   bool cache_hit = false;
   double seconds = 0;  // compiling or loading it from the cache
-  std::string cache_entry, cache_note;
+  std::string cache_entry;
+  std::string cache_log;  // what the compile cache did, in order ("; then " between events)
 };
 
 /// What getting the step ready cost and what it is, for the trainer's log and the benchmark.
@@ -68,7 +69,7 @@ struct DeviceCompileReport {
   double compile_seconds = 0;  // of the compilation that produced the artifact
   std::string key;
   std::string cache_entry;
-  std::string cache_note;
+  std::string cache_log;
   int64_t arena_bytes = 0;
   int64_t launches = 0;        // micro_step's
   int64_t kernels = 0;         // distinct kernels micro_step launches

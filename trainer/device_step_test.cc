@@ -12,6 +12,7 @@
 
 #include "compiler/codegen/step_compiler.h"
 #include "data/collate/batch.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/params/param_store.h"
 #include "trainer/batch_tensors.h"
@@ -144,10 +145,13 @@ TEST_P(DeviceStepTest, SecondCreateLoadsFromTheCache) {
   auto first = Make(Config(false, 1), &params, dir);
   ASSERT_TRUE(first.ok()) << first.status();
   EXPECT_FALSE((*first)->compile_report().cache_hit);
+  EXPECT_THAT((*first)->compile_report().cache_log,
+              ::testing::MatchesRegex("no entry .*; then compiled the step in .* s; then stored it as .*"));
   const int64_t compilations = compiler::StepCompilations();
   auto second = Make(Config(false, 1), &params, dir);
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_TRUE((*second)->compile_report().cache_hit);
+  EXPECT_THAT((*second)->compile_report().cache_log, ::testing::MatchesRegex("found .* and loaded it in .* s"));
   EXPECT_EQ(compiler::StepCompilations(), compilations);
   const data::Batch batch = RandomBatch(9);
   EXPECT_EQ(*(*first)->MicroStep(ToStepBatch(batch, false)), *(*second)->MicroStep(ToStepBatch(batch, false)));
@@ -166,8 +170,10 @@ TEST_P(DeviceStepTest, SecondCreateLoadsFromTheCache) {
   auto third = Make(Config(false, 1), &params, dir);
   ASSERT_TRUE(third.ok()) << third.status();
   EXPECT_FALSE((*third)->compile_report().cache_hit);
-  EXPECT_NE((*third)->compile_report().cache_note.find("step.gptart"), std::string::npos)
-      << (*third)->compile_report().cache_note;
+  // In the order it happened: the damage (naming the file), the compile, the store.
+  EXPECT_THAT((*third)->compile_report().cache_log,
+              ::testing::MatchesRegex("entry .* not usable \\(.*step\\.gptart.*\\); then compiled the step in .* s; "
+                                      "then stored it as .*"));
   auto fourth = Make(Config(false, 1), &params, dir);
   ASSERT_TRUE(fourth.ok()) << fourth.status();
   EXPECT_TRUE((*fourth)->compile_report().cache_hit);

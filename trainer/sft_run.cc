@@ -259,8 +259,8 @@ absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions
   }
   absl::StatusOr<std::unique_ptr<DeviceStep>> made = CompileDeviceStep(config, params, cache_dir, options);
   if (!made.ok()) return made.status();
-  if (!(*made)->compile_report().cache_note.empty() && o.rank == 0) {
-    std::cerr << "compile cache: " << (*made)->compile_report().cache_note << std::endl;
+  if (!(*made)->compile_report().cache_log.empty() && o.rank == 0) {
+    std::cout << "compile cache: " << (*made)->compile_report().cache_log << std::endl;
   }
   return std::unique_ptr<TrainStep>(std::move(*made));
 }

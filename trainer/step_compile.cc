@@ -2,6 +2,7 @@
 #include "trainer/step_compile.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "compiler/codegen/step_compiler.h"
 #include "compiler/codegen/target.h"
 
@@ -38,7 +39,7 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> CompileDeviceStep(const compiler::St
     origin.source = outcome->cache_hit ? ArtifactOrigin::Source::kCache : ArtifactOrigin::Source::kCompiled;
     origin.seconds = outcome->seconds;
     origin.cache_entry = outcome->cache_entry;
-    origin.cache_note = outcome->cache_note;
+    origin.cache_log = absl::StrJoin(outcome->cache_log, "; then ");
     artifact = std::move(outcome->artifact);
   }
   options.compilations = [] { return compiler::StepCompilations(); };

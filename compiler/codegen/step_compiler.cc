@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "compiler/builder/step_builder.h"
 #include "compiler/codegen/artifact_cache.h"
 #include "compiler/codegen/cpu_target.h"
@@ -132,15 +133,22 @@ absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, Targe
     outcome.artifact = *std::move(cached);
     outcome.cache_hit = true;
     outcome.seconds = SecondsSince(start);
+    outcome.cache_log.push_back(
+        absl::StrFormat("found %s and loaded it in %.3f s", outcome.cache_entry, outcome.seconds));
     return outcome;
   }
-  if (!absl::IsNotFound(cached.status())) outcome.cache_note = std::string(cached.status().message());
+  outcome.cache_log.push_back(absl::IsNotFound(cached.status())
+                                  ? absl::StrCat("no entry ", outcome.cache_entry)
+                                  : absl::StrCat("entry ", outcome.cache_entry, " not usable (",
+                                                 cached.status().message(), ")"));
   absl::StatusOr<artifact::Artifact> compiled = CompileBuiltFor(config, *step, target, start, &outcome.remarks);
   if (!compiled.ok()) return compiled.status();
   outcome.artifact = *std::move(compiled);
+  outcome.cache_log.push_back(absl::StrFormat("compiled the step in %.2f s", outcome.artifact.compile_seconds));
   if (absl::Status s = cache.Store(outcome.artifact); !s.ok()) {
-    outcome.cache_note = absl::StrCat(outcome.cache_note.empty() ? "" : outcome.cache_note + "; ",
-                                      "not cached: ", s.message());
+    outcome.cache_log.push_back(absl::StrCat("could not store it: ", s.message()));
+  } else {
+    outcome.cache_log.push_back(absl::StrCat("stored it as ", outcome.cache_entry));
   }
   outcome.seconds = SecondsSince(start);
   return outcome;

@@ -36,13 +36,15 @@ struct CompileOutcome {
   bool cache_hit = false;
   double seconds = 0;            // this call: the load on a hit, the whole compile on a miss
   std::string cache_entry;       // the entry's directory
-  std::string cache_note;        // why an entry was not used ("damaged: ...") or could not be stored
+  /// What the cache did, in the order it did it: looked the key up (and found it, found none,
+  /// or found it damaged and why), compiled, stored the entry (or why not), loaded.
+  std::vector<std::string> cache_log;
   std::vector<std::string> remarks;  // on a miss
 };
 
 /// The artifact of `config` for `target` from `cache_dir` (compiler/codegen/artifact_cache.h),
 /// compiling and storing it on a miss; a damaged entry is recompiled and replaced, and
-/// cache_note says why.
+/// cache_log says what happened.
 absl::StatusOr<CompileOutcome> CompileOrLoadStep(const StepConfig& config, Target target, const std::string& cache_dir);
 
 /// How many times this process has compiled a step (CompileStep calls that succeeded):
