@@ -41,7 +41,7 @@ absl::StatusOr<std::unique_ptr<SftEvaluation>> SftEvaluation::Create(const runti
   return eval;
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, double>>> SftEvaluation::Run() {
+absl::StatusOr<std::vector<std::pair<std::string, double>>> SftEvaluation::Run(const EvaluationProgress& progress) {
   ProblemShare share;
   if (world_ != nullptr) share = {world_->rank(), world_->world_size()};
   // This rank's [correct, scored] per metric, then summed over the ranks.
@@ -49,7 +49,11 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> SftEvaluation::Run()
   // Held out: the training mixture draws its synthetic problems from seeds seed and seed+1.
   data::SyntheticMultipleChoiceTask mc(max_problems_, static_cast<uint64_t>(seed_) + 1000);
   absl::StatusOr<MultipleChoiceResult> choice =
-      EvaluateMultipleChoice(*logits_, mc, *tokenizer_, max_problems_, /*progress=*/nullptr, share);
+      EvaluateMultipleChoice(*logits_, mc, *tokenizer_, max_problems_,
+                             [&](int64_t done, int64_t total, int64_t) {
+                               if (progress) progress(mc.name(), done, total);
+                             },
+                             share);
   if (!choice.ok()) return choice.status();
   counts.insert(counts.end(), {double(choice->correct), double(choice->problems)});
 
@@ -59,6 +63,7 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> SftEvaluation::Run()
   options.max_problems = max_problems_;
   options.max_tokens = kGenerativeMaxTokens;
   options.share = share;
+  options.progress = progress;
   data::SimpleSpellingTask simple(*words, max_problems_, data::Split::kTest);
   absl::StatusOr<GenerativeEvalResult> spelled = RunGenerativeEval(simple, *tokenizer_, *generator_, options);
   if (!spelled.ok()) return spelled.status();

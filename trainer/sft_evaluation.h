@@ -17,6 +17,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/params/param_store.h"
+#include "trainer/eval/evaluation_progress.h"
 
 namespace gpt_sft::trainer {
 
@@ -38,7 +39,8 @@ class SftEvaluation {
   ~SftEvaluation();
 
   /// {"synthetic_mc_acc", x}, {"simple_spelling_acc", y}, {"spelling_bee_acc", z}, in order.
-  absl::StatusOr<std::vector<std::pair<std::string, double>>> Run();
+  /// `progress` hears each task's problems as they are scored (this rank's share).
+  absl::StatusOr<std::vector<std::pair<std::string, double>>> Run(const EvaluationProgress& progress = nullptr);
 
  private:
   SftEvaluation() = default;

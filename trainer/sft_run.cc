@@ -24,6 +24,7 @@
 #include "trainer/checkpoint_reload_check.h"
 #include "trainer/demo_setup.h"
 #include "runtime/collectives/nccl_communicator.h"
+#include "trainer/eval/evaluation_progress.h"
 #include "trainer/eval/validation_loss.h"
 #include "trainer/rank_launcher.h"
 #include "trainer/sft_evaluation.h"
@@ -152,7 +153,7 @@ data::LoaderOptions LoaderOptionsFor(const TrainerOptions& o, const data::Tokeni
 /// evaluates exactly the same rows.
 absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::ConversationSource& val,
                                           data::LoaderOptions options, int eval_steps_per_rank, int rank,
-                                          int world_size) {
+                                          int world_size, const EvaluationProgress& progress) {
   options.rank = 0;
   options.world_size = 1;
   absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&val, options);
@@ -164,7 +165,7 @@ absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::Conversat
       if (!batch.ok() || index++ % world_size == rank) return batch;
     }
   };
-  absl::StatusOr<ValidationLossResult> result = ValidationLoss(step, this_ranks_share, eval_steps_per_rank);
+  absl::StatusOr<ValidationLossResult> result = ValidationLoss(step, this_ranks_share, eval_steps_per_rank, progress);
   if (!result.ok()) return result.status();
   return result->mean_loss;
 }
@@ -184,8 +185,10 @@ absl::StatusOr<double> ReduceOverRanks(runtime::collectives::Communicator& world
 /// The validation loss over every rank's shard of the validation batches (their mean).
 absl::StatusOr<double> GlobalValidationLoss(EagerStep& step, const data::ConversationSource& val,
                                             const data::LoaderOptions& options, int eval_steps,
-                                            runtime::collectives::Communicator& world) {
-  absl::StatusOr<double> local = MeanValidationLoss(step, val, options, eval_steps, world.rank(), world.world_size());
+                                            runtime::collectives::Communicator& world,
+                                            const EvaluationProgress& progress = nullptr) {
+  absl::StatusOr<double> local =
+      MeanValidationLoss(step, val, options, eval_steps, world.rank(), world.world_size(), progress);
   if (!local.ok()) return local.status();
   return ReduceOverRanks(world, *local, runtime::collectives::ReduceOp::kAvg);
 }
@@ -379,6 +382,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
                             o.seed, o.num_threads, &world, config.dtype);
   if (!evaluation.ok()) return evaluation.status();
   std::vector<std::pair<std::string, double>> metrics_now;
+  // An evaluation that runs long (the final one scores every problem) prints where it is.
+  EvaluationProgressLog eval_progress_log(log, std::chrono::seconds(10));
+  const EvaluationProgress eval_progress = leader ? eval_progress_log.AsCallback() : nullptr;
 
   SftResult result;
   ThroughputMeter meter;
@@ -394,13 +400,14 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       if (absl::Status s = training.BeginEvaluation(); !s.ok()) return s;
     }
     if (evaluate_loss) {
-      absl::StatusOr<double> v = GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world);
+      absl::StatusOr<double> v =
+          GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world, eval_progress);
       if (!v.ok()) return v.status();
       val_loss = *v;
       if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
     }
     if (evaluate_metrics) {
-      absl::StatusOr<std::vector<std::pair<std::string, double>>> m = (*evaluation)->Run();
+      absl::StatusOr<std::vector<std::pair<std::string, double>>> m = (*evaluation)->Run(eval_progress);
       if (!m.ok()) return m.status();
       metrics_now = *m;
       if (leader) log << FormatMetricsLine(it, metrics_now) << std::endl;

@@ -21,7 +21,8 @@ BatchSource VectorSource(const std::vector<data::Batch>* batches) {
   };
 }
 
-absl::StatusOr<ValidationLossResult> ValidationLoss(EagerStep& step, const BatchSource& source, int num_batches) {
+absl::StatusOr<ValidationLossResult> ValidationLoss(EagerStep& step, const BatchSource& source, int num_batches,
+                                                    const EvaluationProgress& progress) {
   if (num_batches < 1) {
     return absl::InvalidArgumentError(absl::StrCat("validation needs at least one batch, got num_batches=", num_batches));
   }
@@ -35,6 +36,7 @@ absl::StatusOr<ValidationLossResult> ValidationLoss(EagerStep& step, const Batch
     const int64_t supervised = data::CountSupervised(*batch);
     if (supervised == 0) {
       ++result.empty_batches;
+      if (progress) progress("validation loss", i + 1, num_batches);
       continue;
     }
     absl::StatusOr<double> loss = step.Loss(ToStepBatch(*batch, step.config().packed));
@@ -43,6 +45,7 @@ absl::StatusOr<ValidationLossResult> ValidationLoss(EagerStep& step, const Batch
     sum += *loss;
     result.supervised_tokens += supervised;
     ++result.batches;
+    if (progress) progress("validation loss", i + 1, num_batches);
   }
   if (result.batches == 0) {
     return absl::FailedPreconditionError(

@@ -16,6 +16,7 @@
 #include "data/collate/batch.h"
 #include "data/collate/loader.h"
 #include "trainer/eager_step.h"
+#include "trainer/eval/evaluation_progress.h"
 
 namespace gpt_sft::trainer {
 
@@ -38,8 +39,10 @@ struct ValidationLossResult {
 
 /// Runs EagerStep::Loss on the next `num_batches` batches of `source` (num_batches >= 1).
 /// Each batch must fit the step (CheckBatchFitsStep); errors name the batch's index.
-/// FailedPrecondition when every batch was empty.
-absl::StatusOr<ValidationLossResult> ValidationLoss(EagerStep& step, const BatchSource& source, int num_batches);
+/// FailedPrecondition when every batch was empty. `progress` hears ("validation loss", i, n)
+/// after each batch.
+absl::StatusOr<ValidationLossResult> ValidationLoss(EagerStep& step, const BatchSource& source, int num_batches,
+                                                    const EvaluationProgress& progress = nullptr);
 
 }  // namespace gpt_sft::trainer
 

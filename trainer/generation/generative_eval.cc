@@ -42,6 +42,7 @@ absl::StatusOr<GenerativeEvalResult> RunGenerativeEval(const data::Task& task, c
     result.generated_tokens += static_cast<int64_t>(reply->size());
     result.passed += task.Evaluate(*example, tokenizer.Decode(*reply)) ? 1 : 0;
     ++result.total;
+    if (options.progress) options.progress(task.name(), result.total, options.share.CountOf(n));
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "data/tasks/task.h"
 #include "data/tokenizer/tokenizer.h"
+#include "trainer/eval/evaluation_progress.h"
 #include "trainer/eval/problem_share.h"
 #include "trainer/generation/generator.h"
 
@@ -30,6 +31,8 @@ struct GenerativeEvalOptions {
   SamplingOptions sampling;    // temperature 0: greedy
   bool use_calculator = true;  // false: the model writes tool outputs itself
   ProblemShare share;          // this rank's part of the max_problems (default: all)
+  /// Hears (task name, this rank's problems done, its problems in all) after each problem.
+  EvaluationProgress progress;
 };
 
 struct GenerativeEvalResult {
