@@ -44,9 +44,14 @@ for key in run step loss lr_multiplier supervised_tokens padding_fraction step_s
   [[ $(grep -c "\"$key\":" "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl lacks $key in a record"
 done
 ls "$run" | grep -q tmp && fail "a temp file was left in $run"
-# The fine-tuned checkpoint loads (checked load: names, shapes, checksum) and answers.
-"$chat" --checkpoint_dir="$run" --base_dir="$base" --prompt="Spell the word cat" --max_tokens=8 --num_threads=2 \
-  > "$tmp/chat.log" 2>&1 || fail "the SFT checkpoint does not load in //trainer:chat: $(tail -5 "$tmp/chat.log")"
+# The fine-tuned checkpoint loads (checked load: names, shapes, checksum) and answers, through
+# the command the run printed, from a shell whose base dir is elsewhere (the run directory
+# holds its tokenizer).
+expect "^\[demo\] done: .*; talk to it: \./bazelw run //trainer:chat -- --checkpoint_dir=$run\$" "$log"
+printed=$(sed -n 's/.*talk to it: \.\/bazelw run \/\/trainer:chat -- //p' "$log")
+chat_abs=$(realpath "$chat")
+(cd / && NANOCHAT_BASE_DIR="$tmp/elsewhere" "$chat_abs" $printed --prompt="Spell the word cat" --max_tokens=8 \
+  --num_threads=2 > "$tmp/chat.log" 2>&1) || fail "the printed chat command fails from a fresh shell: $(tail -5 "$tmp/chat.log")"
 
 # 2. Fine-tune the base checkpoint with explicit flags (no demo): padded and packed rows,
 # compiled and eager; both paths start from the same weights and batch, so their first

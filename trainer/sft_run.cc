@@ -26,6 +26,7 @@
 #include "runtime/collectives/nccl_communicator.h"
 #include "trainer/eval/evaluation_progress.h"
 #include "trainer/eval/validation_loss.h"
+#include "trainer/generation/chat_model.h"
 #include "trainer/rank_launcher.h"
 #include "trainer/sft_evaluation.h"
 #include "trainer/device_step.h"
@@ -374,6 +375,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     absl::StatusOr<std::unique_ptr<MetricsLog>> opened = MetricsLog::Open(out_dir + "/metrics.jsonl");
     if (!opened.ok()) return opened.status();
     metrics = std::move(*opened);
+    // The run directory is self-contained: //trainer:chat finds the tokenizer beside the
+    // checkpoints whatever base dir a later shell has.
+    if (absl::Status s = setup->tokenizer->Save(out_dir + "/" + std::string(kRunDirTokenizerFile)); !s.ok()) return s;
   }
 
   // The multiple-choice and generation metrics: each rank scores its share of the problems.

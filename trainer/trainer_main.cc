@@ -8,6 +8,7 @@
 // on the offline task mixture; flags given beside --demo override the demo's settings. With
 // flags it is nanochat's chat_sft (trainer/sft_run.h).
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <streambuf>
@@ -228,10 +229,16 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
   }
   absl::StatusOr<SftResult> result = RunSft(options, log, ranks);
   if (!result.ok()) return Fail(result.status(), 1, &ranks);
-  if (demo && leader) {
-    std::cout << "[demo] done: training loss " << result->first_loss << " -> " << result->final_loss
-              << "; talk to it: ./bazelw run //trainer:chat -- --checkpoint_dir=" << result->checkpoint_dir
-              << std::endl;
+  if (leader) {
+    // Absolute, and the tokenizer sits in the run directory: the command works from a fresh shell.
+    const std::string chat = absl::StrCat("./bazelw run //trainer:chat -- --checkpoint_dir=",
+                                          std::filesystem::absolute(result->checkpoint_dir).lexically_normal().string());
+    if (demo) {
+      std::cout << "[demo] done: training loss " << result->first_loss << " -> " << result->final_loss
+                << "; talk to it: " << chat << std::endl;
+    } else {
+      std::cout << "Talk to it: " << chat << std::endl;
+    }
   }
   return 0;
 }
