@@ -63,11 +63,7 @@ constexpr char kBundledWords[] = "external/wordlist/words";
 const std::vector<std::string> kBundledText = {"external/english_text/GPL-3", "external/english_text/Apache-2.0",
                                                kBundledWords};
 
-std::vector<std::string> Paths(const std::string& flag) {
-  std::vector<std::string> out;
-  for (absl::string_view p : absl::StrSplit(flag, ',', absl::SkipEmpty())) out.push_back(UserPath(std::string(p)));
-  return out;
-}
+std::vector<std::string> Paths(const std::string& flag) { return UserPaths(flag); }
 
 absl::StatusOr<Tokenizer> GetTokenizer() {
   if (!absl::GetFlag(FLAGS_tokenizer).empty()) return Tokenizer::Load(UserPath(absl::GetFlag(FLAGS_tokenizer)));
