@@ -4,21 +4,25 @@
 # (system messages, assistant text/python/python_output parts, one conversation longer than
 # a row) with --builtin_tasks=false, validated on data/testdata/chats_val.jsonl. It trains
 # (the loss falls), it evaluates on the held-out file (not the built-in tasks), and every
-# step's supervised tokens are those of //data:dump_batch's batches for the same flags, whose
-# batches equal nanochat's render + collate (data/pipeline/nanochat_batches_test). Bad data
-# flags and files: an error naming the flag, file and line, before anything is written.
+# step's supervised tokens are those of //data:dump_batch's batches for the same flags. The
+# tokenizer, B = 2 and T = 96 are those of data/testdata/nanochat_batches.json, so those
+# batches are the ones data/pipeline/nanochat_batches_test finds equal to nanochat's render +
+# collate. Bad data flags and files: an error naming the flag, file and line, before
+# anything is written.
 set -uo pipefail
-trainer="$1"; setup="$2"; dump_batch="$3"; chats="$4"; val="$5"
+trainer="$1"; setup="$2"; dump_batch="$3"; chats="$4"; val="$5"; tokenizer="$6"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 base="$tmp/base"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect() { grep -qE -- "$1" "$2" || fail "no line matching '$1' in $2: $(tail -20 "$2")"; }
 
-"$setup" --base_dir="$base" --depth=1 --vocab_size=600 > "$tmp/setup.log" 2>&1 || fail "setup: $(cat "$tmp/setup.log")"
-common=(--base_dir="$base" --model_source=base --max_seq_len=128 --device_batch_size=2 --target_examples_per_step=2
+mkdir -p "$base/tokenizer" && cp "$tokenizer" "$base/tokenizer/tokenizer.txt"  # the golden's tokenizer, kept by setup
+"$setup" --base_dir="$base" --depth=1 --vocab_size=512 > "$tmp/setup.log" 2>&1 || fail "setup: $(cat "$tmp/setup.log")"
+grep -q 'using the tokenizer at' "$tmp/setup.log" || fail "setup did not keep the tokenizer: $(cat "$tmp/setup.log")"
+common=(--base_dir="$base" --model_source=base --max_seq_len=96 --device_batch_size=2 --target_examples_per_step=2
         --max_iterations=5 --eval_every=2 --eval_steps=2 --eval_metrics_max_problems=2 --compile=false
         --num_threads=2 --init_lr_frac=1.0 --jsonl="$chats" --builtin_tasks=false)
-data=(--jsonl="$chats" --builtin_tasks=false --max_seq_len=128 --device_batch_size=2)
+data=(--jsonl="$chats" --builtin_tasks=false --max_seq_len=96 --device_batch_size=2)
 
 for packing in pad bestfit; do
   log="$tmp/train_$packing.log"
