@@ -36,6 +36,48 @@ if "$dump_batch" --tokenizer="$tmp/tok.bpe" --jsonl="$tmp/bad.jsonl" 2> "$tmp/er
 fi
 grep -q "bad.jsonl:2: malformed JSON" "$tmp/err.log" || fail "error does not name bad.jsonl:2: $(cat "$tmp/err.log")"
 
+# The user's conversations alone (system messages, assistant parts), the held-out split, and
+# --seed; the trainer takes the same flags (data/pipeline/training_data.h).
+chats=data/testdata/chats.jsonl; val=data/testdata/chats_val.jsonl
+"$dump_batch" --tokenizer="$tmp/tok.bpe" --jsonl=$chats --builtin_tasks=false --max_seq_len=64 --num_batches=2 \
+  > "$tmp/user.txt" 2> "$tmp/err.log" || fail "dump_batch --jsonl: $(cat "$tmp/err.log")"
+grep -q "^Training data: 12 rows: CustomJSON($chats) 12$" "$tmp/err.log" || fail "no training-data line: $(cat "$tmp/err.log")"
+grep -q "train rows 12" "$tmp/user.txt" || fail "not the user's 12 rows: $(cat "$tmp/user.txt")"
+"$dump_batch" --tokenizer="$tmp/tok.bpe" --jsonl=$chats --val_jsonl=$val --split=val --builtin_tasks=false \
+  --max_seq_len=64 --num_batches=1 > "$tmp/val.txt" 2> "$tmp/err.log" || fail "dump_batch --split=val: $(cat "$tmp/err.log")"
+grep -q "val rows 4" "$tmp/val.txt" || fail "--split=val did not show the 4 held-out rows: $(cat "$tmp/val.txt")"
+grep -q "^Validation data: 4 rows: CustomJSON($val) 4 (--val_jsonl)$" "$tmp/err.log" || fail "no validation-data line: $(cat "$tmp/err.log")"
+for run in 1:a 1:b 2:a; do
+  "$dump_batch" --tokenizer="$tmp/tok.bpe" --examples_per_task=20 --max_seq_len=64 --num_batches=2 --json \
+    --seed="${run%:*}" > "$tmp/seed_$run" 2> "$tmp/err.log" || fail "dump_batch --seed=${run%:*}: $(cat "$tmp/err.log")"
+done
+cmp -s "$tmp/seed_1:a" "$tmp/seed_1:b" || fail "the same --seed gave different batches"
+cmp -s "$tmp/seed_1:a" "$tmp/seed_2:a" && fail "--seed=1 and --seed=2 gave the same batches"
+# Started directly (as from bazel-bin/data/dump_batch), from another directory and without
+# the test's runfiles variables: it still finds its bundled word list.
+abs_dump_batch="$(cd "$(dirname "$dump_batch")" && pwd)/$(basename "$dump_batch")"
+(cd "$tmp" && env -u RUNFILES_DIR -u TEST_SRCDIR -u RUNFILES_MANIFEST_FILE "$abs_dump_batch" --tokenizer="$tmp/tok.bpe" \
+  --examples_per_task=5 --max_seq_len=64 --num_batches=1 > "$tmp/direct.txt" 2> "$tmp/err.log") \
+  || fail "dump_batch started directly: $(cat "$tmp/err.log")"
+grep -q "train rows 15" "$tmp/direct.txt" || fail "started directly: $(cat "$tmp/direct.txt")"
+
+# Bad data flags: each named, with the file and line where there is one.
+printf '[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]\n[{"role":"assistant","content":"b"}]\n' \
+  > "$tmp/roles.jsonl"
+expect_data_error() {  # $1: text the error must contain; the rest: dump_batch's flags
+  local want="$1"; shift
+  if "$dump_batch" --tokenizer="$tmp/tok.bpe" --max_seq_len=64 --num_batches=1 "$@" 2> "$tmp/err.log" > /dev/null; then
+    fail "dump_batch accepted $*"
+  fi
+  grep -qF -- "$want" "$tmp/err.log" || fail "error for $* does not say '$want': $(cat "$tmp/err.log")"
+}
+expect_data_error "--jsonl: $tmp/roles.jsonl:2: messages[0]: role is assistant but user was expected" --jsonl="$tmp/roles.jsonl"
+expect_data_error "--val_jsonl=$tmp/nope.jsonl: cannot open" --val_jsonl="$tmp/nope.jsonl"
+expect_data_error "is also a --jsonl file" --jsonl=$chats --val_jsonl=$chats
+expect_data_error "--builtin_tasks=false and no --jsonl" --builtin_tasks=false
+expect_data_error "--split=test is not one of: train, val" --split=test
+expect_data_error "--jsonl_repeat=0 must be >= 1" --jsonl=$chats --jsonl_repeat=0
+
 # tok_train on a missing file: non-zero, no output.
 if "$tok_train" --input="$tmp/nope.txt" --output="$tmp/never.bpe" 2> "$tmp/err.log"; then
   fail "tok_train accepted a missing input"

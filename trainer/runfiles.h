@@ -1,18 +1,13 @@
-// Finding a file the binary carries as Bazel runfiles (the word list, the English prose the
-// demo trains its tokenizer on), whether started by `bazel run`, by `bazel test` or directly.
+// The trainer's name for base::FindRunfile (base/runfiles.h), which moved to base/ so that
+// data/ tools find their runfiles too without depending on trainer/.
 #ifndef GPT_SFT_TRAINER_RUNFILES_H_
 #define GPT_SFT_TRAINER_RUNFILES_H_
 
-#include <string>
-
-#include "absl/status/statusor.h"
+#include "base/runfiles.h"
 
 namespace gpt_sft::trainer {
 
-/// `path` is relative to the runfiles root, e.g. "external/wordlist/words" or
-/// "gpt_sft/trainer/x". Tries $RUNFILES_DIR, $TEST_SRCDIR, /proc/self/exe.runfiles (each with
-/// and without the workspace name gpt_sft/), then the working directory. NotFound lists them.
-absl::StatusOr<std::string> FindRunfile(const std::string& path);
+using base::FindRunfile;
 
 }  // namespace gpt_sft::trainer
 

@@ -14,8 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "data/collate/loader.h"
-#include "data/pipeline/sft_mixture.h"
+#include "data/pipeline/pad_token.h"
 #include "data/pipeline/task_source.h"
+#include "data/pipeline/training_data.h"
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
@@ -105,17 +106,16 @@ absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
   absl::StatusOr<std::string> words = FindRunfile("external/wordlist/words");
   if (!words.ok()) return words.status();
   s.words_path = *words;
-  data::SftMixtureOptions train;
-  train.words_path = *words;
-  train.seed = o.seed;
-  absl::StatusOr<std::shared_ptr<const data::TaskMixture>> mix = data::BuildSftMixture(train);
-  if (!mix.ok()) return mix.status();
-  s.train = *mix;
-  data::SftMixtureOptions val = train;
-  val.test_split = true;  // the spelling tasks' test seeds, synthetic problems from seed + 1
-  mix = data::BuildSftMixture(val);
-  if (!mix.ok()) return mix.status();
-  s.val = *mix;
+  // The user's --jsonl files and/or the built-in tasks; --val_jsonl or the built-in tasks'
+  // held-out split (their test seeds, synthetic problems from seed + 1).
+  data::TrainingDataOptions data_options = o.data;
+  data_options.words_path = *words;
+  data_options.seed = o.seed;
+  absl::StatusOr<data::TrainingData> data = data::BuildTrainingData(data_options);
+  if (!data.ok()) return data.status();
+  s.train = data->train;
+  s.val = data->val;
+  log << data->description;
   return s;
 }
 
@@ -144,7 +144,7 @@ data::LoaderOptions LoaderOptionsFor(const TrainerOptions& o, const data::Tokeni
   l.packing = o.packing == "bestfit" ? data::Packing::kBestFit : data::Packing::kPad;
   l.rank = o.rank;
   l.world_size = o.world_size;
-  l.pad_id = tok.SpecialId(data::SpecialToken::kAssistantEnd);
+  l.pad_id = data::PadTokenId(l.packing, tok);
   return l;
 }
 
@@ -354,8 +354,10 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   int64_t num_iterations = setup->train->size() / o.target_examples_per_step;
   if (o.max_iterations >= 0 && o.max_iterations < num_iterations) num_iterations = o.max_iterations;
   if (num_iterations < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("--max_iterations=", o.max_iterations,
-                                                   " leaves no step to run (at least 1 is needed)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_iterations=", o.max_iterations, " leaves no step to run (at least 1 is needed); the training data has ",
+        setup->train->size(), " rows for --target_examples_per_step=", o.target_examples_per_step,
+        " per step (more data, --jsonl_repeat or a smaller --target_examples_per_step make steps)"));
   }
   if (leader) {
     log << "Training rows: " << setup->train->size() << "; number of iterations: " << num_iterations

@@ -2,6 +2,7 @@
 //
 //   ./bazelw run //trainer                       # the embedded demo (sets itself up, minutes)
 //   ./bazelw run //trainer -- --model_tag=d20 --max_iterations=100 --packing=bestfit
+//   ./bazelw run //trainer -- --jsonl=mine.jsonl --builtin_tasks=false --val_jsonl=held_out.jsonl
 //
 // With no flags at all (or --demo) it runs the demo: a tokenizer and a small random base
 // model are created under the base dir when missing (trainer/demo_setup.h), then fine-tuned
@@ -54,6 +55,16 @@ ABSL_FLAG(std::string, packing, "bestfit",
           "bestfit (whole conversations packed into rows; the default: far more supervised tokens per step) or pad "
           "(one conversation per row, as nanochat)");
 ABSL_FLAG(int64_t, seed, 42, "seed of the data order's synthetic tasks");
+ABSL_FLAG(std::string, jsonl, "",
+          "comma-separated files of your conversations to train on, one JSON array of {role, content} messages per "
+          "line (nanochat's CustomJSON; an optional first system message; assistant content a string or a list of "
+          "text/python/python_output parts)");
+ABSL_FLAG(int, jsonl_repeat, 1, "each --jsonl file enters the training mixture this many times");
+ABSL_FLAG(bool, builtin_tasks, true,
+          "train on the built-in tasks (spelling, synthetic multiple choice) too; false: only on --jsonl");
+ABSL_FLAG(std::string, val_jsonl, "",
+          "comma-separated held-out conversation files for the validation loss; empty: the built-in tasks' "
+          "held-out split");
 ABSL_FLAG(int, num_threads, 0, "CPU threads; 0: every core");
 ABSL_FLAG(int, nproc_per_node, 1,
           "data-parallel ranks on this machine; > 1 relaunches the trainer as that many ranks through OpenMPI's "
@@ -98,6 +109,10 @@ TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::
   if (use("device")) o.device = absl::GetFlag(FLAGS_device);
   if (use("packing")) o.packing = absl::GetFlag(FLAGS_packing);
   if (use("seed")) o.seed = absl::GetFlag(FLAGS_seed);
+  if (use("jsonl")) o.data.jsonl = data::UserPaths(absl::GetFlag(FLAGS_jsonl));
+  if (use("jsonl_repeat")) o.data.jsonl_repeat = absl::GetFlag(FLAGS_jsonl_repeat);
+  if (use("builtin_tasks")) o.data.builtin_tasks = absl::GetFlag(FLAGS_builtin_tasks);
+  if (use("val_jsonl")) o.data.val_jsonl = data::UserPaths(absl::GetFlag(FLAGS_val_jsonl));
   if (use("num_threads")) o.num_threads = absl::GetFlag(FLAGS_num_threads);
   if (use("nproc_per_node")) o.nproc_per_node = absl::GetFlag(FLAGS_nproc_per_node);
   if (use("collective_timeout_s")) o.collective_timeout_s = absl::GetFlag(FLAGS_collective_timeout_s);

@@ -81,6 +81,9 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
     return Invalid(absl::StrCat("--collective_timeout_s=", o.collective_timeout_s, " must be > 0"));
   }
   if (o.max_seq_len > 65536) return Invalid(absl::StrCat("--max_seq_len=", o.max_seq_len, " exceeds 65536"));
+  // The data files are named and readable (their lines are checked when read, still
+  // before training starts).
+  if (absl::Status s = data::ValidateTrainingDataFlags(o.data); !s.ok()) return s;
   return absl::OkStatus();
 }
 

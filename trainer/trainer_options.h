@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "data/pipeline/training_data.h"
 
 namespace gpt_sft::trainer {
 
@@ -33,6 +34,9 @@ struct TrainerOptions {
   std::string device = "cpu";  // where the compiled step runs: cpu | opencl | opencl:<n>
   std::string packing = "bestfit";  // pad | bestfit (the default: 13-19x the supervised tokens/sec, //trainer:bench)
   int64_t seed = 42;
+  // --jsonl, --val_jsonl, --builtin_tasks, --jsonl_repeat (data/pipeline/training_data.h);
+  // the word list and the seed are filled in when the data is built.
+  data::TrainingDataOptions data;
   int num_threads = 0;  // 0: every core (with several ranks on one machine: its share of them)
   int nproc_per_node = 1;  // ranks on this machine; > 1 relaunches the trainer through mpirun
   double collective_timeout_s = 300;  // how long a rank waits for the others in one collective

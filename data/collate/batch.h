@@ -24,7 +24,7 @@ struct Batch {
   std::vector<int32_t> positions;    // [B, T] rotary position of input t in its segment
 
   int64_t supervised_tokens = 0;  // targets != kIgnoreTarget
-  int64_t truncated_rows = 0;     // conversations in this batch cut to T+1 tokens
+  int64_t truncated_rows = 0;     // conversations in this batch cut to T tokens
   int64_t conversations = 0;      // conversations (whole or cut) placed in this batch
   int64_t content_positions = 0;  // positions whose input is a conversation token, not pad
 

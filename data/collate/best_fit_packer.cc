@@ -25,7 +25,9 @@ absl::StatusOr<BestFitPacker> BestFitPacker::Create(const BestFitOptions& option
 }
 
 absl::Status BestFitPacker::Refill(NextConversation next) {
-  const size_t capacity = static_cast<size_t>(options_.T) + 1;
+  // nanochat renders with max_tokens = T: a long conversation keeps T ids, so it fills a
+  // row's T inputs and supervises at most T-1 targets (the last slot's target is padding).
+  const size_t keep = static_cast<size_t>(options_.T);
   while (static_cast<int>(buffer_.size()) < options_.buffer_size) {
     absl::StatusOr<RenderedConversation> c = next();
     if (!c.ok()) return c.status();
@@ -38,10 +40,10 @@ absl::Status BestFitPacker::Refill(NextConversation next) {
       return absl::InvalidArgumentError(
           "BestFitPacker: a conversation has no tokens (rendering always emits <|bos|>)");
     }
-    const bool cropped = c->ids.size() > capacity;
+    const bool cropped = c->ids.size() > keep;
     if (cropped) {
-      c->ids.resize(capacity);
-      c->mask.resize(capacity);
+      c->ids.resize(keep);
+      c->mask.resize(keep);
     }
     buffer_.push_back(Buffered{*std::move(c), cropped});
   }
@@ -75,7 +77,7 @@ absl::StatusOr<Batch> BestFitPacker::Pack(NextConversation next) {
       batch.truncated_rows += chosen.cropped;
       ++batch.conversations;
     }
-    row.Finish(PadLayout::kOwnSegment);
+    row.Finish();
   }
   return batch;
 }

@@ -4,8 +4,11 @@
 //
 // Algorithm, per row (capacity T+1 token slots, see below):
 //   1. Refill the buffer from the stream until it holds buffer_size conversations. A
-//      conversation longer than T+1 is cropped to its first T+1 tokens on entry and
-//      counted (Batch::truncated_rows of the batch it lands in); nothing else is cut.
+//      conversation longer than T is cut to its first T tokens on entry and counted
+//      (Batch::truncated_rows of the batch it lands in); nothing else is cut. This is
+//      nanochat's render_conversation(max_tokens = T) (NANOCHAT.md 5.6 and 10: HEAD
+//      renders to 2048 = max_seq_len and packs rows of max_seq_len + 1), so a long
+//      conversation yields T ids and supervises at most T-1 targets.
 //   2. Among the buffered conversations that fit entirely in the free slots, take the
 //      longest (the earliest in buffer order on ties), remove it from the buffer and
 //      append it to the row as the next segment. Repeat from 1.
@@ -24,9 +27,10 @@
 //                 segment_ids[t], the segment of its input;
 //   positions   = 0 at the first token of each conversation (and of the padding),
 //                 counting up inside it.
-// Why T+1: a row that is full to the last slot uses all T inputs and all T targets; slot T
-// is only ever a target. Padding uses the caller's pad id with mask 0 (nanochat HEAD pads
-// with <|bos|>; we take whatever the caller passes).
+// Why T+1 slots: a row that is full to the last slot uses all T inputs and all T targets;
+// slot T is only ever a target (of two or more packed conversations; a single one holds at
+// most T ids). Padding uses the caller's pad id with mask 0 (nanochat HEAD pads with
+// <|bos|>; we take whatever the caller passes).
 #ifndef GPT_SFT_DATA_COLLATE_BEST_FIT_PACKER_H_
 #define GPT_SFT_DATA_COLLATE_BEST_FIT_PACKER_H_
 
@@ -66,7 +70,7 @@ class BestFitPacker {
 
  private:
   struct Buffered {
-    RenderedConversation conversation;  // already cropped to at most T+1 tokens
+    RenderedConversation conversation;  // already cut to at most T tokens
     bool cropped;
   };
 

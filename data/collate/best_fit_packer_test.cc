@@ -43,7 +43,8 @@ BestFitPacker Make(int B, int T, int buffer_size) {
 // Hand-worked: T = 8 (capacity 9), buffer of 4, B = 3. Stream lengths: A4 B5 C5 D3 E4 F12 G7 H5.
 //   row 0: buffer [A B C D] -> B (longest, first of the B/C tie); refill [A C D E], 4 free
 //          -> A (first of the A/E tie); full.
-//   row 1: buffer [C D E F]; F cropped 12 -> 9 on entry -> F; full.
+//   row 1: buffer [C D E F]; F cut 12 -> 8 (= T, nanochat's max_tokens) on entry -> F;
+//          refill [C D E G], 1 free -> nothing fits; 1 pad slot (slot T, a target only).
 //   row 2: buffer [C D E G] -> G (7); refill [C D E H], 2 free -> nothing fits; 2 pad slots.
 TEST(BestFitPackerTest, PacksTinyExampleByHand) {
   VectorStream stream({
@@ -67,7 +68,7 @@ TEST(BestFitPackerTest, PacksTinyExampleByHand) {
   // Row 0, t = 4: input 15 (B's last) would predict 1 (A's first, mask 1): crosses a
   // boundary, so -1. t = 7: input 3 predicts 4, which sits in slot T = 8.
   EXPECT_EQ(batch->targets, (std::vector<int32_t>{X,  13, 14, 15, X,  2,  X,  4,   //
-                                                  52, 53, 54, 55, 56, 57, 58, 59,  //
+                                                  52, 53, 54, 55, 56, 57, 58, X,   //
                                                   X,  X,  74, 75, 76, 77, X,  X}));
   EXPECT_EQ(batch->segment_ids, (std::vector<int32_t>{0, 0, 0, 0, 0, 1, 1, 1,  //
                                                       0, 0, 0, 0, 0, 0, 0, 0,  //
@@ -75,7 +76,8 @@ TEST(BestFitPackerTest, PacksTinyExampleByHand) {
   EXPECT_EQ(batch->positions, (std::vector<int32_t>{0, 1, 2, 3, 4, 0, 1, 2,  //
                                                     0, 1, 2, 3, 4, 5, 6, 7,  //
                                                     0, 1, 2, 3, 4, 5, 6, 0}));
-  EXPECT_EQ(batch->supervised_tokens, 5 + 8 + 4);
+  // F, cut to T ids, supervises T-1 = 7 targets, as nanochat's render + shift does.
+  EXPECT_EQ(batch->supervised_tokens, 5 + 7 + 4);
   EXPECT_EQ(batch->truncated_rows, 1);
   EXPECT_EQ(batch->conversations, 4);
   EXPECT_EQ(batch->content_positions, 8 + 8 + 7);
@@ -143,7 +145,7 @@ std::vector<std::vector<int>> ReferenceRows(const std::vector<RenderedConversati
       while (static_cast<int>(buffer.size()) < buffer_size) buffer.push_back(next++);
       int best = -1, best_len = 0;
       for (int i = 0; i < static_cast<int>(buffer.size()); ++i) {
-        const int len = std::min<int>(all[buffer[i]].ids.size(), T + 1);
+        const int len = std::min<int>(all[buffer[i]].ids.size(), T);
         if (len <= free_slots && len > best_len) best = i, best_len = len;
       }
       if (best < 0) break;
@@ -189,7 +191,7 @@ void CheckPackedBatches(int B, int T, int buffer_size, uint32_t seed) {
         if (batch->positions[o] == 0) {
           row_convs.push_back(c);  // a new conversation starts here, at its token 0
           ++seen[c];
-          cropped += all[c].ids.size() > static_cast<size_t>(T) + 1;
+          cropped += all[c].ids.size() > static_cast<size_t>(T);
         }
         ASSERT_FALSE(row_convs.empty());
         EXPECT_EQ(c, row_convs.back()) << "a conversation was split inside row " << b;
@@ -198,7 +200,7 @@ void CheckPackedBatches(int B, int T, int buffer_size, uint32_t seed) {
         ++filled;
         // Target: the conversation's next token if it is inside the (cropped) conversation
         // and supervised; -1 at the boundary.
-        const int len = std::min<int>(all[c].ids.size(), T + 1);
+        const int len = std::min<int>(all[c].ids.size(), T);
         const int32_t want = i + 1 < len && all[c].mask[i + 1] ? all[c].ids[i + 1] : X;
         EXPECT_EQ(batch->targets[o], want) << "row " << b << " t " << t;
       }
@@ -211,7 +213,7 @@ void CheckPackedBatches(int B, int T, int buffer_size, uint32_t seed) {
 }
 
 TEST(BestFitPackerTest, PropertiesHoldOnRandomConversations) {
-  CheckPackedBatches(4, 32, 100, 1);  // nanochat's buffer; lengths up to 50 > T+1 get cropped
+  CheckPackedBatches(4, 32, 100, 1);  // nanochat's buffer; lengths up to 50 > T get cut to T
   CheckPackedBatches(2, 16, 3, 2);    // tiny buffer: frequent padding
   CheckPackedBatches(3, 64, 1, 3);    // buffer of 1: sequential first fit
 }

@@ -4,7 +4,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "data/collate/row_writer.h"
 
 namespace gpt_sft::data {
 
@@ -19,6 +18,22 @@ absl::StatusOr<FixedPadCollator> FixedPadCollator::Create(const FixedPadOptions&
                      "; pass the id of <|assistant_end|> (a token id >= 0)"));
   }
   return FixedPadCollator(options);
+}
+
+void FixedPadCollator::WriteRow(const RenderedConversation& c, int n, int b, Batch& batch) const {
+  const size_t row = batch.Offset(b, 0);
+  const int shifted = std::max(n - 1, 0);  // inputs ids[:-1], targets ids[1:]
+  for (int t = 0; t < batch.T; ++t) {
+    batch.segment_ids[row + t] = 0;
+    batch.positions[row + t] = t;
+    batch.inputs[row + t] = t < shifted ? c.ids[t] : options_.pad_id;
+  }
+  for (int t = 0; t < shifted; ++t) {
+    if (c.mask[t + 1] == 0) continue;
+    batch.targets[row + t] = c.ids[t + 1];
+    ++batch.supervised_tokens;
+  }
+  batch.content_positions += shifted;
 }
 
 absl::StatusOr<Batch> FixedPadCollator::Collate(absl::Span<const RenderedConversation> rows) const {
@@ -36,12 +51,9 @@ absl::StatusOr<Batch> FixedPadCollator::Collate(absl::Span<const RenderedConvers
                                                      c.ids.size(), " ids but ", c.mask.size(),
                                                      " mask entries"));
     }
-    const int n = static_cast<int>(std::min<size_t>(c.ids.size(), T + 1));
-    batch.truncated_rows += c.ids.size() > static_cast<size_t>(T) + 1;
+    batch.truncated_rows += c.ids.size() > static_cast<size_t>(T);
     ++batch.conversations;
-    RowWriter row(&batch, b, options_.pad_id);
-    if (n > 0) row.Append(c, n);
-    row.Finish(PadLayout::kContinueLastSegment);
+    WriteRow(c, static_cast<int>(std::min<size_t>(c.ids.size(), T)), b, batch);
   }
   return batch;
 }

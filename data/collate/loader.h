@@ -44,7 +44,7 @@ struct LoaderCounters {
   int64_t examples_consumed = 0;  // conversations rendered from the source
   int64_t examples_batched = 0;   // conversations placed in batches
   int64_t buffered = 0;           // consumed, not yet batched (bestfit's buffer; pad: 0)
-  int64_t truncated = 0;          // placed conversations cut to T+1 tokens
+  int64_t truncated = 0;          // placed conversations cut to T tokens
   int64_t supervised_tokens = 0;  // targets != -1 over all batches
   int64_t positions = 0;          // B*T over all batches
 };

@@ -192,11 +192,11 @@ TEST(LoaderTest, IsDeterministic) {
 }
 
 TEST(LoaderTest, CountsTruncatedConversations) {
-  // Lengths 3..12 against T = 8: conversations longer than 9 tokens are cut and counted.
+  // Lengths 3..12 against T = 8: conversations longer than T = 8 tokens are cut and counted.
   const int n = 10;
   InMemoryConversationSource source = Tagged(n);
   int over = 0;
-  for (int i = 0; i < n; ++i) over += 3 + (i * 7) % 10 > 9;
+  for (int i = 0; i < n; ++i) over += 3 + (i * 7) % 10 > 8;
   ASSERT_GT(over, 0);
   std::unique_ptr<BatchLoader> pad = Make(&source, {2, 8, Packing::kPad, 0, 1, kPad});
   for (int k = 0; k < 5; ++k) ASSERT_TRUE(pad->Next().ok());  // exactly one epoch

@@ -29,13 +29,12 @@ void RowWriter::Append(const RenderedConversation& conversation, int n) {
   filled_ += n;
 }
 
-void RowWriter::Finish(PadLayout layout) {
+void RowWriter::Finish() {
   const int T = batch_->T;
   const size_t row = batch_->Offset(b_, 0);
-  const bool own = layout == PadLayout::kOwnSegment || filled_ == 0;
-  const int32_t segment = own ? segments_ : segments_ - 1;
+  const int32_t segment = segments_;
   if (filled_ < T) {
-    int32_t position = own ? 0 : batch_->positions[row + filled_ - 1] + 1;
+    int32_t position = 0;
     for (int t = filled_; t < T; ++t) {
       batch_->inputs[row + t] = pad_id_;
       batch_->segment_ids[row + t] = segment;

@@ -1,6 +1,7 @@
 // RowWriter: writes one row of a Batch from whole conversations laid end to end in T+1
-// token slots. Both packings use it, so the rule that turns a packed row into inputs and
-// targets lives in exactly one place.
+// token slots: best-fit packing's rule (nanochat HEAD: pad the row, then shift it). The
+// one-conversation-per-row collator shifts first and pads after, as nanochat's init
+// collate does (fixed_pad_collator.h).
 //
 // The rule. A row is T+1 slots r[0..T]; slot s holds a token id, its mask bit and the
 // segment (conversation number within the row) it belongs to. Then for t in 0..T-1:
@@ -22,12 +23,6 @@
 
 namespace gpt_sft::data {
 
-/// How the pad slots after the last conversation are labelled.
-enum class PadLayout {
-  kOwnSegment,           // bestfit: one more segment id, positions restart at 0
-  kContinueLastSegment,  // pad mode: same segment as the content, positions run on
-};
-
 class RowWriter {
  public:
   /// Writes row `b` of `batch`, whose four tensors must already hold B*T values with
@@ -42,9 +37,10 @@ class RowWriter {
   /// Requires 0 < n <= remaining() and n <= conversation.ids.size() == mask.size().
   void Append(const RenderedConversation& conversation, int n);
 
-  /// Fills the free slots with the pad id (mask 0) laid out as `layout` says. Call once,
-  /// last. Updates batch->supervised_tokens and batch->content_positions.
-  void Finish(PadLayout layout);
+  /// Fills the free slots with the pad id (mask 0) as a segment of their own (one more
+  /// segment id, positions restarting at 0). Call once, last. Updates
+  /// batch->supervised_tokens (batch->content_positions is counted by Append).
+  void Finish();
 
  private:
   Batch* batch_;

@@ -20,7 +20,7 @@ inline constexpr int32_t kSyntheticAssistantEnd = 65531;
 /// platform: the draws use our own arithmetic, not std distributions). Lengths:
 ///   80%  uniform in [100, 600]    (short chats, ARC/GSM8K-like)
 ///   15%  uniform in [601, 1500]
-///    5%  uniform in [1501, 3000]  (long; those over T+1 get cut by the collators)
+///    5%  uniform in [1501, 3000]  (long; those over T get cut by the collators)
 /// Each is <|bos|> (mask 0), a prompt of 20-60% of the length (mask 0), then a reply
 /// (mask 1) whose last token is <|assistant_end|> (mask 1).
 std::vector<RenderedConversation> SyntheticConversations(int count, uint64_t seed);

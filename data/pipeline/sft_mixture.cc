@@ -8,7 +8,7 @@
 
 namespace gpt_sft::data {
 
-absl::StatusOr<std::shared_ptr<const TaskMixture>> BuildSftMixture(const SftMixtureOptions& o) {
+absl::StatusOr<std::vector<std::shared_ptr<const Task>>> BuildSftTasks(const SftMixtureOptions& o) {
   std::vector<std::shared_ptr<const Task>> tasks;
   const Split split = o.test_split ? Split::kTest : Split::kTrain;
   if (o.spelling_bee > 0 || o.simple_spelling > 0) {
@@ -21,17 +21,24 @@ absl::StatusOr<std::shared_ptr<const TaskMixture>> BuildSftMixture(const SftMixt
     tasks.push_back(std::make_shared<SyntheticMultipleChoiceTask>(o.synthetic_mc, o.seed + (o.test_split ? 1 : 0)));
   }
   for (const std::string& path : o.conversation_jsonl) {
-    auto task = CustomJsonTask::Load(path);
+    absl::StatusOr<std::unique_ptr<CustomJsonTask>> task = CustomJsonTask::Load(path);
     if (!task.ok()) return task.status();
-    tasks.push_back(*std::move(task));
+    const std::shared_ptr<const Task> shared = *std::move(task);
+    for (int k = 0; k < o.conversation_jsonl_repeat; ++k) tasks.push_back(shared);
   }
   for (const std::string& path : o.multiple_choice_jsonl) {
     auto task = MultipleChoiceTask::Load(path);
     if (!task.ok()) return task.status();
     tasks.push_back(*std::move(task));
   }
-  if (tasks.empty()) return absl::InvalidArgumentError("the task mixture is empty: enable a task or name a JSONL file");
-  return std::make_shared<const TaskMixture>(std::move(tasks));
+  return tasks;
+}
+
+absl::StatusOr<std::shared_ptr<const TaskMixture>> BuildSftMixture(const SftMixtureOptions& o) {
+  absl::StatusOr<std::vector<std::shared_ptr<const Task>>> tasks = BuildSftTasks(o);
+  if (!tasks.ok()) return tasks.status();
+  if (tasks->empty()) return absl::InvalidArgumentError("the task mixture is empty: enable a task or name a JSONL file");
+  return std::make_shared<const TaskMixture>(*std::move(tasks));
 }
 
 }  // namespace gpt_sft::data

@@ -19,10 +19,18 @@ struct SftMixtureOptions {
   int64_t synthetic_mc = 2000;
   int64_t seed = 42;                          // synthetic multiple choice seed
   std::vector<std::string> conversation_jsonl;  // CustomJSON files
+  int conversation_jsonl_repeat = 1;          // each CustomJSON file enters the mixture this often
   std::vector<std::string> multiple_choice_jsonl;
   bool test_split = false;                    // the spelling tasks' test seeds
 };
 
+/// The tasks, in this order: SpellingBee, SimpleSpelling, SyntheticMultipleChoice (each
+/// left out at count 0), then every CustomJSON file (each file read once, added
+/// conversation_jsonl_repeat times: nanochat oversamples a task by passing it again), then
+/// every multiple-choice file. Errors name the file (and line) at fault. May be empty.
+absl::StatusOr<std::vector<std::shared_ptr<const Task>>> BuildSftTasks(const SftMixtureOptions& options);
+
+/// The mixture of BuildSftTasks; InvalidArgument when it would be empty.
 absl::StatusOr<std::shared_ptr<const TaskMixture>> BuildSftMixture(const SftMixtureOptions& options);
 
 }  // namespace gpt_sft::data

@@ -13,8 +13,9 @@ namespace gpt_sft::data {
 
 class TaskSource : public ConversationSource {
  public:
-  /// `max_tokens` caps rendering only as a guard; it is set well above the batch's T+1 so
-  /// that the collator, not the renderer, truncates, and counts what it cut.
+  /// `max_tokens` caps rendering only as a guard; it is set well above the batch's T so
+  /// that the collator, not the renderer, truncates (to T ids, as nanochat's
+  /// render_conversation(max_tokens = T)), and counts what it cut.
   TaskSource(std::shared_ptr<const TaskMixture> mixture, std::shared_ptr<const Tokenizer> tokenizer,
              int max_tokens)
       : mixture_(std::move(mixture)), tokenizer_(std::move(tokenizer)), max_tokens_(max_tokens) {}

@@ -8,24 +8,27 @@
 namespace gpt_sft::data {
 namespace {
 
-// What nanochat's CustomJSON asserts beyond ParseConversationJson's general rules.
-absl::Status CheckNanochatShape(const Conversation& conv, const std::string& where) {
-  if (conv.messages.size() < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": a conversation needs at least 2 messages, got ",
-                                                   conv.messages.size()));
-  }
-  for (size_t i = 0; i < conv.messages.size(); ++i) {
-    const Message& m = conv.messages[i];
-    if (m.role == Role::kSystem) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": messages[", i, "]: CustomJSON conversations start with user (no system message)"));
-    }
-    if (m.has_parts()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": messages[", i, "]: CustomJSON content must be a string, not a list of parts"));
-    }
+// Beyond ParseConversationJson's rules (which nanochat's render_conversation asserts): a
+// training conversation has something to learn, a user and an assistant message after the
+// optional system one (nanochat's CustomJSON: at least 2 messages).
+absl::Status CheckTrainable(const Conversation& conv, const std::string& where) {
+  const size_t system = !conv.messages.empty() && conv.messages[0].role == Role::kSystem ? 1 : 0;
+  if (conv.messages.size() < system + 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": a conversation needs at least a user and an assistant message", system ? " after the system message" : "",
+        ", got ", conv.messages.size(), " message(s)"));
   }
   return absl::OkStatus();
+}
+
+// The text an exact-match evaluation compares: a string, or the text parts joined.
+std::string AnswerText(const Message& m) {
+  if (!m.has_parts()) return m.text();
+  std::string out;
+  for (const Part& p : m.parts()) {
+    if (p.kind == Part::Kind::kText) out += p.text;
+  }
+  return out;
 }
 
 }  // namespace
@@ -35,7 +38,7 @@ absl::StatusOr<std::unique_ptr<CustomJsonTask>> CustomJsonTask::Load(const std::
   absl::Status s = ForEachJsonlLine(path, [&](const std::string& line, const std::string& where) {
     absl::StatusOr<Conversation> conv = ParseConversationJson(line, where);
     if (!conv.ok()) return conv.status();
-    if (absl::Status shape = CheckNanochatShape(*conv, where); !shape.ok()) return shape;
+    if (absl::Status shape = CheckTrainable(*conv, where); !shape.ok()) return shape;
     task->conversations_.push_back(*std::move(conv));
     return absl::OkStatus();
   });
@@ -52,7 +55,7 @@ absl::StatusOr<Example> CustomJsonTask::GetExample(int64_t index) const {
   // The last assistant message (a conversation may end with a user turn).
   for (auto it = ex.conversation.messages.rbegin(); it != ex.conversation.messages.rend(); ++it) {
     if (it->role == Role::kAssistant) {
-      ex.answer = it->text();
+      ex.answer = AnswerText(*it);
       break;
     }
   }

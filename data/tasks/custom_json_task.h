@@ -1,5 +1,7 @@
-// nanochat's CustomJSON task: a JSONL file, one conversation (a JSON array of
-// {"role", "content"} messages) per line, for data such as identity conversations.
+// The user's own conversations: a JSONL file, one conversation (a JSON array of
+// {"role", "content"} messages) per line. nanochat's CustomJSON task, widened to everything
+// nanochat's render_conversation accepts: a leading system message (merged into the first
+// user message when rendered) and assistant content given as a list of parts.
 #ifndef GPT_SFT_DATA_TASKS_CUSTOM_JSON_TASK_H_
 #define GPT_SFT_DATA_TASKS_CUSTOM_JSON_TASK_H_
 
@@ -14,9 +16,12 @@ namespace gpt_sft::data {
 
 class CustomJsonTask : public Task {
  public:
-  /// Reads and checks every line now, with nanochat's rules: blank lines are skipped;
-  /// every other line is one conversation of at least 2 messages, roles alternating user,
-  /// assistant, ... from user, every content a string (no system message, no parts).
+  /// Reads and checks every line now. Blank lines are skipped; every other line is one
+  /// conversation: an optional system message, then at least a user and an assistant
+  /// message, roles alternating user, assistant, ...; system and user content a string,
+  /// assistant content a string or a list of {"type": "text"|"python"|"python_output",
+  /// "text": ...} parts (conversation_json.h). nanochat's CustomJSON took strings only and
+  /// no system message; its render_conversation takes both, and so do we.
   /// Errors name the file and line: "chats.jsonl:12: malformed JSON: ...".
   ///
   /// Unlike nanochat, which prints a warning and yields no rows, a missing file is an
@@ -25,7 +30,7 @@ class CustomJsonTask : public Task {
 
   std::string name() const override { return "CustomJSON(" + path_ + ")"; }
   /// nanochat gives CustomJSON no evaluation; Evaluate is the default exact match against
-  /// the last assistant message's text (kept in Example::answer).
+  /// the last assistant message's text (its text parts joined, kept in Example::answer).
   EvalType eval_type() const override { return EvalType::kGenerative; }
   int64_t num_examples() const override { return static_cast<int64_t>(conversations_.size()); }
   absl::StatusOr<Example> GetExample(int64_t index) const override;

@@ -30,6 +30,25 @@ TEST(CustomJsonTask, ReadsConversationsSkippingBlankLines) {
   EXPECT_EQ((*task)->name(), "CustomJSON(data/testdata/identity.jsonl)");
 }
 
+TEST(CustomJsonTask, AcceptsASystemMessageAndAssistantParts) {
+  const std::string path = WriteTemp(
+      "parts.jsonl",
+      "[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\",\"content\":\"2+2?\"},"
+      "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Let me compute. \"},"
+      "{\"type\":\"python\",\"text\":\"2+2\"},{\"type\":\"python_output\",\"text\":\"4\"},"
+      "{\"type\":\"text\",\"text\":\"It is 4.\"}]}]\n");
+  auto task = CustomJsonTask::Load(path);
+  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_EQ((*task)->size(), 1);
+  Example ex = *(*task)->Get(0);
+  ASSERT_EQ(ex.conversation.messages.size(), 3u);
+  EXPECT_EQ(ex.conversation.messages[0].role, Role::kSystem);
+  ASSERT_TRUE(ex.conversation.messages[2].has_parts());
+  EXPECT_EQ(ex.conversation.messages[2].parts().size(), 4u);
+  EXPECT_EQ(ex.conversation.messages[2].parts()[2].kind, Part::Kind::kPythonOutput);
+  EXPECT_EQ(ex.answer, "Let me compute. It is 4.");  // the text parts
+}
+
 TEST(CustomJsonTask, AcceptsCrlfAndWhitespaceOnlyLines) {
   const std::string path = WriteTemp(
       "crlf.jsonl", "  \t\r\n[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"}]\r\n");
@@ -68,19 +87,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadJsonl{"malformed", "[{\"role\":", "malformed JSON"},
         BadJsonl{"role", "[{\"role\":\"bot\",\"content\":\"x\"}]", "messages[0] has unknown role \"bot\""},
         BadJsonl{"empty", "[]", "empty conversation"},
-        BadJsonl{"short", "[{\"role\":\"user\",\"content\":\"x\"}]", "a conversation needs at least 2 messages, got 1"},
+        BadJsonl{"short", "[{\"role\":\"user\",\"content\":\"x\"}]",
+                 "a conversation needs at least a user and an assistant message, got 1 message(s)"},
+        BadJsonl{"system_short", "[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"x\"}]",
+                 "a conversation needs at least a user and an assistant message after the system message, got 2"},
+        BadJsonl{"system_alone", "[{\"role\":\"system\",\"content\":\"s\"}]",
+                 "messages[0]: a system message must be followed by a user message"},
+        BadJsonl{"system_late",
+                 "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"system\",\"content\":\"s\"}]",
+                 "messages[1]: role is system but assistant was expected"},
+        BadJsonl{"user_parts",
+                 "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]},"
+                 "{\"role\":\"assistant\",\"content\":\"y\"}]",
+                 "messages[0]: user content must be a string, not a list of parts"},
+        BadJsonl{"no_role", "[{\"content\":\"x\"},{\"role\":\"assistant\",\"content\":\"y\"}]",
+                 "messages[0] has no string \"role\""},
+        BadJsonl{"part_no_text",
+                 "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\"}]}]",
+                 "messages[1].content[0] needs a string \"type\" and a string \"text\""},
+        BadJsonl{"object", "{\"role\":\"user\",\"content\":\"x\"}", "expected a JSON array of messages, got object"},
         BadJsonl{"order", "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"user\",\"content\":\"y\"}]",
                  "messages[1]: role is user but assistant was expected"},
         BadJsonl{"content", "[{\"role\":\"user\",\"content\":1},{\"role\":\"assistant\",\"content\":\"y\"}]",
                  "messages[0] content must be a string or a list of parts, got number"},
-        BadJsonl{"system",
-                 "[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"x\"},"
-                 "{\"role\":\"assistant\",\"content\":\"y\"}]",
-                 "messages[0]: CustomJSON conversations start with user"},
-        BadJsonl{"parts",
-                 "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
-                 "\"text\":\"y\"}]}]",
-                 "messages[1]: CustomJSON content must be a string"},
         BadJsonl{"part_type",
                  "[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"image\","
                  "\"text\":\"y\"}]}]",

@@ -1,4 +1,4 @@
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_join.h"
 
-namespace gpt_sft::trainer {
+namespace gpt_sft::base {
 namespace {
 
 bool Readable(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
@@ -42,4 +42,4 @@ absl::StatusOr<std::string> FindRunfile(const std::string& path) {
   return absl::NotFoundError("runfile " + path + " not found; tried: " + absl::StrJoin(tried, ", "));
 }
 
-}  // namespace gpt_sft::trainer
+}  // namespace gpt_sft::base
