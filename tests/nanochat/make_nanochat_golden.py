@@ -5,7 +5,7 @@ Python 3.11, torch 2.5.1, tiktoken 0.14.0, regex, from the repository root:
 
   /tmp/tv/bin/python tests/nanochat/make_nanochat_golden.py write tests/nanochat
   ./bazelw build //trainer:export_nanochat
-  bazel-bin/trainer/export_nanochat --from_pt=tests/nanochat/base/base_checkpoints/d2 \
+  bazel-bin/trainer/export_nanochat --from_nanochat=tests/nanochat/base/base_checkpoints/d2 \
       --tokenizer=tests/nanochat/base/tokenizer/tokenizer.pkl --output_base_dir=tests/nanochat/exported
   /tmp/tv/bin/python tests/nanochat/make_nanochat_golden.py verify tests/nanochat
 
@@ -190,8 +190,8 @@ def verify(out):
         assert t.is_contiguous() and torch.equal(t, o), name
     with open(os.path.join(ckpt_dir, f"meta_{STEP:06d}.json")) as f:
         meta = json.load(f)
-    assert list(meta) == ["step", "val_loss", "model_config"], list(meta)
-    assert meta["step"] == STEP and meta["model_config"] == CONFIG, meta
+    assert list(meta) == ["step", "val_loss", "val_bpb", "model_config"], list(meta)  # nanochat's key order
+    assert meta["step"] == STEP and meta["val_bpb"] == 2.5 and meta["model_config"] == CONFIG, meta
     with open(os.path.join(base, "tokenizer", "tokenizer.pkl"), "rb") as f:
         enc = pickle.load(f)
     ref = encoding()
