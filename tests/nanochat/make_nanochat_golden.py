@@ -32,7 +32,8 @@ values equal to the original weights (wte bit-exact in bf16), the meta's keys, t
 tokenizer.pkl through pickle.load giving the same Encoding; and then nanochat's own loader
 (checkpoint_manager.load_model("sft") from the init commit of the nanochat mirror, with its
 training-only imports rustbpe and tokenizers stubbed), whose model's forward under CPU bf16
-autocast must agree with the reference logits to bf16 accuracy. The C++ tests check that the
+autocast must agree with the reference logits to bf16 accuracy, and whose Engine must answer a
+turn as chat_cli asks it (on the CPU: chat_cli itself asserts CUDA). The C++ tests check that the
 exporter reproduces exported/ byte for byte, so this check stays valid without Python in CI.
 """
 import collections
@@ -223,6 +224,19 @@ def verify(out):
     print("nanochat's load_model('sft') loaded it; its bf16 logits differ from the reference's "
           "float64 ones by at most", worst)
     assert worst < 0.25, worst
+    # chat_cli's turn (scripts/chat_cli.py at init) on the CPU: it asserts CUDA in compute_init
+    # and autocasts on cuda, which are the only two lines not run here.
+    from nanochat.engine import Engine
+    tokens = [tokenizer.get_bos_token_id(), tokenizer.encode_special("<|user_start|>")]
+    tokens += tokenizer.encode("the cat sat") + [tokenizer.encode_special("<|user_end|>"),
+                                                 tokenizer.encode_special("<|assistant_start|>")]
+    reply = []
+    with torch.amp.autocast("cpu", dtype=torch.bfloat16):
+        for column, _ in Engine(model, tokenizer).generate(tokens, num_samples=1, max_tokens=16,
+                                                           temperature=0.6, top_k=50):
+            reply.append(column[0])
+    assert len(reply) > 0
+    print("chat_cli's Engine replied", repr(tokenizer.decode(reply)))
     print("verified", base)
 
 
