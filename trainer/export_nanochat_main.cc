@@ -23,7 +23,7 @@
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/nanochat_checkpoint.h"
 #include "trainer/demo_setup.h"
-#include "trainer/init_from.h"
+#include "data/tokenizer/tiktoken_pickle.h"
 #include "trainer/nanochat_export.h"
 
 ABSL_FLAG(std::string, output_base_dir, "", "the nanochat base directory to write (required)");
@@ -75,7 +75,7 @@ absl::Status Run() {
   if (!checkpoint.ok()) return checkpoint.status();
   std::string tokenizer_path = data::UserPath(absl::GetFlag(FLAGS_tokenizer));
   if (tokenizer_path.empty()) tokenizer_path = TokenizerPath(base_dir);
-  absl::StatusOr<data::Tokenizer> tokenizer = LoadTokenizerOfAnyKind(tokenizer_path);
+  absl::StatusOr<data::Tokenizer> tokenizer = data::LoadTokenizerOfAnyKind(tokenizer_path);
   if (!tokenizer.ok()) return absl::Status(tokenizer.status().code(), absl::StrCat("--tokenizer: ", tokenizer.status().message()));
   absl::StatusOr<NanochatExport> written = ExportNanochat(*checkpoint, *tokenizer, out, *out_source);
   if (!written.ok()) return written.status();

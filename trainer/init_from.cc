@@ -2,7 +2,6 @@
 #include "trainer/init_from.h"
 
 #include <filesystem>
-#include <fstream>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -16,15 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 
 }  // namespace
-
-absl::StatusOr<data::Tokenizer> LoadTokenizerOfAnyKind(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char first = 0;
-  in.get(first);
-  // Every pickle of protocol 2 or later starts with the PROTO opcode 0x80; our files with text.
-  if (in && static_cast<unsigned char>(first) == 0x80) return data::LoadTiktokenPickle(path);
-  return data::Tokenizer::Load(path);
-}
 
 absl::StatusOr<InitSource> LoadInitSource(const std::string& init_from, const std::string& init_tokenizer) {
   absl::StatusOr<runtime::NanochatCheckpointFiles> files = runtime::FindNanochatCheckpoint(init_from);
@@ -50,7 +40,7 @@ absl::StatusOr<InitSource> LoadInitSource(const std::string& init_from, const st
                                               "; name nanochat's tokenizer with --init_tokenizer=PATH"));
     }
   }
-  absl::StatusOr<data::Tokenizer> tok = LoadTokenizerOfAnyKind(tokenizer_path);
+  absl::StatusOr<data::Tokenizer> tok = data::LoadTokenizerOfAnyKind(tokenizer_path);
   if (!tok.ok()) {
     return absl::Status(tok.status().code(), absl::StrCat(init_tokenizer.empty() ? "--init_from" : "--init_tokenizer",
                                                           ": ", tok.status().message()));

@@ -28,9 +28,6 @@ struct InitSource {
 /// `init_from` and `init_tokenizer` are the flags' values (`init_tokenizer` may be empty).
 absl::StatusOr<InitSource> LoadInitSource(const std::string& init_from, const std::string& init_tokenizer);
 
-/// A tokenizer file of either kind: nanochat's tokenizer.pkl (a pickle) or ours (FORMAT.md).
-absl::StatusOr<data::Tokenizer> LoadTokenizerOfAnyKind(const std::string& path);
-
 }  // namespace gpt_sft::trainer
 
 #endif  // GPT_SFT_TRAINER_INIT_FROM_H_

@@ -1,6 +1,7 @@
 // Implements tokenizer.pkl reading (rank table -> merges) and writing.
 #include "data/tokenizer/tiktoken_pickle.h"
 
+#include <fstream>
 #include <limits>
 #include <vector>
 
@@ -152,6 +153,14 @@ absl::StatusOr<Tokenizer> LoadTiktokenPickle(const std::string& path) {
   absl::StatusOr<Tokenizer> tok = Tokenizer::FromMerges(pattern->text, *std::move(merges));
   if (!tok.ok()) return absl::Status(tok.status().code(), absl::StrCat(path, ": ", tok.status().message()));
   return tok;
+}
+
+absl::StatusOr<Tokenizer> LoadTokenizerOfAnyKind(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char first = 0;
+  in.get(first);
+  if (in && static_cast<unsigned char>(first) == 0x80) return LoadTiktokenPickle(path);
+  return Tokenizer::Load(path);
 }
 
 absl::Status SaveTiktokenPickle(const Tokenizer& tok, const std::string& path) {

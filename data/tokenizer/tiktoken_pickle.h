@@ -25,6 +25,10 @@ namespace gpt_sft::data {
 /// Reads a tokenizer.pkl. Errors name the file and the token or key at fault.
 absl::StatusOr<Tokenizer> LoadTiktokenPickle(const std::string& path);
 
+/// A tokenizer file of either kind, told apart by its first byte: nanochat's tokenizer.pkl (a
+/// pickle starts with the PROTO opcode 0x80) or ours (data/tokenizer/FORMAT.md, text).
+absl::StatusOr<Tokenizer> LoadTokenizerOfAnyKind(const std::string& path);
+
 /// Writes `tokenizer` as nanochat's tokenizer.pkl (protocol 4, name "rustbpe"), atomically.
 absl::Status SaveTiktokenPickle(const Tokenizer& tokenizer, const std::string& path);
 

@@ -54,6 +54,14 @@ TEST(TiktokenPickle, WhatWeWriteReadsBackAsTheSameTokenizer) {
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_EQ(again->merges(), tok->merges());
   EXPECT_EQ(again->pattern(), tok->pattern());
+  // Either kind of file by its first byte: the pickle, and ours.
+  const std::string ours = TempPath("ours.txt");
+  ASSERT_TRUE(tok->Save(ours).ok());
+  for (const std::string& file : {path, ours}) {
+    absl::StatusOr<Tokenizer> any = LoadTokenizerOfAnyKind(file);
+    ASSERT_TRUE(any.ok()) << file << ": " << any.status();
+    EXPECT_EQ(any->merges(), tok->merges()) << file;
+  }
 }
 
 // A tokenizer.pkl with the given ranks (bytes in rank order) and specials starting at `first`.
