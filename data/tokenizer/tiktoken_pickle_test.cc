@@ -10,6 +10,7 @@
 
 #include "base/pickle_writer.h"
 #include "base/atomic_file.h"
+#include "data/tokenizer/english_corpus.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -62,6 +63,20 @@ TEST(TiktokenPickle, WhatWeWriteReadsBackAsTheSameTokenizer) {
     ASSERT_TRUE(any.ok()) << file << ": " << any.status();
     EXPECT_EQ(any->merges(), tok->merges()) << file;
   }
+}
+
+// A trained vocabulary written as tokenizer.pkl reads back with exactly the merges training
+// made: for a BPE-trained rank table, the split BPE finds for each token is the merged pair.
+TEST(TiktokenPickle, RecoversTheTrainedMergesOfALargerVocabulary) {
+  absl::StatusOr<Tokenizer> trained = Tokenizer::Train(LicenseTexts(), 4096);
+  ASSERT_TRUE(trained.ok()) << trained.status();
+  const std::string path = TempPath("trained.pkl");
+  ASSERT_TRUE(SaveTiktokenPickle(*trained, path).ok());
+  absl::StatusOr<Tokenizer> again = LoadTiktokenPickle(path);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->merges(), trained->merges());
+  const std::string& text = LicenseTexts()[3];
+  EXPECT_EQ(again->Encode(text), trained->Encode(text));
 }
 
 // A tokenizer.pkl with the given ranks (bytes in rank order) and specials starting at `first`.

@@ -91,6 +91,47 @@ TEST(NanochatCheckpoint, SaveThenLoadIsExactAndTheFilesAreDeterministic) {
             "    \"n_kv_head\": 1,\n    \"n_embd\": 16\n  }\n}");
 }
 
+// A failure at every write, fsync and rename of a save leaves the checkpoint already there
+// as it was, adds no partial step and leaves no temp file.
+TEST(NanochatCheckpoint, AFailureAtAnyPointOfASaveLosesNothing) {
+  absl::StatusOr<LoadedCheckpoint> golden = LoadNanochatCheckpoint(kGoldenDir);
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  const std::string dir = FreshTestDir();
+  CheckpointRecord old_record;
+  old_record.step = 3;
+  ASSERT_TRUE(SaveNanochatCheckpoint(dir, golden->params, old_record).ok());
+  const std::string old_model = ReadBytes(dir + "/model_000003.pt"), old_meta = ReadBytes(dir + "/meta_000003.json");
+  CheckpointRecord record;
+  record.step = 9;
+  int points = 0;
+  for (int fail_at = 0;; ++fail_at) {
+    int seen = 0;
+    std::string failed_point;
+    SaveOptions options;
+    options.fault_hook = [&](absl::string_view point) {
+      if (seen++ != fail_at) return absl::OkStatus();
+      failed_point = std::string(point);
+      return absl::InternalError(absl::StrCat("injected at ", point));
+    };
+    absl::StatusOr<NanochatCheckpointFiles> saved = SaveNanochatCheckpoint(dir, golden->params, record, options);
+    if (saved.ok()) break;
+    ++points;
+    EXPECT_THAT(saved.status().message(), HasSubstr("injected at " + failed_point));
+    std::vector<std::string> names = base::testing::ListDir(dir);
+    // A failed fsync of the directory after the last rename leaves the complete new step.
+    if (names.size() == 4u) {
+      EXPECT_EQ(failed_point, "meta_000009.json:fsync directory");
+      fs::remove(dir + "/model_000009.pt"), fs::remove(dir + "/meta_000009.json");
+      names = base::testing::ListDir(dir);
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"meta_000003.json", "model_000003.pt"})) << failed_point;
+    EXPECT_EQ(ReadBytes(dir + "/model_000003.pt"), old_model);
+    EXPECT_EQ(ReadBytes(dir + "/meta_000003.json"), old_meta);
+  }
+  EXPECT_GE(points, 8);  // write, fsync, rename, fsync directory, for each of the two files
+  EXPECT_TRUE(LoadNanochatCheckpoint(dir + "/model_000009.pt").ok());
+}
+
 TEST(NanochatCheckpoint, WteIsRoundedToNearestEvenBf16) {
   auto bits = [](float f) {
     uint32_t u;
@@ -132,7 +173,7 @@ std::string WritePt(const std::string& dir, const std::string& pickle,
 
 // One tensor "t" of `shape`/`stride` over storage "0" of `numel` elements of `storage_type`.
 std::string OneTensorPickle(const std::string& storage_type, int64_t numel, std::vector<int64_t> shape,
-                            std::vector<int64_t> stride) {
+                            std::vector<int64_t> stride, int64_t offset = 0, const std::string& location = "cpu") {
   base::PickleWriter p(2);
   p.Global("collections", "OrderedDict");
   p.EmptyTuple();
@@ -145,11 +186,11 @@ std::string OneTensorPickle(const std::string& storage_type, int64_t numel, std:
   p.Str("storage");
   p.Global("torch", storage_type);
   p.Str("0");
-  p.Str("cpu");
+  p.Str(location);
   p.Int(numel);
   p.Tuple();
   p.PersistentId();
-  p.Int(0);
+  p.Int(offset);
   p.Mark();
   for (int64_t d : shape) p.Int(d);
   p.Tuple();
@@ -195,6 +236,39 @@ TEST(NanochatCheckpoint, MalformedArchivesNameTheFileAndEntry) {
   ASSERT_FALSE(crc.ok());
   EXPECT_THAT(crc.status().message(), HasSubstr("model_000007/data/1 fails its CRC-32 check"));
   EXPECT_THAT(crc.status().message(), HasSubstr(dir + "/crc/model_000007.pt"));
+}
+
+TEST(NanochatCheckpoint, ReadsAViewAtAnOffsetOfAGpuSavedStorage) {
+  // nanochat saves from the GPU (location "cuda:0"); a tensor may start inside its storage.
+  std::string storage(4 * 12, '\0');
+  for (int i = 0; i < 12; ++i) {
+    const float f = static_cast<float>(i);
+    std::memcpy(&storage[4 * i], &f, 4);
+  }
+  const std::string path = WritePt(FreshTestDir(), OneTensorPickle("FloatStorage", 12, {2, 3}, {3, 1}, 6, "cuda:0"),
+                                   {{"0", storage}});
+  absl::StatusOr<TorchStateDict> sd = TorchStateDict::Read(path);
+  ASSERT_TRUE(sd.ok()) << sd.status();
+  std::vector<float> got(6);
+  ASSERT_TRUE(sd->ReadFloat32(sd->tensors()[0], got.data()).ok());
+  EXPECT_EQ(got, (std::vector<float>{6, 7, 8, 9, 10, 11}));
+}
+
+TEST(NanochatCheckpoint, TorchCompilesOrigModPrefixIsStripped) {
+  absl::StatusOr<LoadedCheckpoint> golden = LoadNanochatCheckpoint(kGoldenDir);
+  ASSERT_TRUE(golden.ok()) << golden.status();
+  std::vector<TorchTensorBytes> tensors;
+  for (const Param& p : golden->params.params()) {
+    tensors.push_back({"_orig_mod." + p.name, TorchDtype::kFloat32, p.shape, p.data()});
+  }
+  const std::string dir = FreshTestDir();
+  auto out = *base::AtomicFile::Open(dir + "/model_000007.pt");
+  ASSERT_TRUE(WriteTorchStateDict("model_000007", tensors, *out).ok());
+  ASSERT_TRUE(out->Sync().ok() && out->Publish().ok());
+  fs::copy_file(kGoldenMeta, dir + "/meta_000007.json");
+  absl::StatusOr<LoadedCheckpoint> loaded = LoadNanochatCheckpoint(dir);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ExpectBitEqual(loaded->params, golden->params);
 }
 
 TEST(NanochatCheckpoint, MalformedPicklesNameTheFileAndTensor) {
