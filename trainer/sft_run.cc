@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -24,6 +25,7 @@
 #include "trainer/batch_tensors.h"
 #include "trainer/checkpoint_reload_check.h"
 #include "trainer/demo_setup.h"
+#include "trainer/init_from.h"
 #include "runtime/collectives/nccl_communicator.h"
 #include "trainer/eval/evaluation_progress.h"
 #include "trainer/eval/validation_loss.h"
@@ -76,8 +78,15 @@ absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
   } else {
     s.base_dir = o.base_dir;
   }
-  const std::string tokenizer_path = TokenizerPath(s.base_dir);
-  absl::StatusOr<data::Tokenizer> tok = data::Tokenizer::Load(tokenizer_path);
+  // --init_from: a nanochat checkpoint and its tokenizer.pkl instead of <base_dir>'s (init_from.h).
+  std::optional<InitSource> init;
+  if (!o.init_from.empty()) {
+    absl::StatusOr<InitSource> loaded_init = LoadInitSource(o.init_from, o.init_tokenizer);
+    if (!loaded_init.ok()) return loaded_init.status();
+    init.emplace(*std::move(loaded_init));
+  }
+  const std::string tokenizer_path = init ? init->tokenizer_path : TokenizerPath(s.base_dir);
+  absl::StatusOr<data::Tokenizer> tok = init ? std::move(init->tokenizer) : data::Tokenizer::Load(tokenizer_path);
   if (!tok.ok()) {
     return absl::Status(tok.status().code(),
                         absl::StrCat("--base_dir=", s.base_dir, ": no usable tokenizer (", tok.status().message(),
@@ -88,14 +97,15 @@ absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
   s.tokenizer = std::make_shared<const data::Tokenizer>(*std::move(tok));
   const runtime::CheckpointSource source =
       o.model_source == "mid" ? runtime::CheckpointSource::kMid : runtime::CheckpointSource::kBase;
-  absl::StatusOr<runtime::ResolvedCheckpoint> where = runtime::ResolveCheckpoint(s.base_dir, source, o.model_tag, o.step);
+  absl::StatusOr<runtime::ResolvedCheckpoint> where =
+      init ? init->where : runtime::ResolveCheckpoint(s.base_dir, source, o.model_tag, o.step);
   if (!where.ok()) {
     return absl::Status(where.status().code(), absl::StrCat("--model_source=", o.model_source, ": ",
                                                             where.status().message()));
   }
   s.source = *where;
-  log << "Loading the " << o.model_source << " model from " << s.source.model_path << std::endl;
-  absl::StatusOr<runtime::LoadedCheckpoint> loaded = runtime::LoadCheckpoint(s.source);
+  log << "Loading the " << (init ? "nanochat" : o.model_source) << " model from " << s.source.model_path << std::endl;
+  absl::StatusOr<runtime::LoadedCheckpoint> loaded = init ? std::move(init->checkpoint) : runtime::LoadCheckpoint(s.source);
   if (!loaded.ok()) return loaded.status();
   s.params = std::make_unique<runtime::ParamStore>(std::move(loaded->params));
   if (s.params->config().vocab_size != s.tokenizer->vocab_size()) {

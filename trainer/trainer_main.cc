@@ -34,6 +34,11 @@ ABSL_FLAG(int, max_iterations, -1, "optimizer steps + 1 (nanochat's count); -1: 
 ABSL_FLAG(std::string, model_source, "base", "the model to fine-tune: base or mid (<base_dir>/<source>_checkpoints)");
 ABSL_FLAG(std::string, model_tag, "", "checkpoint tag, e.g. d20; empty: the largest depth");
 ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest");
+ABSL_FLAG(std::string, init_from, "",
+          "fine-tune a nanochat checkpoint instead: its directory (the latest model_XXXXXX.pt) or a model_XXXXXX.pt, "
+          "with its meta_XXXXXX.json beside it");
+ABSL_FLAG(std::string, init_tokenizer, "",
+          "the tokenizer.pkl of --init_from; empty: <its dir>/tokenizer.pkl or <its dir>/../../tokenizer/tokenizer.pkl");
 ABSL_FLAG(int, device_batch_size, 4, "B: rows per micro-batch");
 ABSL_FLAG(int, max_seq_len, 2048, "T: positions per row (every batch is [B, T])");
 ABSL_FLAG(int, target_examples_per_step, 32, "examples per optimizer step (= B x ranks x accumulation)");
@@ -91,6 +96,8 @@ TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::
   if (use("model_source")) o.model_source = absl::GetFlag(FLAGS_model_source);
   if (const std::string tag = absl::GetFlag(FLAGS_model_tag); use("model_tag") && !tag.empty()) o.model_tag = tag;
   if (const int64_t step = absl::GetFlag(FLAGS_step); use("step") && step != -1) o.step = step;
+  if (use("init_from")) o.init_from = data::UserPath(absl::GetFlag(FLAGS_init_from));
+  if (use("init_tokenizer")) o.init_tokenizer = data::UserPath(absl::GetFlag(FLAGS_init_tokenizer));
   if (use("device_batch_size")) o.device_batch_size = absl::GetFlag(FLAGS_device_batch_size);
   if (use("max_seq_len")) o.max_seq_len = absl::GetFlag(FLAGS_max_seq_len);
   if (use("target_examples_per_step")) o.target_examples_per_step = absl::GetFlag(FLAGS_target_examples_per_step);

@@ -38,6 +38,12 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (!o.compile && o.device != "cpu") {
     return Invalid("--device=" + o.device + " runs the compiled step; --compile=false runs the interpreter on the host");
   }
+  if (!o.init_tokenizer.empty() && o.init_from.empty()) {
+    return Invalid("--init_tokenizer=" + o.init_tokenizer + " names the tokenizer of --init_from, which is not given");
+  }
+  if (!o.init_from.empty() && (o.model_tag || o.step)) {
+    return Invalid("--init_from=" + o.init_from + " names the checkpoint itself; drop --model_tag and --step");
+  }
   if (o.step && *o.step < 0) return Invalid(absl::StrCat("--step=", *o.step, " must be >= 0; omit it for the latest"));
   for (const auto& [flag, value] : {std::pair<const char*, int64_t>{"device_batch_size", o.device_batch_size},
                                     {"max_seq_len", o.max_seq_len},

@@ -18,6 +18,8 @@ struct TrainerOptions {
   std::string model_source = "base";  // base | mid: where the model to fine-tune is read
   std::optional<std::string> model_tag;  // e.g. "d20"; default: the largest depth
   std::optional<int64_t> step;           // default: the latest
+  std::string init_from;       // a nanochat checkpoint dir or model_XXXXXX.pt instead (trainer/init_from.h)
+  std::string init_tokenizer;  // its tokenizer.pkl; empty: found beside it (trainer/init_from.h)
   int device_batch_size = 4;
   int max_seq_len = 2048;
   int target_examples_per_step = 32;

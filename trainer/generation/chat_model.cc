@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "data/tokenizer/tiktoken_pickle.h"
 #include "data/tools/user_path.h"
 
 namespace gpt_sft::trainer {
@@ -67,7 +68,7 @@ absl::StatusOr<std::string> FindChatTokenizer(const ChatModelPaths& paths) {
 absl::StatusOr<data::Tokenizer> LoadChatTokenizer(const ChatModelPaths& paths, int model_vocab_size) {
   absl::StatusOr<std::string> path = FindChatTokenizer(paths);
   if (!path.ok()) return path.status();
-  auto tok = data::Tokenizer::Load(*path);
+  auto tok = data::LoadTokenizerOfAnyKind(*path);  // ours, or nanochat's tokenizer.pkl
   if (!tok.ok()) return Prefixed(tok.status(), "--tokenizer: ");
   if (tok->vocab_size() != model_vocab_size) {
     return absl::InvalidArgumentError(absl::StrCat("--tokenizer ", *path, " has ", tok->vocab_size(),
