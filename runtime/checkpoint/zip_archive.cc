@@ -2,6 +2,8 @@
 // 4.3.12 central directory header, 4.3.14-16 zip64 and end records, 4.5.3 zip64 extra field).
 #include "runtime/checkpoint/zip_archive.h"
 
+#include <zlib.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,36 +35,11 @@ void Put(std::string* out, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
-// Slicing-by-8 tables: table[k][b] is the CRC of byte b followed by k zero bytes.
-const std::array<std::array<uint32_t, 256>, 8>& CrcTables() {
-  static const auto* tables = [] {
-    auto* t = new std::array<std::array<uint32_t, 256>, 8>;
-    for (uint32_t b = 0; b < 256; ++b) {
-      uint32_t c = b;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      (*t)[0][b] = c;
-    }
-    for (int k = 1; k < 8; ++k) {
-      for (uint32_t b = 0; b < 256; ++b) (*t)[k][b] = ((*t)[k - 1][b] >> 8) ^ (*t)[0][(*t)[k - 1][b] & 0xff];
-    }
-    return t;
-  }();
-  return *tables;
-}
-
 }  // namespace
 
 uint32_t Crc32(const void* data, uint64_t size, uint32_t crc) {
-  const auto& t = CrcTables();
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  uint32_t c = ~crc;
-  for (; size >= 8; size -= 8, p += 8) {
-    const uint32_t lo = c ^ (uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24);
-    c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^ t[3][p[4]] ^
-        t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
-  }
-  for (; size > 0; --size, ++p) c = t[0][(c ^ *p) & 0xff] ^ (c >> 8);
-  return ~c;
+  // zlib's (the zip format's own CRC-32); crc32_z takes a size_t, so a multi-GiB tensor is one call.
+  return static_cast<uint32_t>(crc32_z(crc, static_cast<const Bytef*>(data), static_cast<size_t>(size)));
 }
 
 // --- reading --------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ class ZipWriter {
   std::vector<Written> written_;
 };
 
-/// CRC-32 (the zip/zlib polynomial 0xEDB88320) of `size` bytes, continuing from `crc`.
+/// CRC-32 (zlib's crc32_z: the zip polynomial 0xEDB88320) of `size` bytes, continuing from `crc`.
 uint32_t Crc32(const void* data, uint64_t size, uint32_t crc = 0);
 
 }  // namespace gpt_sft::runtime
