@@ -1,11 +1,11 @@
 // Implements Rotary and its VJP, parallel over tokens. cos and sin are nanochat's bf16 table
-// entries (compiler/dialect/rotary_table.h), computed per token from the pair's inverse
+// entries (compiler/numerics/rotary_table.h), computed per token from the pair's inverse
 // frequency, so any position works (the table a GPU artifact carries is the same function).
 #include "runtime/kernels/cpu/rotary.h"
 
 #include <type_traits>
 
-#include "compiler/dialect/rotary_table.h"
+#include "compiler/numerics/rotary_table.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 

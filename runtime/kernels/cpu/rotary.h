@@ -1,6 +1,6 @@
 // Rotary embedding with per-token positions (nanochat's convention): for x [B,T,H,D] and
 // positions [B,T], with x1 = x[..., :D/2], x2 = x[..., D/2:], and c, s the entries of
-// nanochat's bf16 cos/sin tables at (pos, j) (compiler/dialect/rotary_table.h: the fp32 angle
+// nanochat's bf16 cos/sin tables at (pos, j) (compiler/numerics/rotary_table.h: the fp32 angle
 // pos / base^(2j/D), its cos and sin rounded to bf16):
 //   y1 = x1 c + x2 s,   y2 = -x1 s + x2 c      (a rotation by -angle)
 // The VJP is the transposed rotation: dx1 = dy1 c - dy2 s, dx2 = dy1 s + dy2 c.

@@ -14,8 +14,8 @@
 // One definition, plain C++ (no MLIR): the CPU kernels (runtime/kernels/cpu/rotary.cc) call
 // it per token, the GPU lowering (compiler/lowering/gpu/rotary_kernels.cc) bakes it into the
 // artifact as constant tables, so every path rotates by the same bits.
-#ifndef GPT_SFT_COMPILER_DIALECT_ROTARY_TABLE_H_
-#define GPT_SFT_COMPILER_DIALECT_ROTARY_TABLE_H_
+#ifndef GPT_SFT_COMPILER_NUMERICS_ROTARY_TABLE_H_
+#define GPT_SFT_COMPILER_NUMERICS_ROTARY_TABLE_H_
 
 #include <cstdint>
 
@@ -39,4 +39,4 @@ void FillRotaryTables(int64_t positions, int64_t head_dim, double base, float* c
 
 }  // namespace gpt_sft::compiler
 
-#endif  // GPT_SFT_COMPILER_DIALECT_ROTARY_TABLE_H_
+#endif  // GPT_SFT_COMPILER_NUMERICS_ROTARY_TABLE_H_

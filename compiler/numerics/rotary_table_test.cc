@@ -1,4 +1,4 @@
-#include "compiler/dialect/rotary_table.h"
+#include "compiler/numerics/rotary_table.h"
 
 #include <cmath>
 #include <cstring>

@@ -2,11 +2,11 @@
 // and rounded to float once, the exactly rounded fp32 result (a double carries 29 more bits, so
 // the double result rounds to the float nearest the true value but in cases far rarer than the
 // ones that set the tables apart from PyTorch's, rotary_table.h).
-#include "compiler/dialect/rotary_table.h"
+#include "compiler/numerics/rotary_table.h"
 
 #include <cmath>
 
-#include "compiler/dialect/round_to_bf16.h"
+#include "compiler/numerics/round_to_bf16.h"
 
 namespace gpt_sft::compiler {
 

@@ -5,8 +5,8 @@
 // their range, ties going to the even neighbour. Plain C++, no MLIR: the runtime's kernels
 // (runtime/kernels/cpu/round_bf16.h) and the compiler's constant tables share this one
 // definition.
-#ifndef GPT_SFT_COMPILER_DIALECT_ROUND_TO_BF16_H_
-#define GPT_SFT_COMPILER_DIALECT_ROUND_TO_BF16_H_
+#ifndef GPT_SFT_COMPILER_NUMERICS_ROUND_TO_BF16_H_
+#define GPT_SFT_COMPILER_NUMERICS_ROUND_TO_BF16_H_
 
 #include <cstdint>
 #include <cstring>
@@ -32,4 +32,4 @@ inline float RoundToBf16(float x) {
 
 }  // namespace gpt_sft::compiler
 
-#endif  // GPT_SFT_COMPILER_DIALECT_ROUND_TO_BF16_H_
+#endif  // GPT_SFT_COMPILER_NUMERICS_ROUND_TO_BF16_H_
