@@ -1,7 +1,7 @@
-// Implements the rotary tables: each fp32 step of nanochat's construction is computed in double
-// and rounded to float once, the exactly rounded fp32 result (a double carries 29 more bits, so
-// the double result rounds to the float nearest the true value but in cases far rarer than the
-// ones that set the tables apart from PyTorch's, rotary_table.h).
+// Implements the rotary tables. Each fp32 step of nanochat's construction (the power, cos, sin)
+// is computed in double and rounded to float once: that is the exactly rounded fp32 result
+// except where the true value lies within a double's error of the midpoint between two floats,
+// far rarer than the fp32 library's own ulp slips (rotary_table.h).
 #include "compiler/numerics/rotary_table.h"
 
 #include <cmath>
