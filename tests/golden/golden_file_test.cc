@@ -3,6 +3,7 @@
 // stale or foreign bytes fail with a message naming the file and the regenerate command.
 #include "tests/golden/golden_file.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -133,7 +134,7 @@ TEST_P(CommittedGolden, BatchTensorsAreWellFormed) {
 TEST_P(CommittedGolden, EveryParameterHasInitGradAndTwoSnapshotsShapedAsTheParamStore) {
   runtime::ParamStore store = *runtime::ParamStore::Create(*compiler::ModelConfig::FromJson(g_.config_json));
   std::set<std::string> expected = {"inputs", "targets", "segment_ids", "positions", "counted_targets",
-                                    "loss", "losses", "micro_losses"};
+                                    "logits", "loss", "losses", "micro_losses"};
   for (const runtime::Param& p : store.params()) {
     for (const char* prefix : {"init/", "grad/", "step1/", "step3/"}) {
       const std::string name = prefix + p.name;
@@ -156,6 +157,21 @@ TEST_P(CommittedGolden, EveryParameterHasInitGradAndTwoSnapshotsShapedAsTheParam
   std::set<std::string> got;
   for (const auto& [name, t] : g_.tensors) got.insert(name);
   EXPECT_EQ(got, expected);
+}
+
+// Micro-batch 0's softcapped logits at the initial weights: [B, T, V], finite, inside the cap.
+TEST_P(CommittedGolden, LogitsAreMicroBatchZerosAndSoftcapped) {
+  const GoldenTensor& logits = At("logits");
+  EXPECT_EQ(logits.dtype, GoldenDtype::kF32);
+  ASSERT_EQ(logits.shape, (std::vector<int64_t>{2, 64, 512}));
+  const double cap = header_.at("softcap").get<double>();
+  double largest = 0;
+  for (float v : logits.f32) {
+    ASSERT_TRUE(std::isfinite(v));
+    largest = std::max(largest, double(std::abs(v)));
+  }
+  EXPECT_GT(largest, 0);
+  EXPECT_LT(largest, cap);
 }
 
 TEST_P(CommittedGolden, LossesAgreeWithTheFloat64HeaderValues) {

@@ -8,13 +8,13 @@
 // and softcap included, through their round_bf16 attributes), so the logits are bf16 values
 // equal to the golden's but where a last-bit difference of f32 arithmetic (tanh, cos, sums in
 // another order) moves a value across a rounding boundary: at least 99.9% bitwise equal, and
-// the norm-wise error at most 1e-3 (measured: all equal, error 0; f32 logits differ by 7e-3).
-// The loss within 1e-5 (measured 0; f32's 6.6e-5). The backward differs from PyTorch's: there
+// the norm-wise error at most 1e-3 (measured: all equal, error 0; f32 logits differ by 7.1e-3).
+// The loss within 1e-5 (measured 0; f32's 6.0e-5). The backward differs from PyTorch's: there
 // every intermediate cotangent is a bf16 tensor and cotangents of a value used twice are summed
 // in bf16; here cotangents are rounded at the rounding points only (gpt.round_bf16's VJP, the
 // bf16 rotary and softcap), f32 in between. So each gradient within 1e-2 norm-wise (measured
 // at most 7.3e-3), and, summed over the parameters, well closer to the golden than the f32
-// step's (measured 0.072 against 0.143).
+// step's (measured 0.072 against 0.142).
 #include <algorithm>
 #include <cmath>
 #include <cstring>

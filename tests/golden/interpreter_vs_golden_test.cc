@@ -2,8 +2,10 @@
 // trainer/eager_step) against the PyTorch reference's golden files: the loss of each
 // optimizer step, every parameter's gradient at step 0, and the parameters after 1 and 3
 // optimizer steps, for padded rows (plain causal IR), packed rows (segment ids and
-// positions) and 2 micro-steps of accumulation. float32; relative error at most 1e-5 for
-// the loss and 1e-4 for gradients and parameters (the bound).
+// positions) and 2 micro-steps of accumulation. float32; relative error at most 1e-6 for
+// the loss, 1e-5 for gradients and 1e-6 for parameters (measured at most 4.4e-8, 9.0e-7 and
+// 6.0e-8; tightened from the first issue's 1e-5 and 1e-4, which rotary tables that are not
+// nanochat's bf16 ones passed on the loss: 6e-6 off).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -14,11 +16,16 @@
 #include "runtime/params/param_store.h"
 #include "tests/golden/golden_file.h"
 #include "trainer/eager_step.h"
+#include "trainer/eval/logits_evaluator.h"
 
 namespace gpt_sft::tests {
 namespace {
 
 using runtime::Tensor;
+
+// Absolute, on logits of magnitude up to 4.6 (the softcap is 15): float32 rounding of the forward
+// (measured 2.4e-6).
+constexpr double kLogitTolerance = 1e-5;
 
 // ||a - b|| / ||b|| over the whole tensor.
 double RelativeError(const float* a, const std::vector<float>& b) {
@@ -87,14 +94,15 @@ TEST_P(InterpreterVsGolden, LossGradientsAndThreeOptimizerSteps) {
       ASSERT_TRUE(micro.ok()) << micro.status();
       loss += *micro / config.grad_accum_steps;
     }
-    std::cout << GetParam() << " step " << it << ": loss " << loss << " (reference " << losses[it] << ")\n";
-    EXPECT_LT(std::abs(loss - losses[it]) / losses[it], 1e-5) << "step " << it;
+    std::cout << GetParam() << " step " << it << ": loss " << loss << " (reference " << losses[it] << ", relative error "
+              << std::abs(loss - losses[it]) / losses[it] << ")\n";
+    EXPECT_LT(std::abs(loss - losses[it]) / losses[it], 1e-6) << "step " << it;
     if (it == 0) {
       for (size_t i = 0; i < store.params().size(); ++i) {
         const runtime::Param& p = store.params()[i];
         const double err = RelativeError((*step)->grad(i).data<float>(), g->tensors.at("grad/" + p.name).f32);
         worst_grad = std::max(worst_grad, err);
-        EXPECT_LT(err, 1e-4) << "grad/" << p.name;
+        EXPECT_LT(err, 1e-5) << "grad/" << p.name;
       }
     }
     ASSERT_TRUE((*step)->OptimizerStep(1.0 - double(it) / num_iterations).ok());
@@ -103,13 +111,54 @@ TEST_P(InterpreterVsGolden, LossGradientsAndThreeOptimizerSteps) {
       for (const runtime::Param& p : store.params()) {
         const double err = RelativeError(p.data(), g->tensors.at(prefix + p.name).f32);
         worst_param = std::max(worst_param, err);
-        EXPECT_LT(err, 1e-4) << prefix << p.name;
+        EXPECT_LT(err, 1e-6) << prefix << p.name;
       }
     }
   }
   EXPECT_EQ((*step)->steps_taken(), 3);
   std::cout << GetParam() << ": worst relative error of a gradient " << worst_grad << ", of a parameter "
             << worst_param << "\n";
+}
+
+// The float32 forward (trainer/eval/logits_evaluator, the interpreter) against the golden's
+// float64 logits of micro-batch 0 at the initial weights, conversation by conversation (a
+// packed segment is a conversation from position 0, so it is evaluated alone). Both rotate by
+// nanochat's bf16 rotary tables; with the unrounded tables this project used before, the
+// logits differ by up to 3.5e-3 (padded) and 5e-3 (packed), far outside the tolerance.
+TEST_P(InterpreterVsGolden, Float32LogitsMatchTheReferenceConversationByConversation) {
+  absl::StatusOr<GoldenFile> g = GoldenFile::Load("tests/golden/" + GetParam() + ".gold");
+  ASSERT_TRUE(g.ok()) << g.status();
+  runtime::ParamStore store = *runtime::ParamStore::Create(*compiler::ModelConfig::FromJson(g->config_json));
+  for (runtime::Param& p : store.params()) {
+    const std::vector<float>& init = g->tensors.at("init/" + p.name).f32;
+    std::copy(init.begin(), init.end(), p.data());
+  }
+  runtime::InterpreterOptions options;
+  options.num_threads = 2;
+  auto evaluator = trainer::LogitsEvaluator::Create(&store, options);
+  ASSERT_TRUE(evaluator.ok()) << evaluator.status();
+  const GoldenTensor& golden = g->tensors.at("logits");  // [B, T, V]
+  const int64_t B = golden.shape[0], T = golden.shape[1], V = golden.shape[2];
+  const std::vector<int32_t>& inputs = g->tensors.at("inputs").i32;  // micro-batch 0 comes first
+  const std::vector<int32_t>& segments = g->tensors.at("segment_ids").i32;
+  double worst = 0;
+  int64_t compared = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    for (int64_t start = 0, end = 0; start < T; start = end) {
+      for (end = start + 1; end < T && segments[b * T + end] == segments[b * T + start];) ++end;
+      const std::vector<int32_t> ids(inputs.begin() + b * T + start, inputs.begin() + b * T + end);
+      absl::StatusOr<Tensor> logits = (*evaluator)->Logits(ids);  // [end - start, V]
+      ASSERT_TRUE(logits.ok()) << logits.status();
+      for (int64_t i = 0; i < (end - start) * V; ++i) {
+        const double err = std::abs(double(logits->data<float>()[i]) - golden.f32[(b * T + start) * V + i]);
+        worst = std::max(worst, err);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, B * T * V);
+  EXPECT_LT(worst, kLogitTolerance) << "the largest |logit - reference|";
+  std::cout << GetParam() << ": largest |logit - reference| " << worst << "\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, InterpreterVsGolden, ::testing::Values("padded", "packed", "accum2"));

@@ -232,8 +232,10 @@ TEST_P(KernelsVsGolden, LossGradientsAndThreeOptimizerSteps) {
         }
       }
     }
-    std::cout << GetParam() << " step " << it << ": loss " << loss << " (reference " << losses[it] << ")\n";
-    EXPECT_LT(std::abs(loss - losses[it]) / losses[it], 1e-5) << "step " << it;
+    std::cout << GetParam() << " step " << it << ": loss " << loss << " (reference " << losses[it] << ", relative error "
+              << std::abs(loss - losses[it]) / losses[it] << ")\n";
+    // Measured at most 2.1e-8; rotary tables that are not nanochat's bf16 ones move it to 6e-6.
+    EXPECT_LT(std::abs(loss - losses[it]) / losses[it], 1e-6) << "step " << it;
     if (it == 0) {
       for (const runtime::Param& p : store.params()) {
         const double err = RelativeError(grads.at(p.name).data(), g->tensors.at("grad/" + p.name).f32);

@@ -22,7 +22,7 @@ import reference_optim  # noqa: E402
 
 MAGIC = b"GPTGOLD\0"
 FORMAT_VERSION = 2
-GENERATOR_VERSION = 2  # bump whenever this script's output changes
+GENERATOR_VERSION = 3  # bump whenever this script's output changes
 REGENERATE = "/usr/bin/python3 tests/golden/make_golden.py"
 
 # depth 2 through NANOCHAT.md 3: model_dim 128, ceil(128/128) = 1 head of 128, n_kv_head 1.
@@ -212,6 +212,9 @@ def make_case(case, micro_batches, init, description):
     tensors = dict(batch)
     tensors["counted_targets"] = torch.tensor(counts, dtype=torch.int32)
     tensors.update({"init/" + n: p for n, p in init.items()})
+    with torch.no_grad():  # micro-batch 0's softcapped logits at the initial weights
+        tensors["logits"] = reference_gpt.logits({n: p.to(torch.float64) for n, p in init.items()}, CONFIG,
+                                                 batch["inputs"][0], batch["segment_ids"][0], batch["positions"][0])
     trained, losses = train(init, batch)
     tensors.update(trained)
     header = {

@@ -10,8 +10,10 @@ bf16 autocast. Facts followed (NANOCHAT.md section):
          logits = x @ lm_head^T; softcap 15 * tanh(logits / 15); cross entropy, ignore_index -1,
          mean over the counted targets;
   * 1.5  rotary (base 10000, half split, the -theta convention y1 = x1 c + x2 s,
-         y2 = -x1 s + x2 c) on q and k BEFORE QK-norm; kv heads repeated consecutively
-         (repeat_interleave); softmax(q k^T / sqrt(D)) causal;
+         y2 = -x1 s + x2 c) on q and k BEFORE QK-norm, with nanochat's tables: angles and
+         cos/sin in fp32, rounded to bf16 (rotary_tables), then widened to the model's dtype
+         (the table is the model's, only the arithmetic around it is float64 here); kv heads
+         repeated consecutively (repeat_interleave); softmax(q k^T / sqrt(D)) causal;
   * 1.6  relu(h)^2 MLP.
 Our packing extension: attention is also limited to keys of the query's own segment
 (segment_ids), and rotary uses per-token positions that restart at 0 in every segment. With
@@ -29,17 +31,30 @@ def rms_norm(x):
     return x * torch.rsqrt(x.square().mean(dim=-1, keepdim=True) + RMS_EPS)
 
 
+def rotary_inverse_frequencies(head_dim, device=None):
+    """nanochat's inv_freq [D/2] fp32: 1 / 10000^(arange(0, D, 2) / D), every step an fp32 op."""
+    exponents = torch.arange(0, head_dim, 2, dtype=torch.float32, device=device) / head_dim
+    return 1.0 / (ROTARY_BASE ** exponents)
+
+
+def rotary_tables(positions, head_dim):
+    """nanochat's rotary tables at integer `positions` [...] -> (cos, sin), each [..., D/2] bf16.
+
+    NANOCHAT.md 1.5: angle = position * inv_freq in fp32 (the elementwise product equals
+    torch.outer's), cos and sin of the angle in fp32, then rounded to bf16. On positions.device.
+    """
+    inv_freq = rotary_inverse_frequencies(head_dim, positions.device)
+    angle = positions.to(torch.float32).unsqueeze(-1) * inv_freq      # [..., D/2] fp32
+    return torch.cos(angle).to(torch.bfloat16), torch.sin(angle).to(torch.bfloat16)
+
+
 def rotary(x, positions):
     """Rotates each head's halves by -theta. x [B,T,heads,D], positions [B,T] int -> [B,T,heads,D].
 
-    angle[b,t,j] = positions[b,t] * 10000^(-2j/D), j = 0..D/2-1, computed in x's dtype.
+    cos and sin are rotary_tables' bf16 values in x's dtype; the products and sums in x's dtype.
     """
     half = x.shape[-1] // 2
-    exponents = torch.arange(0, 2 * half, 2, dtype=x.dtype) / (2 * half)
-    inv_freq = 1.0 / (ROTARY_BASE ** exponents)                      # [D/2]
-    angle = positions.to(x.dtype).unsqueeze(-1) * inv_freq           # [B,T,D/2]
-    cos = torch.cos(angle).unsqueeze(2)                              # [B,T,1,D/2]
-    sin = torch.sin(angle).unsqueeze(2)
+    cos, sin = (t.to(x.dtype).unsqueeze(2) for t in rotary_tables(positions, 2 * half))  # [B,T,1,D/2]
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos + x2 * sin, x2 * cos - x1 * sin], dim=-1)
 

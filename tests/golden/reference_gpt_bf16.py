@@ -39,13 +39,10 @@ def rms_norm(x):
 
 
 def rotary(x, positions):
-    """x [B,T,heads,D] bf16, positions [B,T] -> bf16; angles in fp32, cos/sin rounded to bf16."""
+    """x [B,T,heads,D] bf16, positions [B,T] -> bf16; nanochat's bf16 cos/sin tables
+    (reference_gpt.rotary_tables), every product and sum a bf16 op."""
     half = x.shape[-1] // 2
-    exponents = torch.arange(0, 2 * half, 2, dtype=torch.float32) / (2 * half)
-    inv_freq = 1.0 / (reference_gpt.ROTARY_BASE ** exponents)
-    angle = positions.to(torch.float32).unsqueeze(-1) * inv_freq      # [B,T,D/2] fp32
-    cos = torch.cos(angle).to(BF16).unsqueeze(2)                      # [B,T,1,D/2] bf16
-    sin = torch.sin(angle).to(BF16).unsqueeze(2)
+    cos, sin = (t.unsqueeze(2) for t in reference_gpt.rotary_tables(positions, 2 * half))  # [B,T,1,D/2] bf16
     x1, x2 = x[..., :half], x[..., half:]
     return torch.cat([x1 * cos + x2 * sin, x1 * (-sin) + x2 * cos], dim=-1)
 

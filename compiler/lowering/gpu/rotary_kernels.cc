@@ -4,61 +4,49 @@
 // per-token positions [B, T] (or t itself when the op has none): with x1 = x[..., :D/2],
 // x2 = x[..., D/2:] and angle = pos / base^(2j/D), y1 = x1 cos + x2 sin and
 // y2 = -x1 sin + x2 cos; the gradient rotates the other way (sin negated).
-// cos and sin come from tables the compiler computes with the interpreter's own arithmetic
-// (runtime/kernels/cpu/rotary.cc: fp32 inverse frequencies, angles and cos/sin in double,
-// rounded to fp32), [T, D/2] each, as constants of the artifact (one pair for all the rotary
-// ops of a model: OpLowering::Constant shares equal values): the kernels read exactly the
-// interpreter's values, and a GPU never evaluates a large angle in fp32. Positions are then
-// indices into the tables. The bound relied on: positions lie in [0, T). The CPU kernel has
-// no table, so it implies none; the batches a compiled step sees do: a packed row's positions
-// restart at 0 per conversation and count up by 1 (data/collate/batch.h checks it), a padded
-// row's are t, so both stay below T. (nanochat's cache of T * 10 positions serves generation,
-// which runs on the interpreter.) The positions argument carries [0, T) as its valid range,
-// which the runtime checks on upload, so a larger position is an error, not a wild read.
+// cos and sin come from nanochat's bf16 tables (compiler/numerics/rotary_table.h, the function
+// the CPU kernels call per token), [T, D/2] each, as constants of the artifact (one pair for
+// all the rotary ops of a model, with or without round_bf16: OpLowering::Constant shares
+// equal values): the kernels read exactly the interpreter's values, and a GPU never evaluates
+// a large angle in fp32. Positions are then indices into the tables. The bound relied on:
+// positions lie in [0, T). The CPU kernel has no table, so it implies none; the batches a
+// compiled step sees do: a packed row's positions restart at 0 per conversation and count up
+// by 1 (data/collate/batch.h checks it), a padded row's are t, so both stay below T.
+// (nanochat's cache of T * 10 positions serves generation, which runs on the interpreter.)
+// The positions argument carries [0, T) as its valid range, which the runtime checks on
+// upload, so a larger position is an error, not a wild read.
 // One work-item per (token, head, pair j): both halves of the pair.
-// With round_bf16 (nanochat's bf16 rotary) the tables hold bf16 values of cos and sin of the
-// fp32 angle (runtime/kernels/cpu/rotary.cc's bf16 arithmetic), and every product and sum is
-// rounded to bf16 in the kernel (EmitRoundToBf16, the fusions' integer rounding).
+// With round_bf16 (nanochat's bf16 rotary) every product and sum is rounded to bf16 in the
+// kernel (EmitRoundToBf16, the fusions' integer rounding); without it they are f32 ops.
 //
 //===----------------------------------------------------------------------===//
 
-#include <cmath>
+#include <vector>
 
 #include "compiler/dialect/gpt_ops.h"
+#include "compiler/numerics/rotary_table.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "compiler/transforms/elementwise_scalar.h"
-#include "llvm/ADT/APFloat.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
 namespace {
 
 using ::mlir::Value;
 
-/// `v` rounded to the nearest bfloat16 value (ties to even), as a float.
-float RoundedToBf16(float v) {
-  llvm::APFloat f(v);
-  bool lost = false;
-  f.convert(llvm::APFloat::BFloat(), llvm::APFloat::rmNearestTiesToEven, &lost);
-  f.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
-  return f.convertToFloat();
-}
+struct Tables {
+  mlir::DenseElementsAttr cos, sin;
+};
 
-/// cos (sign 0) or sin (sign 1) of pos * inv_freq[j] for pos < positions, j < half; with
-/// `bf16`, of the fp32 angle and rounded to bf16.
-mlir::DenseElementsAttr Table(mlir::MLIRContext* ctx, int64_t positions, int64_t half, int64_t D, double base,
-                              bool sine, bool bf16) {
-  std::vector<float> values(positions * half);
-  for (int64_t j = 0; j < half; ++j) {
-    const double inv_freq = float(1.0 / std::pow(base, double(2 * j) / D));
-    for (int64_t p = 0; p < positions; ++p) {
-      const double a = bf16 ? double(float(p) * float(inv_freq)) : double(p) * inv_freq;
-      const float v = float(sine ? std::sin(a) : std::cos(a));
-      values[p * half + j] = bf16 ? RoundedToBf16(v) : v;
-    }
-  }
+/// nanochat's cos and sin tables of positions 0 .. positions-1, [positions, D/2] f32 each,
+/// holding bf16 values.
+Tables RotaryTables(mlir::MLIRContext* ctx, int64_t positions, int64_t D, double base) {
+  const int64_t half = D / 2;
+  std::vector<float> cos(positions * half), sin(positions * half);
+  compiler::FillRotaryTables(positions, D, base, cos.data(), sin.data());
   auto type = mlir::RankedTensorType::get({positions, half}, mlir::Float32Type::get(ctx));
-  return mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(values));
+  return {mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(cos)),
+          mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(sin))};
 }
 
 }  // namespace
@@ -82,8 +70,9 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
   Value positions = positions_tensor ? Flatten(host, loc, lowering.BufferOf(positions_tensor)) : Value();
   if (positions_tensor) lowering.RequireArgumentRange(positions_tensor, 0, T);
   mlir::MLIRContext* ctx = host.getContext();
-  Value cos = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, false, bf16)));
-  Value sin = Flatten(host, loc, lowering.Constant(Table(ctx, T, half, D, base, true, bf16)));
+  const Tables tables = RotaryTables(ctx, T, D, base);
+  Value cos = Flatten(host, loc, lowering.Constant(tables.cos));
+  Value sin = Flatten(host, loc, lowering.Constant(tables.sin));
   const int64_t n = B * T * H * half, block = 256, grid = std::min<int64_t>(CeilDiv(n, block), 65535);
   const std::string name = std::string(grad ? "rotary_grad" : "rotary") + (bf16 ? "_bf16" : "");
   EmitLaunch(host, loc, name, {grid, 1, 1}, {block, 1, 1}, {},

@@ -1,10 +1,12 @@
 // Rotary embedding with per-token positions (nanochat's convention): for x [B,T,H,D] and
-// positions [B,T], with x1 = x[..., :D/2], x2 = x[..., D/2:], angle = pos / 10000^(2j/D):
-//   y1 = x1 cos + x2 sin,   y2 = -x1 sin + x2 cos      (a rotation by -angle)
-// The VJP is the rotation by +angle: dx1 = dy1 cos - dy2 sin, dx2 = dy1 sin + dy2 cos.
-// With Rounding::kBf16 (float only), nanochat's rotary under bf16 autocast: the angle is an
-// fp32 product, cos and sin are rounded to bf16, and every product and sum is rounded to bf16
-// (round_bf16.h), forward and VJP alike.
+// positions [B,T], with x1 = x[..., :D/2], x2 = x[..., D/2:], and c, s the entries of
+// nanochat's bf16 cos/sin tables at (pos, j) (compiler/numerics/rotary_table.h: the fp32 angle
+// pos / base^(2j/D), its cos and sin rounded to bf16):
+//   y1 = x1 c + x2 s,   y2 = -x1 s + x2 c      (a rotation by -angle)
+// The VJP is the transposed rotation: dx1 = dy1 c - dy2 s, dx2 = dy1 s + dy2 c.
+// The tables are bf16 values in every mode; the products and sums are T's arithmetic. With
+// Rounding::kBf16 (float only), nanochat's rotary under bf16 autocast: every product and sum
+// is rounded to bf16 as well (round_bf16.h), forward and VJP alike.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "compiler/numerics/rotary_table.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/round_bf16.h"
@@ -25,8 +26,10 @@ TEST(Rotary, VjpMatchesFiniteDifferences) {
   EXPECT_LT(MaxFdError(x, loss, dx), testing::kFdTolerance);
 }
 
-// y1 = x1 cos + x2 sin, y2 = -x1 sin + x2 cos, angle = pos / 10000^(2j/D), every element.
-TEST(Rotary, ForwardIsTheMinusThetaHalfSplitRotation) {
+// y1 = x1 c + x2 s, y2 = -x1 s + x2 c, every element, with c and s nanochat's bf16 table
+// entries (compiler/numerics/rotary_table.h), in every dtype: within half a bf16 spacing of the
+// cos and sin of angle = pos / 10000^(2j/D), and themselves bf16 values.
+TEST(Rotary, ForwardIsTheMinusThetaHalfSplitRotationByTheBf16Table) {
   const RotaryShape s{1, 4, 2, 8};
   const std::vector<int32_t> pos = {0, 5, 1, 300};
   const Vec x = Random(4 * 2 * 8, 9);
@@ -35,20 +38,41 @@ TEST(Rotary, ForwardIsTheMinusThetaHalfSplitRotation) {
   for (int t = 0; t < 4; ++t)
     for (int h = 0; h < 2; ++h)
       for (int j = 0; j < 4; ++j) {
-        const double a = pos[t] * double(float(1.0 / std::pow(10000.0, 2.0 * j / 8)));
+        const compiler::RotaryCosSin table =
+            compiler::RotaryCosSinAt(pos[t], compiler::RotaryInverseFrequency(j, 8, 10000.0));
+        const double c = table.cos, sn = table.sin;
+        EXPECT_EQ(c, RoundToBf16(float(c)));
+        EXPECT_EQ(sn, RoundToBf16(float(sn)));
+        const double a = pos[t] / std::pow(10000.0, 2.0 * j / 8);
+        EXPECT_NEAR(c, std::cos(a), std::ldexp(1.0, -9));
+        EXPECT_NEAR(sn, std::sin(a), std::ldexp(1.0, -9));
         const int o = (t * 2 + h) * 8;
-        EXPECT_NEAR(y[o + j], x[o + j] * std::cos(a) + x[o + 4 + j] * std::sin(a), 1e-12);
-        EXPECT_NEAR(y[o + 4 + j], -x[o + j] * std::sin(a) + x[o + 4 + j] * std::cos(a), 1e-12);
+        EXPECT_NEAR(y[o + j], x[o + j] * c + x[o + 4 + j] * sn, 1e-15);
+        EXPECT_NEAR(y[o + 4 + j], -x[o + j] * sn + x[o + 4 + j] * c, 1e-15);
       }
   for (int d = 0; d < 16; ++d) EXPECT_EQ(y[d], x[d]);  // position 0 is the identity
-  // The VJP is the inverse rotation.
-  Vec back(x.size());
-  RotaryGrad(y.data(), pos.data(), back.data(), s);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(back[i], x[i], 1e-12);
+  // The VJP is the transposed map (not quite the inverse: the rounded c^2 + s^2 is not 1).
+  const Vec dy = Random(x.size(), 11);
+  Vec dx(x.size());
+  RotaryGrad(dy.data(), pos.data(), dx.data(), s);
+  EXPECT_NEAR(Dot(dy, y), Dot(dx, x), 1e-12);
 }
 
-// nanochat's bf16 rotary: bf16 cos/sin of an fp32 angle, each product and sum rounded; the VJP
-// the same with sin negated. Every output is a bf16 value.
+// The f32 rotary uses the same bf16 table as the f64 one: their outputs agree to f32 rounding,
+// not to the 1e-3 of an unrounded table.
+TEST(Rotary, Float32AndFloat64ShareTheBf16Table) {
+  const RotaryShape s{1, 3, 1, 16};
+  const std::vector<int32_t> pos = {1, 77, 2047};
+  const Vec x = Random(3 * 16, 12);
+  Vec y64(x.size());
+  Rotary(x.data(), pos.data(), y64.data(), s);
+  std::vector<float> x32(x.begin(), x.end()), y32(x.size());
+  Rotary(x32.data(), pos.data(), y32.data(), s);
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y32[i], y64[i], 1e-6) << i;
+}
+
+// nanochat's bf16 rotary: the bf16 table, each product and sum rounded; the VJP the same with
+// sin negated. Every output is a bf16 value.
 TEST(Rotary, Bf16RoundsCosSinEveryProductAndEverySum) {
   const RotaryShape s{1, 3, 2, 8};
   const std::vector<int32_t> pos = {0, 7, 1000};
@@ -61,8 +85,9 @@ TEST(Rotary, Bf16RoundsCosSinEveryProductAndEverySum) {
   for (int t = 0; t < 3; ++t)
     for (int h = 0; h < 2; ++h)
       for (int j = 0; j < 4; ++j) {
-        const float a = float(pos[t]) * float(1.0 / std::pow(10000.0, 2.0 * j / 8));
-        const float c = r(float(std::cos(double(a)))), sn = r(float(std::sin(double(a))));
+        const compiler::RotaryCosSin table =
+            compiler::RotaryCosSinAt(pos[t], compiler::RotaryInverseFrequency(j, 8, 10000.0));
+        const float c = table.cos, sn = table.sin;
         const int o = (t * 2 + h) * 8;
         const float x1 = x[o + j], x2 = x[o + 4 + j];
         EXPECT_EQ(y[o + j], r(r(x1 * c) + r(x2 * sn)));

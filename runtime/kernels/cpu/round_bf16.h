@@ -1,31 +1,18 @@
 // Rounding f32 values to bfloat16 values kept as f32: the meaning of gpt.round_bf16 (the
-// rounding nanochat's bf16 autocast does after each op, NANOCHAT.md 1.2). bfloat16 is the
-// top 16 bits of an f32 (sign, 8 exponent bits, 7 mantissa bits), so rounding clears the
-// low 16 bits after adding half of their range, ties going to the even neighbour.
+// rounding nanochat's bf16 autocast does after each op, NANOCHAT.md 1.2), over arrays.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_H_
 
 #include <cstdint>
-#include <cstring>
+
+#include "compiler/numerics/round_to_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
 
-/// The bfloat16 value nearest `x` (round to nearest, ties to even), as an f32. NaN stays a
-/// (quiet) NaN with the sign and top payload bits of `x`; values past bf16's largest finite
-/// value round to inf, as PyTorch's `.to(torch.bfloat16)` does.
-inline float RoundToBf16(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u) {
-    bits = (bits | 0x00400000u) & 0xffff0000u;  // a NaN: quieted so truncation keeps it a NaN
-  } else {
-    const uint32_t lsb = (bits >> 16) & 1u;  // of the kept part: ties round to where it is 0
-    bits = (bits + 0x7fffu + lsb) & 0xffff0000u;
-  }
-  float y;
-  std::memcpy(&y, &bits, sizeof(y));
-  return y;
-}
+/// The bfloat16 value nearest `x` (round to nearest, ties to even), as an f32; NaN stays a
+/// NaN, values past bf16's range round to inf (compiler/numerics/round_to_bf16.h, the one
+/// definition the compiler's constant tables share).
+using compiler::RoundToBf16;
 
 /// y[i] = RoundToBf16(x[i]) for n elements, parallel over chunks; y may alias x.
 void RoundBf16(const float* x, float* y, int64_t n);

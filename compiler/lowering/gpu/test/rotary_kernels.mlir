@@ -1,12 +1,14 @@
-// The rotary kernels (rotary_kernels.cc): cos and sin from compile-time tables [T, D/2] (the
-// interpreter's arithmetic), one pair shared by every rotary op of the function; one
+// The rotary kernels (rotary_kernels.cc): cos and sin from compile-time tables [T, D/2]
+// (nanochat's bf16 values, compiler/numerics/rotary_table.h), one pair shared by every rotary op of the function; one
 // work-item per (token, head, pair); the gradient negates sin; positions index the tables, so
 // the positions argument's valid range is [0, T); without positions, t itself.
 // RUN: gptc-opt %s --gpt-plan-buffers="alignment=256" --gpt-lower-to-gpu --gpt-outline-kernels | FileCheck %s
 
-// Position 1 of the cos table: cos(1 * inv_freq[j]), inv_freq[j] = fp32(10000^(-2j/16)).
-// CHECK: memref.global "private" constant @[[SIN:gpt_constant_[0-9]+]] : memref<12x8xf32> = dense<{{\[\[}}0.000000e+00,
-// CHECK: memref.global "private" constant @[[COS:gpt_constant_[0-9]+]] : memref<12x8xf32> = dense<{{\[\[}}1.000000e+00, {{.*}}], [0.540302277, 0.950415253,
+// Position 1 of the tables: cos and sin of 1 * inv_freq[j], inv_freq[j] = fp32(10000^(-2j/16)),
+// rounded to bf16 (cos 1 = 0.5403 -> 0.5390625, cos 0.3162 = 0.9504 -> 0.94921875,
+// sin 1 = 0.8415 -> 0.83984375; an f32 step rotates by these bf16 values too).
+// CHECK: memref.global "private" constant @[[SIN:gpt_constant_[0-9]+]] : memref<12x8xf32> = dense<{{\[\[}}0.000000e+00, {{.*}}], [0.83984375, 0.310546875,
+// CHECK: memref.global "private" constant @[[COS:gpt_constant_[0-9]+]] : memref<12x8xf32> = dense<{{\[\[}}1.000000e+00, {{.*}}], [0.5390625, 0.94921875,
 // CHECK-NOT: memref.global
 // CHECK-LABEL: func.func @rotary
 // CHECK-SAME: %{{.*}}: memref<2x12xi32> {gpt.name = "positions", gpt.valid_range = array<i64: 0, 12>}

@@ -1,0 +1,35 @@
+// Rounding one f32 value to a bfloat16 value kept as f32: the meaning of gpt.round_bf16 on one
+// element (the rounding nanochat's bf16 autocast does after each op, NANOCHAT.md 1.2), and of
+// the bf16 rotary tables (rotary_table.h). bfloat16 is the top 16 bits of an f32 (sign,
+// 8 exponent bits, 7 mantissa bits), so rounding clears the low 16 bits after adding half of
+// their range, ties going to the even neighbour. Plain C++, no MLIR: the runtime's kernels
+// (runtime/kernels/cpu/round_bf16.h) and the compiler's constant tables share this one
+// definition.
+#ifndef GPT_SFT_COMPILER_NUMERICS_ROUND_TO_BF16_H_
+#define GPT_SFT_COMPILER_NUMERICS_ROUND_TO_BF16_H_
+
+#include <cstdint>
+#include <cstring>
+
+namespace gpt_sft::compiler {
+
+/// The bfloat16 value nearest `x` (round to nearest, ties to even), as an f32. NaN stays a
+/// (quiet) NaN with the sign and top payload bits of `x`; values past bf16's largest finite
+/// value round to inf, as PyTorch's `.to(torch.bfloat16)` does.
+inline float RoundToBf16(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) {
+    bits = (bits | 0x00400000u) & 0xffff0000u;  // a NaN: quieted so truncation keeps it a NaN
+  } else {
+    const uint32_t lsb = (bits >> 16) & 1u;  // of the kept part: ties round to where it is 0
+    bits = (bits + 0x7fffu + lsb) & 0xffff0000u;
+  }
+  float y;
+  std::memcpy(&y, &bits, sizeof(y));
+  return y;
+}
+
+}  // namespace gpt_sft::compiler
+
+#endif  // GPT_SFT_COMPILER_NUMERICS_ROUND_TO_BF16_H_
