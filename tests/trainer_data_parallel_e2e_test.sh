@@ -29,7 +29,7 @@ for s in 0 1 2 3 4; do
   n=$(grep -c "^Step 0000$s/00006 | Training loss" "$log")
   [[ "$n" == 1 ]] || fail "step $s logged $n times (only rank 0 logs)"
 done
-[[ -f "$tmp/two/model_000005.safetensors" && -f "$tmp/two/run_summary.json" ]] || fail "no checkpoint/summary: $(ls "$tmp/two")"
+[[ -f "$tmp/two/step_000005/model_000005.safetensors" && -f "$tmp/two/run_summary.json" ]] || fail "no checkpoint/summary: $(ls "$tmp/two")"
 grep -q '"world_size": 2' "$tmp/two/run_summary.json" || fail "summary is not a 2-rank run"
 [[ $(wc -l < "$tmp/two/metrics.jsonl") == 5 ]] || fail "metrics.jsonl should have 5 records (rank 0 only)"
 val() { grep -oE '^Step 00005 \| Validation loss: [0-9.]+' "$1" | awk '{print $NF}'; }

@@ -156,4 +156,11 @@ absl::StatusOr<LoadedRunStep> LoadLatestRunStep(const std::string& run_dir) {
   return out;
 }
 
+absl::StatusOr<LoadedRunStep> LoadStepToResume(const std::string& run_dir, const RunShape& now) {
+  absl::StatusOr<LoadedRunStep> step = LoadLatestRunStep(run_dir);
+  if (!step.ok()) return step.status();
+  if (absl::Status s = CheckSameRun(step->resume.shape, now, step->dir); !s.ok()) return s;
+  return step;
+}
+
 }  // namespace gpt_sft::trainer

@@ -70,6 +70,9 @@ struct LoadedRunStep {
 /// (the model against its meta's checksum). NotFound naming the directory when it has none.
 absl::StatusOr<LoadedRunStep> LoadLatestRunStep(const std::string& run_dir);
 
+/// --resume: LoadLatestRunStep, then CheckSameRun against this run's shape `now`.
+absl::StatusOr<LoadedRunStep> LoadStepToResume(const std::string& run_dir, const RunShape& now);
+
 }  // namespace gpt_sft::trainer
 
 #endif  // GPT_SFT_TRAINER_RESUME_STATE_H_
