@@ -29,14 +29,24 @@ MetricsLog::~MetricsLog() { close(fd_); }
 
 absl::Status MetricsLog::AppendLine(const std::string& line) {
   const std::string whole = line + "\n";
-  const ssize_t n = write(fd_, whole.data(), whole.size());
-  if (n == ssize_t(whole.size())) {
-    bytes_ += n;
+  // One write(2) of the whole line; a regular file takes less only when it cannot take more (a
+  // full disk, a file-size limit): writing the rest then fails with the reason.
+  size_t done = 0;
+  int err = 0;
+  while (done < whole.size()) {
+    const ssize_t n = write(fd_, whole.data() + done, whole.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = n < 0 ? errno : ENOSPC;
+      break;
+    }
+    done += size_t(n);
+  }
+  if (done == whole.size()) {
+    bytes_ += int64_t(done);
     return absl::OkStatus();
   }
-  // Nothing or a part was written (a full disk, a file-size limit): cut the part off again, so
-  // the file ends with the last whole record.
-  const int err = n < 0 ? errno : ENOSPC;
+  // Cut the part off again, so the file ends with the last whole record.
   const bool cut = ftruncate(fd_, bytes_) == 0;
   return absl::UnavailableError(absl::StrCat("cannot append to the metrics file ", path_, ": ", strerror(err),
                                              cut ? " (the file keeps its whole records)"

@@ -42,7 +42,8 @@ absl::StatusOr<std::unique_ptr<RunDirectory>> RunDirectory::Open(const std::stri
   const std::string where = absl::StrCat(flag, "=", path);
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  if (ec && ec != std::errc::no_such_file_or_directory) {
+  // Missing, or a part of the path is a file: creating it says which.
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
     return absl::FailedPreconditionError(absl::StrCat(where, ": cannot inspect it: ", ec.message()));
   }
   if (fs::exists(status) && !fs::is_directory(status)) {
