@@ -126,6 +126,12 @@ bad 1 "--output_dir=$tmp/afile/run: cannot create the run directory" --output_di
 bad 1 "--output_dir=/proc/gpt_sft_run: cannot create the run directory" --output_dir=/proc/gpt_sft_run
 bad 1 "--base_dir=$tmp/afile: no usable tokenizer" --base_dir="$tmp/afile" --output_dir="$tmp/never"
 [[ ! -e "$tmp/never" ]] || fail "a bad base dir created the output dir"
+mkdir -p "$tmp/filebase"  # a base dir whose chatsft_checkpoints is a file
+cp -a "$base/tokenizer" "$base/base_checkpoints" "$tmp/filebase/" && echo keep > "$tmp/filebase/chatsft_checkpoints"
+bad 1 "--base_dir=$tmp/filebase: the run directory $tmp/filebase/chatsft_checkpoints/d1: cannot create the run directory" \
+  --base_dir="$tmp/filebase"
+[[ "$(cat "$tmp/filebase/chatsft_checkpoints")" == keep && ! -e "$tmp/filebase/compile_cache" ]] \
+  || fail "a bad run directory under --base_dir changed or created files"
 mkdir -p "$tmp/empty_run"
 bad 1 "--resume: $tmp/empty_run has no step to resume from" --output_dir="$tmp/empty_run" --resume
 before=$(cd "$tmp/sig" && find . -type f ! -name .lock -exec md5sum {} + | sort)

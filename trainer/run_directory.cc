@@ -38,8 +38,7 @@ std::string LockHolder(int fd) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<RunDirectory>> RunDirectory::Open(const std::string& path, const std::string& flag) {
-  const std::string where = absl::StrCat(flag, "=", path);
+absl::StatusOr<std::unique_ptr<RunDirectory>> RunDirectory::Open(const std::string& path, const std::string& where) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
   // Missing, or a part of the path is a file: creating it says which.

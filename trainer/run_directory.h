@@ -21,8 +21,9 @@ namespace gpt_sft::trainer {
 
 class RunDirectory {
  public:
-  /// `flag` names where `path` came from in errors ("--output_dir", or a default's origin).
-  static absl::StatusOr<std::unique_ptr<RunDirectory>> Open(const std::string& path, const std::string& flag);
+  /// `where` names `path` in errors as the user gave it: "--output_dir=<path>", or for a default
+  /// "--base_dir=<b>: the run directory <path>".
+  static absl::StatusOr<std::unique_ptr<RunDirectory>> Open(const std::string& path, const std::string& where);
   ~RunDirectory();
   RunDirectory(const RunDirectory&) = delete;
   RunDirectory& operator=(const RunDirectory&) = delete;

@@ -28,17 +28,17 @@ using base::testing::WriteBytes;
 
 TEST(RunDirectory, CreatesLocksAndNamesTheHolder) {
   const std::string dir = FreshTestDir() + "/out/d2";
-  absl::StatusOr<std::unique_ptr<RunDirectory>> first = RunDirectory::Open(dir, "--output_dir");
+  absl::StatusOr<std::unique_ptr<RunDirectory>> first = RunDirectory::Open(dir, "--output_dir=" + dir);
   ASSERT_TRUE(first.ok()) << first.status();
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   EXPECT_EQ(ReadBytes(dir + "/.lock"), absl::StrCat(getpid(), " ", host, "\n"));
   // A second open file description, as a second process would have, is refused.
-  absl::Status second = RunDirectory::Open(dir, "--output_dir").status();
+  absl::Status second = RunDirectory::Open(dir, "--output_dir=" + dir).status();
   EXPECT_THAT(second.message(), HasSubstr(absl::StrCat("--output_dir=", dir, " is in use by another run: pid ",
                                                        getpid(), " on host ", host)));
   first->reset();
-  EXPECT_TRUE(RunDirectory::Open(dir, "--output_dir").ok());  // released with the first
+  EXPECT_TRUE(RunDirectory::Open(dir, "--output_dir=" + dir).ok());  // released with the first
 }
 
 TEST(RunDirectory, AnotherProcessHoldingTheLockIsNamed) {
@@ -47,7 +47,7 @@ TEST(RunDirectory, AnotherProcessHoldingTheLockIsNamed) {
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
   if (child == 0) {
-    auto held = RunDirectory::Open(dir, "--output_dir");
+    auto held = RunDirectory::Open(dir, "--output_dir=" + dir);
     char ok = held.ok() ? 'y' : 'n';
     (void)!write(ready[1], &ok, 1);
     pause();
@@ -56,21 +56,21 @@ TEST(RunDirectory, AnotherProcessHoldingTheLockIsNamed) {
   char ok = 0;
   ASSERT_EQ(read(ready[0], &ok, 1), 1);
   ASSERT_EQ(ok, 'y');
-  EXPECT_THAT(RunDirectory::Open(dir, "--output_dir").status().message(), HasSubstr(absl::StrCat("pid ", child)));
+  EXPECT_THAT(RunDirectory::Open(dir, "--output_dir=" + dir).status().message(), HasSubstr(absl::StrCat("pid ", child)));
   kill(child, SIGKILL);  // the kernel drops a dead process's lock: no stale lock
   waitpid(child, nullptr, 0);
-  EXPECT_TRUE(RunDirectory::Open(dir, "--output_dir").ok());
+  EXPECT_TRUE(RunDirectory::Open(dir, "--output_dir=" + dir).ok());
 }
 
 TEST(RunDirectory, AFileOrAPathThroughAFileIsRefusedAndNothingIsCreated) {
   const std::string root = FreshTestDir();
   WriteBytes(root + "/afile", "keep");
-  EXPECT_THAT(RunDirectory::Open(root + "/afile", "--output_dir").status().message(),
+  EXPECT_THAT(RunDirectory::Open(root + "/afile", "--output_dir=" + root + "/afile").status().message(),
               HasSubstr("--output_dir=" + root + "/afile is a file, not a directory"));
-  EXPECT_THAT(RunDirectory::Open(root + "/afile/run", "--output_dir").status().message(),
+  EXPECT_THAT(RunDirectory::Open(root + "/afile/run", "--output_dir=" + root + "/afile/run").status().message(),
               HasSubstr("--output_dir=" + root + "/afile/run: cannot"));
   EXPECT_EQ(ReadBytes(root + "/afile"), "keep");
-  EXPECT_THAT(RunDirectory::Open("/proc/gpt_sft_run", "--output_dir").status().message(),
+  EXPECT_THAT(RunDirectory::Open("/proc/gpt_sft_run", "--output_dir=/proc/gpt_sft_run").status().message(),
               HasSubstr("--output_dir=/proc/gpt_sft_run: cannot create the run directory"));
 }
 
@@ -81,7 +81,7 @@ TEST(RunDirectory, RemovesOnlyDeadWritersTemps) {
   waitpid(child, nullptr, 0);
   fs::create_directories(absl::StrCat(dir, "/.step_000002.tmp.", child));
   WriteBytes(absl::StrCat(dir, "/metrics.jsonl"), "{}\n");
-  absl::StatusOr<std::unique_ptr<RunDirectory>> opened = RunDirectory::Open(dir, "--output_dir");
+  absl::StatusOr<std::unique_ptr<RunDirectory>> opened = RunDirectory::Open(dir, "--output_dir=" + dir);
   ASSERT_TRUE(opened.ok());
   EXPECT_EQ((*opened)->removed_temps().size(), 1u);
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{".lock", "metrics.jsonl"}));

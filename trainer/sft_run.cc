@@ -308,7 +308,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   const RunShape run_shape = RunShapeOf(o, setup->params->config(), num_iterations, setup->train->size());
   std::unique_ptr<RunDirectory> run_dir;
   if (leader) {
-    absl::StatusOr<std::unique_ptr<RunDirectory>> opened = RunDirectory::Open(out_dir, "--output_dir");
+    absl::StatusOr<std::unique_ptr<RunDirectory>> opened = RunDirectory::Open(
+        out_dir, o.output_dir.empty() ? absl::StrCat("--base_dir=", setup->base_dir, ": the run directory ", out_dir)
+                                      : "--output_dir=" + out_dir);
     if (!opened.ok()) return opened.status();
     run_dir = *std::move(opened);
     for (const std::string& name : run_dir->removed_temps()) {
