@@ -227,6 +227,15 @@ absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, 
   return c;
 }
 
+/// The stop signal this rank or any other received (0: none), so that every rank stops after
+/// the same step.
+absl::StatusOr<int> StopSignalOnAnyRank(runtime::collectives::Communicator& world) {
+  if (world.world_size() == 1) return StopSignalReceived();
+  absl::StatusOr<double> any = ReduceOverRanks(world, StopSignalReceived(), runtime::collectives::ReduceOp::kMax);
+  if (!any.ok()) return any.status();
+  return int(*any);
+}
+
 /// NCCL over `world` on the GPU `device` names ("cuda:<n>"; "cuda": rank modulo the GPUs).
 absl::StatusOr<std::shared_ptr<runtime::collectives::Communicator>> MakeNcclForDevice(
     const std::string& device, runtime::collectives::Communicator& world) {
@@ -460,6 +469,24 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
                        {step, micro_batches, run_id, metrics->bytes(), run_shape});
   };
   for (int64_t it = first_iteration; it < num_iterations; ++it) {
+    // SIGINT/SIGTERM arrived during the step before: save where the run stands and stop.
+    if (it != first_iteration) {
+      absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
+      if (!stop.ok()) return stop.status();
+      if (*stop != 0) {
+        absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(it, {});
+        if (!saved.ok()) return saved.status();
+        if (leader) {
+          log << "[stop] " << (*stop == SIGINT ? "SIGINT" : *stop == SIGTERM ? "SIGTERM" : "a signal")
+              << ": saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it)
+              << "; continue the run with the same flags and --resume" << std::endl;
+        }
+        result.checkpoint_dir = out_dir;
+        result.checkpoint_step = it;
+        result.stopped_by_signal = *stop;
+        return result;
+      }
+    }
     const bool last_step = it == num_iterations - 1;
     const bool evaluate_loss = last_step || it % o.eval_every == 0;
     const bool evaluate_metrics = last_step || (it > 0 && it % o.eval_metrics_every == 0);
@@ -528,56 +555,35 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     result.final_loss = loss;
     final_loss_mean = loss_mean;
     ++result.steps_trained;
-    if (leader) {
-      log << absl::StrFormat("Step %05d/%05d | Training loss: %.6f| lrm: %.6f| num_tokens: %s", it, num_iterations,
-                             loss, lrm, WithCommas(supervised))
+    if (!leader) continue;
+    log << absl::StrFormat("Step %05d/%05d | Training loss: %.6f| lrm: %.6f| num_tokens: %s", it, num_iterations,
+                           loss, lrm, WithCommas(supervised))
+        << std::endl;
+    if ((it + 1) % 10 == 0 && meter.measured_steps() > 0) {
+      log << absl::StrFormat("[VALIDATION] Step %d | avg time/step: %.1f ms | tokens/sec: %.0f | supervised "
+                             "tokens/sec: %.0f (steps 0-4 excluded)",
+                             it, 1e3 * meter.SecondsPerStep(), meter.TokensPerSecond(),
+                             meter.SupervisedTokensPerSecond())
           << std::endl;
-      if ((it + 1) % 10 == 0 && meter.measured_steps() > 0) {
-        log << absl::StrFormat("[VALIDATION] Step %d | avg time/step: %.1f ms | tokens/sec: %.0f | supervised "
-                               "tokens/sec: %.0f (steps 0-4 excluded)",
-                               it, 1e3 * meter.SecondsPerStep(), meter.TokensPerSecond(),
-                               meter.SupervisedTokensPerSecond())
-            << std::endl;
-      }
-      StepRecord record;
-      record.run = run_id;
-      record.mode = training.mode();
-      record.world_size = o.world_size;
-      record.step = it;
-      record.loss = loss;
-      record.loss_mean = loss_mean;
-      record.batch_shapes = shapes;
-      record.recompilations = training.Recompilations();
-      record.lr_multiplier = lrm;
-      record.tokens = positions;
-      record.supervised_tokens = supervised;
-      record.padding_fraction = positions ? 1.0 - double(supervised) / positions : 0;
-      record.step_seconds = seconds;
-      record.tokens_per_second = positions / seconds;
-      record.supervised_tokens_per_second = supervised / seconds;
-      record.peak_rss_bytes = ThroughputMeter::PeakRssBytes();
-      if (absl::Status s = metrics->Append(record); !s.ok()) return s;
     }
-    // SIGINT/SIGTERM: the step is done; save it and stop (every rank stops at the same step).
-    int stop = StopSignalReceived();
-    if (o.world_size > 1) {
-      absl::StatusOr<double> any = ReduceOverRanks(world, stop, runtime::collectives::ReduceOp::kMax);
-      if (!any.ok()) return any.status();
-      stop = int(*any);
-    }
-    if (stop != 0) {
-      absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(it + 1, {});
-      if (!saved.ok()) return saved.status();
-      if (leader) {
-        log << "[stop] " << (stop == SIGINT ? "SIGINT" : stop == SIGTERM ? "SIGTERM" : "a signal") << ": saved step "
-            << it + 1 << " to " << out_dir << "/" << runtime::StepDirName(it + 1)
-            << "; continue the run with the same flags and --resume" << std::endl;
-      }
-      result.checkpoint_dir = out_dir;
-      result.checkpoint_step = it + 1;
-      result.stopped_by_signal = stop;
-      return result;
-    }
+    StepRecord record;
+    record.run = run_id;
+    record.mode = training.mode();
+    record.world_size = o.world_size;
+    record.step = it;
+    record.loss = loss;
+    record.loss_mean = loss_mean;
+    record.batch_shapes = shapes;
+    record.recompilations = training.Recompilations();
+    record.lr_multiplier = lrm;
+    record.tokens = positions;
+    record.supervised_tokens = supervised;
+    record.padding_fraction = positions ? 1.0 - double(supervised) / positions : 0;
+    record.step_seconds = seconds;
+    record.tokens_per_second = positions / seconds;
+    record.supervised_tokens_per_second = supervised / seconds;
+    record.peak_rss_bytes = ThroughputMeter::PeakRssBytes();
+    if (absl::Status s = metrics->Append(record); !s.ok()) return s;
   }
   result.val_loss = val_loss;
   // Anything compiled after the step was made is a recompilation (the executable refuses
