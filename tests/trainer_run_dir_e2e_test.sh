@@ -138,6 +138,10 @@ before=$(cd "$tmp/sig" && find . -type f ! -name .lock -exec md5sum {} + | sort)
 bad 1 "--resume: $tmp/sig/step_000059 was trained with --max_seq_len=128; this run has --max_seq_len=64" \
   --max_iterations=60 --output_dir="$tmp/sig" --resume --max_seq_len=64
 bad 1 "was trained with --matrix_lr=0.02" --max_iterations=60 --output_dir="$tmp/sig" --resume --matrix_lr=0.01
+bad 1 "was trained with num_iterations=60; this run has num_iterations=61 (set by --max_iterations" --max_iterations=61 --output_dir="$tmp/sig" --resume
+"$setup" --base_dir="$base" --depth=2 --vocab_size=600 > "$tmp/setup2.log" 2>&1 || fail "setup d2: $(cat "$tmp/setup2.log")"
+bad 1 'was trained with model_config={"sequence_len":' --max_iterations=60 --output_dir="$tmp/sig" --resume --model_tag=d2
+grep -qF '"n_layer":1' "$tmp/bad.log" && grep -qF '"n_layer":2' "$tmp/bad.log" || fail "the model refusal lacks a depth: $(cat "$tmp/bad.log")"
 [[ "$(cd "$tmp/sig" && find . -type f ! -name .lock -exec md5sum {} + | sort)" == "$before" ]] \
   || fail "a refused resume changed the run directory"
 # A full disk while appending metrics: a 4 KiB file-size limit lets ~9 records in.

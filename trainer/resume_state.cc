@@ -94,10 +94,15 @@ absl::Status CheckSameRun(const RunShape& saved, const RunShape& now, const std:
                                                         " (written by another version of the trainer)"));
     }
     if (*was != value) {
-      const bool flag = key != "model_config" && key != "training_rows" && key != "world_size";
+      // The values that are not flags themselves say where they come from.
+      const std::string origin = key == "num_iterations"  ? " (set by --max_iterations, or one epoch of the data)"
+                                 : key == "world_size"    ? " (the ranks: --nproc_per_node or mpirun's -np)"
+                                 : key == "training_rows" ? " (the training data)"
+                                 : key == "model_config"  ? " (the model --model_source/--model_tag/--step load)"
+                                                          : "";
+      const std::string name = origin.empty() ? "--" + key : key;
       return absl::FailedPreconditionError(absl::StrCat(
-          "--resume: ", step_dir, " was trained with ", flag ? "--" : "", key, "=", *was, "; this run has ",
-          flag ? "--" : "", key, "=", value,
+          "--resume: ", step_dir, " was trained with ", name, "=", *was, "; this run has ", name, "=", value, origin,
           ". A resumed run keeps what shapes its steps (the model, --device_batch_size, --max_seq_len, "
           "--target_examples_per_step, the ranks, --packing, --dtype, the learning rates, --seed, the data, "
           "--max_iterations); start a changed run in another --output_dir"));

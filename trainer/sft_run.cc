@@ -431,7 +431,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     const std::string metrics_path = out_dir + "/metrics.jsonl";
     // A resumed run's log holds the records of the steps before its checkpoint, no later ones.
     if (resumed) {
-      if (absl::Status s = TruncateFileTo(metrics_path, resumed->resume.metrics_bytes); !s.ok()) return s;
+      if (absl::Status s = TruncateFileTo(metrics_path, resumed->resume.metrics_bytes); !s.ok()) {
+        log << "[resume] warning: " << s.message() << "; the log goes on from here" << std::endl;
+      }
     }
     absl::StatusOr<std::unique_ptr<MetricsLog>> opened = MetricsLog::Open(metrics_path);
     if (!opened.ok()) return opened.status();
