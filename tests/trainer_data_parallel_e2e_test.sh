@@ -81,8 +81,23 @@ fi
 wait "$job" && fail "the job exited 0 after rank 1 was killed"
 sleep 1
 pgrep -f -- "--output_dir=$fault" > /dev/null && fail "ranks outlived the job: $(pgrep -af -- "--output_dir=$fault")"
-ls "$fault"/model_* "$fault"/*.tmp.* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
+ls "$fault"/model_* "$fault"/step_* "$fault"/*.tmp.* "$fault"/.step_* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
 fault_seconds=$((SECONDS - start))
+
+# 3b. Ctrl-C on a 2-rank job (SIGINT to its process group): mpirun passes it on to the ranks as
+#     SIGTERM; both stop after the same step and rank 0 saves that step whole.
+stop="$tmp/stop"
+setsid "$trainer" --demo --max_iterations=400 --eval_every=1000 --eval_steps=2 --nproc_per_node=2 \
+  --output_dir="$stop" > "$tmp/stop.log" 2>&1 &
+job=$!
+for _ in $(seq 1 240); do grep -q '^Step 00002/' "$tmp/stop.log" && break; sleep 0.5; done
+grep -q '^Step 00002/' "$tmp/stop.log" || { kill -9 -- -"$job"; fail "the run never reached step 2: $(tail "$tmp/stop.log")"; }
+kill -INT -- -"$job"
+wait "$job" && fail "a stopped 2-rank job exited 0"
+expect "^\[stop\] SIG(INT|TERM): saved step [0-9]+ to $stop/step_[0-9]+; continue the run with the same flags and --resume$" "$tmp/stop.log"
+k=$(grep -oE '^\[stop\] SIG[A-Z]+: saved step [0-9]+' "$tmp/stop.log" | awk '{print $NF}')
+[[ -f "$stop/step_$(printf %06d "$k")/train_state.json" ]] || fail "no step $k in $stop: $(ls -A "$stop")"
+ls -A "$stop" | grep -q 'tmp' && fail "a temp file was left in $stop: $(ls -A "$stop")"
 
 # 4. GPU ranks (one GPU each, gradients through NCCL): without a GPU (this machine) every rank
 #    says which rank, which device and why, and the job ends non-zero.
