@@ -75,9 +75,31 @@ absl::Status StepDirectory::Publish() {
   std::error_code ec;
   if (fs::exists(final_, ec)) {
     // Swap, so that final_ always names a complete step; temp_ then holds the old one.
-    if (renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot replace ", final_, " with ", temp_, " (rename exchange): ", strerror(errno)));
+    // (Tests take the path of a filesystem without it through the hook point "step:exchange".)
+    const bool exchange_unsupported = hook_ && !hook_("step:exchange").ok();
+    if (exchange_unsupported ||
+        renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, final_.c_str(), RENAME_EXCHANGE) != 0) {
+      if (exchange_unsupported) errno = EINVAL;
+      if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
+        return absl::InternalError(
+            absl::StrCat("cannot replace ", final_, " with ", temp_, " (rename exchange): ", strerror(errno)));
+      }
+      // A filesystem without the exchange: the old step steps aside under a name no cleanup
+      // removes (a crash right here leaves it there, whole, rather than nowhere), then the new
+      // one moves in.
+      const std::string aside = absl::StrCat(temp_.substr(0, temp_.rfind(".tmp.")), ".replaced.", getpid());
+      fs::remove_all(aside, ec);
+      if (rename(final_.c_str(), aside.c_str()) != 0) {
+        return absl::InternalError(absl::StrCat("cannot move ", final_, " aside to replace it: ", strerror(errno)));
+      }
+      if (rename(temp_.c_str(), final_.c_str()) != 0) {
+        const int err = errno;
+        rename(aside.c_str(), final_.c_str());
+        return absl::InternalError(absl::StrCat("cannot rename ", temp_, " to ", final_, ": ", strerror(err)));
+      }
+      published_ = true;
+      fs::remove_all(aside, ec);
+      return SyncDirectory(run_dir_);
     }
   } else if (rename(temp_.c_str(), final_.c_str()) != 0) {
     return absl::InternalError(absl::StrCat("cannot rename ", temp_, " to ", final_, ": ", strerror(errno)));

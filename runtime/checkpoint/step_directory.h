@@ -29,7 +29,8 @@ class StepDirectory {
  public:
   /// Creates the temp directory (removing a stale one of this pid first). `run_dir` must exist.
   /// `hook` (tests) can fail the steps of Publish: "step:fsync", "step:rename",
-  /// "step:fsync run directory".
+  /// "step:fsync run directory"; failing "step:exchange" acts as a filesystem without
+  /// renameat2(RENAME_EXCHANGE) (the step then replaces an existing one by two renames).
   static absl::StatusOr<std::unique_ptr<StepDirectory>> Begin(const std::string& run_dir, int64_t step,
                                                               base::FaultHook hook = {});
   /// Removes the temp directory unless Publish succeeded.

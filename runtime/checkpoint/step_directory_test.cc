@@ -63,6 +63,18 @@ TEST(StepDirectory, ReplacingAStepSwapsItWhole) {
   EXPECT_EQ(LoadCheckpoint(run, 3)->params.Checksum(), b.Checksum());
 }
 
+TEST(StepDirectory, WithoutRenameExchangeAStepIsReplacedByTwoRenames) {
+  const std::string run = FreshTestDir();
+  ASSERT_TRUE(SaveStep(run, 3, TinyStore(1)).ok());
+  base::FaultHook no_exchange = [](absl::string_view p) {
+    return p == "step:exchange" ? absl::UnimplementedError("no exchange") : absl::OkStatus();
+  };
+  const ParamStore b = TinyStore(2);
+  ASSERT_TRUE(SaveStep(run, 3, b, no_exchange).ok());
+  EXPECT_THAT(ListDir(run), ElementsAre("step_000003"));
+  EXPECT_EQ(LoadCheckpoint(run, 3)->params.Checksum(), b.Checksum());
+}
+
 TEST(StepDirectory, AFailureAtEveryPointOfPublishKeepsThePreviousStep) {
   const ParamStore a = TinyStore(1), b = TinyStore(2);
   for (const char* point : {"step:fsync", "step:rename"}) {
