@@ -107,6 +107,21 @@ TEST(StepDirectory, FlatAndStepLayoutsResolveTogether) {
   EXPECT_EQ(*FindLastStep(run), 5);
 }
 
+TEST(StepDirectory, ResolveCheckpointFindsTheLatestStepOfAnSftRun) {
+  const std::string base = FreshTestDir();
+  const std::string run = base + "/chatsft_checkpoints/d2";
+  fs::create_directories(run);
+  ASSERT_TRUE(SaveStep(run, 4, TinyStore(1)).ok());
+  ASSERT_TRUE(SaveStep(run, 8, TinyStore(2)).ok());
+  ResolvedCheckpoint r = *ResolveCheckpoint(base, CheckpointSource::kSft, std::nullopt, std::nullopt);
+  EXPECT_EQ(r.step, 8);
+  EXPECT_EQ(r.model_tag, "d2");
+  EXPECT_EQ(r.model_path, run + "/step_000008/model_000008.safetensors");
+  EXPECT_EQ(LoadCheckpoint(r)->params.Checksum(), TinyStore(2).Checksum());
+  r = *ResolveCheckpoint(base, CheckpointSource::kSft, "d2", 4);
+  EXPECT_EQ(r.meta_path, run + "/step_000004/meta_000004.json");
+}
+
 TEST(StepDirectory, TempEntriesNameTheirWriter) {
   EXPECT_EQ(*TempEntryPid(".step_000004.tmp.1234"), 1234);
   EXPECT_EQ(*TempEntryPid("run_summary.json.tmp.77"), 77);
