@@ -471,23 +471,26 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
                        {step, micro_batches, run_id, metrics->bytes(), run_shape});
   };
   for (int64_t it = first_iteration; it < num_iterations; ++it) {
-    // SIGINT/SIGTERM arrived during the step before: save where the run stands and stop.
-    if (it != first_iteration) {
-      absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
-      if (!stop.ok()) return stop.status();
-      if (*stop != 0) {
+    // SIGINT/SIGTERM arrived during the step before: save where the run stands and stop
+    // (before the first step there is nothing new to save).
+    absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
+    if (!stop.ok()) return stop.status();
+    if (*stop != 0) {
+      const std::string signal = *stop == SIGINT ? "SIGINT" : *stop == SIGTERM ? "SIGTERM" : "a signal";
+      if (it != first_iteration) {
         absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(it, {});
         if (!saved.ok()) return saved.status();
         if (leader) {
-          log << "[stop] " << (*stop == SIGINT ? "SIGINT" : *stop == SIGTERM ? "SIGTERM" : "a signal")
-              << ": saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it)
+          log << "[stop] " << signal << ": saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it)
               << "; continue the run with the same flags and --resume" << std::endl;
         }
-        result.checkpoint_dir = out_dir;
-        result.checkpoint_step = it;
-        result.stopped_by_signal = *stop;
-        return result;
+      } else if (leader) {
+        log << "[stop] " << signal << " before step " << it << " was trained: nothing new to save" << std::endl;
       }
+      result.checkpoint_dir = out_dir;
+      result.checkpoint_step = it;
+      result.stopped_by_signal = *stop;
+      return result;
     }
     const bool last_step = it == num_iterations - 1;
     const bool evaluate_loss = last_step || it % o.eval_every == 0;
