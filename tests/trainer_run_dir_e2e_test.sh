@@ -65,7 +65,7 @@ start_run() {  # dir, log, extra flags: starts the trainer in the background; $p
   local dir="$1" log="$2"; shift 2
   "$trainer" "${tiny[@]}" --compile=false --output_dir="$dir" "$@" > "$log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 1000); do grep -q '^Step 00002/' "$log" && return; sleep 0.01; done
+  for _ in $(seq 1 1000); do grep -q '^Step 00002/' "$log" 2> /dev/null && return; sleep 0.01; done
   kill -9 "$pid"; fail "the run never reached step 2: $(tail "$log")"
 }
 train "$tmp/sig_full.log" --max_iterations=60 --compile=false --output_dir="$tmp/sig_full"
@@ -91,7 +91,7 @@ expect '^\[stop\] SIGTERM: saved step' "$tmp/term.log"
 # would merge into one pending signal).
 start_run "$tmp/twice" "$tmp/twice.log" --max_iterations=60 --target_examples_per_step=32
 kill -INT "$pid"
-for _ in $(seq 1 500); do grep -q '^trainer: SIGINT' "$tmp/twice.log" && break; sleep 0.002; done
+for _ in $(seq 1 500); do grep -q '^trainer: SIGINT' "$tmp/twice.log" 2> /dev/null && break; sleep 0.002; done
 kill -INT "$pid"; wait "$pid"; rc=$?
 [[ $rc == 130 ]] || fail "two SIGINTs: exit $rc, not 130"
 expect '^trainer: a second stop signal: exiting now, without saving$' "$tmp/twice.log"
