@@ -4,7 +4,8 @@
 # bad input a clear error that loses nothing.
 #   1. --save_every + --resume after a stop at step 3 reproduces the uninterrupted run's losses
 #      and final weights bit for bit, eager and compiled (cpu); a resume without the optimizer
-#      state or at the wrong data position does not (so the comparison can fail);
+#      state or at the wrong data position does not (so the comparison can fail); kill -9 at
+#      random instants of a run saving every step, then --resume: the same losses;
 #   2. SIGINT mid-run: the step finishes, a step is saved, exit 130; resumed, the run's losses
 #      equal the uninterrupted run's; SIGTERM: 143; a second SIGINT exits at once;
 #   3. a second run into a locked directory is refused, naming the holder's pid and host;
@@ -59,6 +60,30 @@ for control in no_optimizer wrong_data; do
   train "$tmp/control.log" --max_iterations=9 --compile=false --output_dir="$tmp/$control" --resume
   [[ "$(losses "$tmp/$control")" != "$(losses "$tmp/full_false")" ]] || fail "$control: resumed losses still equal"
 done
+
+# 1b. kill -9 at a random instant of a run that saves every step (most of its time is spent
+# saving), then --resume: every trial ends with the uninterrupted run's losses.
+train "$tmp/k_full.log" --max_iterations=120 --compile=false --output_dir="$tmp/k_full"
+cleaned=0
+for trial in 1 2 3 4; do
+  dir="$tmp/killed_$trial"
+  "$trainer" "${tiny[@]}" --compile=false --max_iterations=120 --save_every=1 --output_dir="$dir" > "$tmp/killed.log" 2>&1 &
+  pid=$!
+  # A random step of the run, then a random instant in the next few steps (each one mostly a save).
+  at=$(printf 'Step %05d/' $(( RANDOM % 90 + 5 )))
+  for _ in $(seq 1 2000); do grep -q "^$at" "$tmp/killed.log" 2> /dev/null && break; sleep 0.005; done
+  sleep "0.0$(( RANDOM % 10 ))"
+  kill -9 "$pid" 2> /dev/null; wait "$pid" 2> /dev/null
+  echo "trial $trial: killed after $(ls -d "$dir"/step_* 2> /dev/null | wc -l) saved steps" \
+    "$(ls -A "$dir" | grep -q '\.tmp\.' && echo '(in a save)')"
+  resume=(--resume)
+  ls -d "$dir"/step_* > /dev/null 2>&1 || resume=()  # killed before its first save
+  train "$tmp/after_kill.log" --compile=false --max_iterations=120 --save_every=1 --output_dir="$dir" "${resume[@]}"
+  grep -q 'left by a process that is gone' "$tmp/after_kill.log" && cleaned=$((cleaned + 1))
+  [[ "$(losses "$dir")" == "$(losses "$tmp/k_full")" ]] || fail "trial $trial: losses after kill -9 and ${resume[*]:-a fresh start} differ"
+  ls -A "$dir" | grep -q 'tmp' && fail "trial $trial: a temp entry was left: $(ls -A "$dir")"
+done
+echo "kill -9 at random instants: 4 trials resumed to the uninterrupted losses; $cleaned found a dead save to remove"
 
 # 2. Stop signals. A longer run, stopped after step 2 appears.
 start_run() {  # dir, log, extra flags: starts the trainer in the background; $pid is it
