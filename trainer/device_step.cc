@@ -265,10 +265,6 @@ absl::StatusOr<Tensor> DeviceStep::Gradient(size_t i) {
   return g;
 }
 
-}  // namespace gpt_sft::trainer
-
-namespace gpt_sft::trainer {
-
 absl::StatusOr<OptimizerState> DeviceStep::ExportOptimizerState() {
   OptimizerState out;
   out.steps_taken = steps_taken_;

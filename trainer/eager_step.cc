@@ -150,10 +150,6 @@ absl::Status EagerStep::OptimizerStep(double lr_multiplier) {
   return ZeroGrads();
 }
 
-}  // namespace gpt_sft::trainer
-
-namespace gpt_sft::trainer {
-
 absl::StatusOr<OptimizerState> EagerStep::ExportOptimizerState() {
   OptimizerState out;
   out.steps_taken = steps_taken_;
