@@ -29,13 +29,29 @@ for s in 0 1 2 3 4; do
   n=$(grep -c "^Step 0000$s/00006 | Training loss" "$log")
   [[ "$n" == 1 ]] || fail "step $s logged $n times (only rank 0 logs)"
 done
-[[ -f "$tmp/two/model_000005.safetensors" && -f "$tmp/two/run_summary.json" ]] || fail "no checkpoint/summary: $(ls "$tmp/two")"
+[[ -f "$tmp/two/step_000005/model_000005.safetensors" && -f "$tmp/two/run_summary.json" ]] || fail "no checkpoint/summary: $(ls "$tmp/two")"
 grep -q '"world_size": 2' "$tmp/two/run_summary.json" || fail "summary is not a 2-rank run"
 [[ $(wc -l < "$tmp/two/metrics.jsonl") == 5 ]] || fail "metrics.jsonl should have 5 records (rank 0 only)"
 val() { grep -oE '^Step 00005 \| Validation loss: [0-9.]+' "$1" | awk '{print $NF}'; }
 one=$(val "$tmp/one.log"); two=$(val "$tmp/two.log")
 awk -v a="$one" -v b="$two" 'BEGIN { d = (a - b) / a; if (d < 0) d = -d; exit !(a > 0 && d < 0.03) }' \
   || fail "2-rank validation loss $two is not within 3% of the 1-rank run's $one"
+
+# 1b. Exact resume on 2 ranks: saved every 2 steps, stopped after step 2's save (the later steps
+# removed, as if the job had died), resumed: the losses and final weights equal the
+# uninterrupted 2-rank run's bit for bit (rank 0 saves the optimizer state, the same on every
+# rank; each rank skips its own micro-batches).
+"$trainer" "${common[@]}" --nproc_per_node=2 --output_dir="$tmp/two_saved" --save_every=2 > "$tmp/saved.log" 2>&1 \
+  || fail "2-rank --save_every run failed: $(tail -20 "$tmp/saved.log")"
+rm -rf "$tmp/two_saved/step_000004" "$tmp/two_saved/step_000005"
+"$trainer" "${common[@]}" --nproc_per_node=2 --output_dir="$tmp/two_saved" --save_every=2 --resume > "$tmp/resumed.log" 2>&1 \
+  || fail "2-rank --resume failed: $(tail -20 "$tmp/resumed.log")"
+expect '^\[resume\] step 2: skipped the 4 micro-batches each rank had trained on' "$tmp/resumed.log"
+losses() { sed -E 's/.*"step":([0-9]+),.*"loss":([^,]+),"loss_mean":([^,]+),.*/\1 \2 \3/' "$1/metrics.jsonl"; }
+[[ "$(losses "$tmp/two_saved")" == "$(losses "$tmp/two")" ]] \
+  || fail "2-rank resumed losses differ:\n$(diff <(losses "$tmp/two") <(losses "$tmp/two_saved"))"
+sums() { grep -oE '"param_checksum": "[0-9a-f]+"' "$1"/step_000005/meta_000005.json; }
+[[ "$(sums "$tmp/two_saved")" == "$(sums "$tmp/two")" ]] || fail "2-rank resumed final weights differ"
 
 # 2. --nproc_per_node must agree with mpirun's world.
 "$run_ranks" -np 2 "$trainer" "${common[@]}" --nproc_per_node=3 --output_dir="$tmp/bad" > "$tmp/bad.log" 2>&1 \
@@ -65,8 +81,23 @@ fi
 wait "$job" && fail "the job exited 0 after rank 1 was killed"
 sleep 1
 pgrep -f -- "--output_dir=$fault" > /dev/null && fail "ranks outlived the job: $(pgrep -af -- "--output_dir=$fault")"
-ls "$fault"/model_* "$fault"/*.tmp.* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
+ls "$fault"/model_* "$fault"/step_* "$fault"/*.tmp.* "$fault"/.step_* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
 fault_seconds=$((SECONDS - start))
+
+# 3b. Ctrl-C on a 2-rank job (SIGINT to its process group): mpirun passes it on to the ranks as
+#     SIGTERM; both stop after the same step and rank 0 saves that step whole.
+stop="$tmp/stop"
+setsid "$trainer" --demo --max_iterations=400 --eval_every=1000 --eval_steps=2 --nproc_per_node=2 \
+  --output_dir="$stop" > "$tmp/stop.log" 2>&1 &
+job=$!
+for _ in $(seq 1 240); do grep -q '^Step 00002/' "$tmp/stop.log" && break; sleep 0.5; done
+grep -q '^Step 00002/' "$tmp/stop.log" || { kill -9 -- -"$job"; fail "the run never reached step 2: $(tail "$tmp/stop.log")"; }
+kill -INT -- -"$job"
+wait "$job" && fail "a stopped 2-rank job exited 0"
+expect "^\[stop\] SIG(INT|TERM): saved step [0-9]+ to $stop/step_[0-9]+; continue the run with the same flags and --resume$" "$tmp/stop.log"
+k=$(grep -oE '^\[stop\] SIG[A-Z]+: saved step [0-9]+' "$tmp/stop.log" | awk '{print $NF}')
+[[ -f "$stop/step_$(printf %06d "$k")/train_state.json" ]] || fail "no step $k in $stop: $(ls -A "$stop")"
+ls -A "$stop" | grep -q 'tmp' && fail "a temp file was left in $stop: $(ls -A "$stop")"
 
 # 4. GPU ranks (one GPU each, gradients through NCCL): without a GPU (this machine) every rank
 #    says which rank, which device and why, and the job ends non-zero.

@@ -34,10 +34,11 @@ last=$(grep -oE '^Step 00004/00006 \| Training loss: [0-9.]+' "$log" | awk '{pri
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "training loss did not fall: $first -> $last"
 
 run="$base/chatsft_checkpoints/d2"
-[[ -f "$run/model_000005.safetensors" && -f "$run/meta_000005.json" ]] || fail "no checkpoint in $run: $(ls "$run")"
-grep -q '"step": 5' "$run/meta_000005.json" || fail "meta has no step 5"
-grep -q '"val_loss": [0-9]' "$run/meta_000005.json" || fail "meta has no val_loss"
-grep -q '"synthetic_mc_acc": [0-9]' "$run/meta_000005.json" || fail "meta has no synthetic_mc_acc"
+step="$run/step_000005"  # one directory per saved step (runtime/checkpoint/FORMAT.md)
+[[ -f "$step/model_000005.safetensors" && -f "$step/meta_000005.json" ]] || fail "no checkpoint in $step: $(ls -R "$run")"
+grep -q '"step": 5' "$step/meta_000005.json" || fail "meta has no step 5"
+grep -q '"val_loss": [0-9]' "$step/meta_000005.json" || fail "meta has no val_loss"
+grep -q '"synthetic_mc_acc": [0-9]' "$step/meta_000005.json" || fail "meta has no synthetic_mc_acc"
 [[ $(wc -l < "$run/metrics.jsonl") -eq 5 ]] || fail "metrics.jsonl should have 5 records: $(cat "$run/metrics.jsonl")"
 for key in run step loss lr_multiplier supervised_tokens padding_fraction step_seconds tokens_per_second \
            supervised_tokens_per_second peak_rss_bytes; do

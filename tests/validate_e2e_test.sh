@@ -33,7 +33,7 @@ for png in loss tokens_per_second memory; do
 done
 for t in test1_eager test2_compiled test2b_compiled_warm test3_compiled_2ranks; do
   for f in metrics.jsonl run_summary.json trainer.log; do [[ -s "$run/$t/$f" ]] || fail "no $t/$f"; done
-  ls "$run/$t" | grep -q '^model_.*\.safetensors$' || fail "no checkpoint in $t: $(ls "$run/$t")"
+  ls "$run/$t"/step_*/ | grep -q '^model_.*\.safetensors$' || fail "no checkpoint in $t: $(ls -R "$run/$t")"
 done
 [[ $(json "$data" 'r["exit_code"]') == 0 ]] || fail "JSON exit_code is not 0"
 [[ $(json "$data" 'len(r["criteria"])') == 10 ]] || fail "not 10 criteria"

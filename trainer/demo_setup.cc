@@ -61,7 +61,8 @@ absl::Status WriteRandomBase(const std::string& base_dir, int depth, int vocab_s
 absl::StatusOr<data::Tokenizer> EnsureTokenizer(const std::string& base_dir, int vocab_size, const char* tag,
                                                 std::ostream& log) {
   const std::string path = TokenizerPath(base_dir);
-  if (!std::filesystem::exists(path)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
     if (absl::Status s = TrainTokenizer(path, vocab_size, tag, log); !s.ok()) return s;
   } else {
     log << tag << " using the tokenizer at " << path << std::endl;

@@ -265,4 +265,26 @@ absl::StatusOr<Tensor> DeviceStep::Gradient(size_t i) {
   return g;
 }
 
+absl::StatusOr<OptimizerState> DeviceStep::ExportOptimizerState() {
+  OptimizerState out;
+  out.steps_taken = steps_taken_;
+  for (auto& [name, shape] : OptimizerStateLayout(*params_)) {
+    Tensor t = Tensor::Empty(DType::kF32, shape);
+    if (absl::Status s = executable_->Download(name, t.raw_data(), static_cast<int64_t>(t.bytes())); !s.ok()) return s;
+    out.tensors.emplace_back(std::move(name), std::move(t));
+  }
+  return out;
+}
+
+absl::Status DeviceStep::ImportOptimizerState(const OptimizerState& state) {
+  if (absl::Status s = CheckOptimizerStateLayout(*params_, state); !s.ok()) return s;
+  for (const auto& [name, t] : state.tensors) {
+    if (absl::Status s = executable_->Upload(name, t.raw_data(), static_cast<int64_t>(t.bytes()), &t.shape()); !s.ok()) {
+      return s;
+    }
+  }
+  steps_taken_ = state.steps_taken;
+  return ZeroGradients();
+}
+
 }  // namespace gpt_sft::trainer

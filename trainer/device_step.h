@@ -94,6 +94,8 @@ class DeviceStep : public TrainStep {
   absl::Status BeginEvaluation() override;
   int64_t Recompilations() const override;
   std::optional<CompileSummary> Compilation() const override;
+  absl::StatusOr<OptimizerState> ExportOptimizerState() override;
+  absl::Status ImportOptimizerState(const OptimizerState& state) override;
 
   /// Drops the accumulated gradients (zeros).
   absl::Status ResetGradients();

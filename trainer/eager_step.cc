@@ -150,4 +150,25 @@ absl::Status EagerStep::OptimizerStep(double lr_multiplier) {
   return ZeroGrads();
 }
 
+absl::StatusOr<OptimizerState> EagerStep::ExportOptimizerState() {
+  OptimizerState out;
+  out.steps_taken = steps_taken_;
+  const auto layout = OptimizerStateLayout(*params_);
+  for (size_t i = 0; i < state_.size(); ++i) {
+    Tensor copy = Tensor::Empty(DType::kF32, state_[i].shape());
+    std::memcpy(copy.raw_data(), state_[i].raw_data(), copy.bytes());
+    out.tensors.emplace_back(layout[i].first, std::move(copy));
+  }
+  return out;
+}
+
+absl::Status EagerStep::ImportOptimizerState(const OptimizerState& state) {
+  if (absl::Status s = CheckOptimizerStateLayout(*params_, state); !s.ok()) return s;
+  for (size_t i = 0; i < state_.size(); ++i) {
+    std::memcpy(state_[i].raw_data(), state.tensors[i].second.raw_data(), state_[i].bytes());
+  }
+  steps_taken_ = state.steps_taken;
+  return ZeroGrads();
+}
+
 }  // namespace gpt_sft::trainer

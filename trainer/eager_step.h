@@ -52,6 +52,9 @@ class EagerStep : public TrainStep {
   /// place on the ParamStore; then the gradients are zero and the step count is one more.
   absl::Status OptimizerStep(double lr_multiplier) override;
 
+  absl::StatusOr<OptimizerState> ExportOptimizerState() override;
+  absl::Status ImportOptimizerState(const OptimizerState& state) override;
+
   /// Drops the accumulated gradients (zeros), e.g. after micro-steps that are not to be
   /// applied.
   absl::Status ResetGradients() { return ZeroGrads(); }

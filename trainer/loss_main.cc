@@ -26,7 +26,9 @@
 #include "trainer/eval/batch_json.h"
 #include "trainer/eval/validation_loss.h"
 
-ABSL_FLAG(std::string, checkpoint_dir, "", "directory holding model_%06d.safetensors and meta_%06d.json");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "directory holding model_%06d.safetensors and meta_%06d.json, flat or in step_%06d/ (a trainer run "
+          "directory)");
 ABSL_FLAG(int64_t, step, -1, "checkpoint step to load; -1: the latest in --checkpoint_dir");
 ABSL_FLAG(std::string, batches, "", "JSON lines of batches, as //data:dump_batch --json writes them");
 ABSL_FLAG(bool, compile, false, "run the compiled step instead of the interpreter (not built yet)");

@@ -1,12 +1,13 @@
 // MetricsLog: the run directory's metrics.jsonl, one JSON record per optimizer step, written as
-// the run goes (each line flushed whole, so a killed run keeps every finished step's record).
-// A later run in the same directory appends; its records carry its own "run" id (the start
-// time), so no earlier run's records are lost.
+// the run goes. Each record is one write(2) of the whole line, so a killed run keeps every
+// finished step's record; a write that fails part way (a full disk) is cut off again
+// (ftruncate to the last whole line), so the file never holds a torn line, and the error names
+// the file. A later run in the same directory appends; its records carry its own "run" id (the
+// start time), so no earlier run's records are lost (a resumed run keeps its run's id).
 #ifndef GPT_SFT_TRAINER_METRICS_LOG_H_
 #define GPT_SFT_TRAINER_METRICS_LOG_H_
 
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
@@ -39,13 +40,22 @@ class MetricsLog {
  public:
   /// Creates `path` or appends to it (its directory must exist). Errors name the file.
   static absl::StatusOr<std::unique_ptr<MetricsLog>> Open(const std::string& path);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+
   absl::Status Append(const StepRecord& record);
+  /// Appends one line (`line` without its newline) as Append does.
+  absl::Status AppendLine(const std::string& line);
   const std::string& path() const { return path_; }
+  /// The file's length after the last whole record.
+  int64_t bytes() const { return bytes_; }
 
  private:
-  MetricsLog(std::string path, std::ofstream out) : path_(std::move(path)), out_(std::move(out)) {}
+  MetricsLog(std::string path, int fd, int64_t bytes) : path_(std::move(path)), fd_(fd), bytes_(bytes) {}
   std::string path_;
-  std::ofstream out_;
+  int fd_;
+  int64_t bytes_;
 };
 
 }  // namespace gpt_sft::trainer

@@ -1,6 +1,7 @@
 #include "trainer/sft_run.h"
 
 #include <malloc.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,6 +42,9 @@
 #include "trainer/param_checksum.h"
 #include "trainer/run_summary.h"
 #include "trainer/runfiles.h"
+#include "trainer/resume_state.h"
+#include "trainer/run_directory.h"
+#include "trainer/stop_signal.h"
 #include "trainer/throughput_meter.h"
 
 namespace gpt_sft::trainer {
@@ -236,6 +240,15 @@ absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, 
   return c;
 }
 
+/// The stop signal this rank or any other received (0: none), so that every rank stops after
+/// the same step.
+absl::StatusOr<int> StopSignalOnAnyRank(runtime::collectives::Communicator& world) {
+  if (world.world_size() == 1) return StopSignalReceived();
+  absl::StatusOr<double> any = ReduceOverRanks(world, StopSignalReceived(), runtime::collectives::ReduceOp::kMax);
+  if (!any.ok()) return any.status();
+  return int(*any);
+}
+
 /// NCCL over `world` on the GPU `device` names ("cuda:<n>"; "cuda": rank modulo the GPUs).
 absl::StatusOr<std::shared_ptr<runtime::collectives::Communicator>> MakeNcclForDevice(
     const std::string& device, runtime::collectives::Communicator& world) {
@@ -300,6 +313,48 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   // Every rank loaded the same file; a rank that read other bytes would train a different
   // model and average gradients that do not belong together.
   if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
+  int64_t num_iterations = setup->train->size() / o.target_examples_per_step;
+  if (o.max_iterations >= 0 && o.max_iterations < num_iterations) num_iterations = o.max_iterations;
+  if (num_iterations < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_iterations=", o.max_iterations, " leaves no step to run (at least 1 is needed); the training data has ",
+        setup->train->size(), " rows for --target_examples_per_step=", o.target_examples_per_step,
+        " per step (more data, --jsonl_repeat or a smaller --target_examples_per_step make steps)"));
+  }
+
+  // The run directory: checked, created and locked by rank 0 before any work, so a bad path or a
+  // second run into it fails now, not after compiling. --resume takes its latest step's weights.
+  const std::string out_dir =
+      !o.output_dir.empty()
+          ? o.output_dir
+          : absl::StrCat(setup->base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kSft), "/d",
+                         setup->params->config().n_layer);
+  const RunShape run_shape = RunShapeOf(o, setup->params->config(), num_iterations, setup->train->size());
+  std::unique_ptr<RunDirectory> run_dir;
+  if (leader) {
+    absl::StatusOr<std::unique_ptr<RunDirectory>> opened = RunDirectory::Open(
+        out_dir, o.output_dir.empty() ? absl::StrCat("--base_dir=", setup->base_dir, ": the run directory ", out_dir)
+                                      : "--output_dir=" + out_dir);
+    if (!opened.ok()) return opened.status();
+    run_dir = *std::move(opened);
+    for (const std::string& name : run_dir->removed_temps()) {
+      log << "[run dir] removed " << out_dir << "/" << name << ", left by a process that is gone" << std::endl;
+    }
+  }
+  std::optional<LoadedRunStep> resumed;
+  if (o.resume) {
+    absl::StatusOr<LoadedRunStep> loaded = LoadStepToResume(out_dir, run_shape);
+    if (!loaded.ok()) return loaded.status();
+    setup->params = std::make_unique<runtime::ParamStore>(std::move(loaded->params));
+    resumed = *std::move(loaded);
+    if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
+    if (leader) log << "[resume] continuing the run from " << resumed->dir << std::endl;
+  } else if (absl::StatusOr<int64_t> last = runtime::FindLastStep(out_dir); leader && last.ok()) {
+    log << "[run dir] note: " << out_dir << " holds checkpoints up to step " << *last
+        << "; this run starts afresh and replaces a step of the same number when it saves one (--resume "
+           "continues from step "
+        << *last << " instead)" << std::endl;
+  }
   const compiler::ModelConfig& model = setup->params->config();
   const compiler::StepConfig config = StepConfigFor(o, model);
   if (absl::Status s = config.Validate(); !s.ok()) {
@@ -345,6 +400,12 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     build_seconds = summary.compile->seconds;
   }
   TrainStep& training = compiled ? *compiled : static_cast<TrainStep&>(**step);
+  const int64_t first_iteration = resumed ? resumed->resume.step : 0;
+  if (resumed) {
+    if (absl::Status s = training.ImportOptimizerState(resumed->optimizer); !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(resumed->dir, ": ", s.message()));
+    }
+  }
   if (leader) log << training.ValidationLine() << std::endl;
   // Evaluation runs on the interpreter while a compiled step sits idle, so one working set is
   // resident at a time, not two: the step gives its scratch back before (and brings its
@@ -361,30 +422,35 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   const data::LoaderOptions loader_options = LoaderOptionsFor(o, *setup->tokenizer);
   absl::StatusOr<std::unique_ptr<data::BatchLoader>> train = data::BatchLoader::Create(&train_source, loader_options);
   if (!train.ok()) return train.status();
-  int64_t num_iterations = setup->train->size() / o.target_examples_per_step;
-  if (o.max_iterations >= 0 && o.max_iterations < num_iterations) num_iterations = o.max_iterations;
-  if (num_iterations < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_iterations=", o.max_iterations, " leaves no step to run (at least 1 is needed); the training data has ",
-        setup->train->size(), " rows for --target_examples_per_step=", o.target_examples_per_step,
-        " per step (more data, --jsonl_repeat or a smaller --target_examples_per_step make steps)"));
+  // The data position: the pipeline is deterministic, so the resumed loader regenerates the
+  // micro-batches this rank had used and discards them.
+  int64_t micro_batches = 0;
+  if (resumed) {
+    const auto skip_start = Clock::now();
+    for (; micro_batches < resumed->resume.micro_batches; ++micro_batches) {
+      if (absl::StatusOr<data::Batch> skipped = (*train)->Next(); !skipped.ok()) return skipped.status();
+    }
+    if (leader) {
+      log << absl::StrFormat("[resume] step %d: skipped the %d micro-batches each rank had trained on in %.2f s",
+                             first_iteration, micro_batches, Seconds(skip_start))
+          << std::endl;
+    }
   }
   if (leader) {
     log << "Training rows: " << setup->train->size() << "; number of iterations: " << num_iterations
         << "; step IR built and differentiated in " << absl::StrFormat("%.2f", build_seconds) << " s" << std::endl;
   }
 
-  const std::string out_dir =
-      !o.output_dir.empty()
-          ? o.output_dir
-          : absl::StrCat(setup->base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kSft), "/d",
-                         model.n_layer);
   std::unique_ptr<MetricsLog> metrics;
   if (leader) {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) return absl::UnavailableError("cannot create the run directory " + out_dir + ": " + ec.message());
-    absl::StatusOr<std::unique_ptr<MetricsLog>> opened = MetricsLog::Open(out_dir + "/metrics.jsonl");
+    const std::string metrics_path = out_dir + "/metrics.jsonl";
+    // A resumed run's log holds the records of the steps before its checkpoint, no later ones.
+    if (resumed) {
+      if (absl::Status s = TruncateFileTo(metrics_path, resumed->resume.metrics_bytes); !s.ok()) {
+        log << "[resume] warning: " << s.message() << "; the log goes on from here" << std::endl;
+      }
+    }
+    absl::StatusOr<std::unique_ptr<MetricsLog>> opened = MetricsLog::Open(metrics_path);
     if (!opened.ok()) return opened.status();
     metrics = std::move(*opened);
     // The run directory is self-contained: //trainer:chat finds the tokenizer beside the
@@ -404,11 +470,49 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
 
   SftResult result;
   ThroughputMeter meter;
-  const int64_t run_id = std::chrono::duration_cast<std::chrono::seconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t run_id = resumed ? resumed->resume.run
+                                 : std::chrono::duration_cast<std::chrono::seconds>(
+                                       std::chrono::system_clock::now().time_since_epoch()).count();
   double val_loss = std::nan("");
+  int64_t val_loss_step = -1;
   double final_loss_mean = 0;
-  for (int64_t it = 0; it < num_iterations; ++it) {
+  // A step of the run as a step directory: the ParamStore's weights, the optimizer's state and
+  // where the data stands. Every rank brings its weights home; rank 0 writes.
+  auto save_step = [&](int64_t step, const std::vector<std::pair<std::string, double>>& step_metrics)
+      -> absl::StatusOr<runtime::ResolvedCheckpoint> {
+    if (absl::Status s = training.SyncParamsToHost(); !s.ok()) return s;
+    if (!leader) return runtime::ResolvedCheckpoint{};
+    absl::StatusOr<OptimizerState> optimizer = training.ExportOptimizerState();
+    if (!optimizer.ok()) return optimizer.status();
+    runtime::CheckpointRecord record;
+    record.step = step;
+    if (val_loss_step == step && std::isfinite(val_loss)) record.val_loss = val_loss;
+    record.metrics = step_metrics;
+    return SaveRunStep(out_dir, *setup->params, record, *optimizer,
+                       {step, micro_batches, run_id, metrics->bytes(), run_shape});
+  };
+  for (int64_t it = first_iteration; it < num_iterations; ++it) {
+    // SIGINT/SIGTERM arrived during the step before: save where the run stands and stop
+    // (before the first step there is nothing new to save).
+    absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
+    if (!stop.ok()) return stop.status();
+    if (*stop != 0) {
+      const std::string signal = *stop == SIGINT ? "SIGINT" : *stop == SIGTERM ? "SIGTERM" : "a signal";
+      if (it != first_iteration) {
+        absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(it, {});
+        if (!saved.ok()) return saved.status();
+        if (leader) {
+          log << "[stop] " << signal << ": saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it)
+              << "; continue the run with the same flags and --resume" << std::endl;
+        }
+      } else if (leader) {
+        log << "[stop] " << signal << " before step " << it << " was trained: nothing new to save" << std::endl;
+      }
+      result.checkpoint_dir = out_dir;
+      result.checkpoint_step = it;
+      result.stopped_by_signal = *stop;
+      return result;
+    }
     const bool last_step = it == num_iterations - 1;
     const bool evaluate_loss = last_step || it % o.eval_every == 0;
     const bool evaluate_metrics = last_step || (it > 0 && it % o.eval_metrics_every == 0);
@@ -420,6 +524,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
           GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world, eval_progress);
       if (!v.ok()) return v.status();
       val_loss = *v;
+      val_loss_step = it;
       if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
     }
     if (evaluate_metrics) {
@@ -430,6 +535,12 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     }
     if (evaluate_loss || evaluate_metrics) end_evaluation();
     if (last_step) break;  // nanochat evaluates at the last iteration but does not train on it
+    if (it != first_iteration && o.save_every > 0 && it % o.save_every == 0) {
+      absl::StatusOr<runtime::ResolvedCheckpoint> saved =
+          save_step(it, evaluate_metrics ? metrics_now : std::vector<std::pair<std::string, double>>{});
+      if (!saved.ok()) return saved.status();
+      if (leader) log << "Saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it) << std::endl;
+    }
     if (it == 1 && compiled && o.test_only_force_recompile) {
       if (absl::Status s = CompileAgainForTest(o, config); !s.ok()) return s;
       if (leader) log << "[test-only] compiled the step a second time (--test_only_force_recompile)" << std::endl;
@@ -442,6 +553,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     for (int m = 0; m < accum; ++m) {
       absl::StatusOr<data::Batch> batch = (*train)->Next();
       if (!batch.ok()) return batch.status();
+      ++micro_batches;
       if (leader && it < 3 && m == 0) {
         log << "[VALIDATION] Step " << it << " batch shape: inputs [" << batch->B << ", " << batch->T << "], targets ["
             << batch->B << ", " << batch->T << "] (static: every micro-batch is [" << o.device_batch_size << ", "
@@ -466,7 +578,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     positions = int64_t(totals[2]);
     const double seconds = Seconds(start);
     meter.AddStep(seconds, positions, supervised);
-    if (it == 0) result.first_loss = loss;
+    if (it == first_iteration) result.first_loss = loss;
     result.final_loss = loss;
     final_loss_mean = loss_mean;
     ++result.steps_trained;
@@ -510,14 +622,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
 
   const int64_t checkpoint_step = num_iterations - 1;
   // Checkpoints are written from the ParamStore (the uncompiled view of the weights).
-  if (absl::Status s = training.SyncParamsToHost(); !s.ok()) return s;
+  absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(checkpoint_step, metrics_now);
+  if (!saved.ok()) return saved.status();
   if (leader) {
-    runtime::CheckpointRecord record;
-    record.step = checkpoint_step;
-    if (std::isfinite(val_loss)) record.val_loss = val_loss;
-    record.metrics = metrics_now;
-    absl::StatusOr<runtime::ResolvedCheckpoint> saved = runtime::SaveCheckpoint(out_dir, *setup->params, record);
-    if (!saved.ok()) return saved.status();
     summary.checkpoint.model_path = saved->model_path;
     log << "Saved the model to " << saved->model_path << " and " << saved->meta_path << "\n";
   }
@@ -582,6 +689,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         << absl::StrFormat("%.2f GB RSS", *peak_rss / 1e9) << (o.world_size > 1 ? " (the largest rank)" : "")
         << std::endl;
   }
+  result.stopped_by_signal = StopSignalReceived();  // arrived while the run finished: it saved
   if (!checkpoint_ok) {
     return absl::DataLossError(absl::StrCat("the checkpoint saved to ", out_dir, " does not reload as trained: ",
                                             summary.checkpoint.mismatch.empty() ? "validation loss differs"

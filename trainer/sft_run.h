@@ -2,7 +2,10 @@
 // base model and tokenizer, build the training and validation mixtures, then for each step
 // evaluate when due, accumulate gradients over the micro-batches, step the optimizers with
 // the linear lr decay, log nanochat's lines and our validation instrumentation, append a
-// metrics record, and save the checkpoint at the end. Rank 0 logs and saves.
+// metrics record, and save the checkpoint at the end (also every --save_every steps, and when a
+// stop signal arrives: trainer/stop_signal.h) as a step directory of the locked run directory
+// (trainer/run_directory.h, trainer/resume_state.h); --resume continues from the latest one
+// exactly. Rank 0 logs and saves.
 #ifndef GPT_SFT_TRAINER_SFT_RUN_H_
 #define GPT_SFT_TRAINER_SFT_RUN_H_
 
@@ -22,6 +25,7 @@ struct SftResult {
   std::string checkpoint_dir;  // where the final checkpoint went
   int64_t checkpoint_step = 0;
   int64_t recompilations = 0;  // compilations after the compiled step was made (expected 0)
+  int stopped_by_signal = 0;   // SIGINT/SIGTERM: the run saved its step and stopped early
 };
 
 /// `options` must have passed ValidateOptions, with rank and world_size those of `world` (a

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/base/tensor.h"
+#include "trainer/optimizer_state.h"
 #include "trainer/run_summary.h"
 
 namespace gpt_sft::trainer {
@@ -51,6 +52,12 @@ class TrainStep {
   /// its scratch memory back before (one working set resident at a time) and brings the
   /// weights home (SyncParamsToHost).
   virtual absl::Status BeginEvaluation() = 0;
+
+  /// A copy of the optimizer's state (brought home from the device where it lives there).
+  virtual absl::StatusOr<OptimizerState> ExportOptimizerState() = 0;
+  /// Replaces the optimizer's state with `state` (a checkpoint's): the names and shapes must be
+  /// this step's, in order; errors name the first that differs. The gradients are zeroed.
+  virtual absl::Status ImportOptimizerState(const OptimizerState& state) = 0;
 
   /// Compilations of the step after it was made (0 when nothing compiles).
   virtual int64_t Recompilations() const = 0;

@@ -28,6 +28,7 @@
 #include "trainer/demo_setup.h"
 #include "trainer/rank_launcher.h"
 #include "trainer/sft_run.h"
+#include "trainer/stop_signal.h"
 #include "trainer/trainer_options.h"
 
 ABSL_FLAG(int, max_iterations, -1, "optimizer steps + 1 (nanochat's count); -1: one epoch of the mixture");
@@ -81,6 +82,12 @@ ABSL_FLAG(std::string, device, "cpu",
           "the compiler, on the n-th OpenCL device; PoCL runs them on the CPU) or cuda[:<n>] (an NVIDIA GPU; on "
           "several ranks one GPU per local rank, gradients reduced with NCCL); evaluation runs on the host");
 ABSL_FLAG(std::string, compile_cache_dir, "", "the compiled-artifact cache; empty: <base_dir>/compile_cache");
+ABSL_FLAG(int, save_every, 0,
+          "also save a checkpoint (model, optimizer state, data position) every N optimizer steps into "
+          "<output_dir>/step_<N>/; 0: at the end only. SIGINT/SIGTERM saves too, then exits 130/143");
+ABSL_FLAG(bool, resume, false,
+          "continue from the latest step saved in the output dir, exactly (optimizer state, data position, "
+          "metrics.jsonl); the flags that shape the steps must be the same");
 ABSL_FLAG(bool, verify_checkpoint, true, "reload the saved checkpoint and check it bit-exact, with the same validation loss");
 ABSL_FLAG(bool, test_only_force_recompile, false, "test-only: compile the step a second time at step 1 (a planted recompilation)");
 ABSL_FLAG(bool, demo, false, "the embedded demo (also what no flags at all means); other flags given override its settings");
@@ -125,6 +132,8 @@ TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::
   if (use("collective_timeout_s")) o.collective_timeout_s = absl::GetFlag(FLAGS_collective_timeout_s);
   if (use("output_dir")) o.output_dir = data::UserPath(absl::GetFlag(FLAGS_output_dir));
   if (use("compile_cache_dir")) o.compile_cache_dir = data::UserPath(absl::GetFlag(FLAGS_compile_cache_dir));
+  if (use("save_every")) o.save_every = absl::GetFlag(FLAGS_save_every);
+  if (use("resume")) o.resume = absl::GetFlag(FLAGS_resume);
   if (use("verify_checkpoint")) o.verify_checkpoint = absl::GetFlag(FLAGS_verify_checkpoint);
   if (use("test_only_force_recompile")) o.test_only_force_recompile = absl::GetFlag(FLAGS_test_only_force_recompile);
   return o;
@@ -249,8 +258,10 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
                   2, &ranks);
     }
   }
+  InstallStopSignalHandlers();
   absl::StatusOr<SftResult> result = RunSft(options, log, ranks);
   if (!result.ok()) return Fail(result.status(), 1, &ranks);
+  if (result->stopped_by_signal != 0) return 128 + result->stopped_by_signal;
   if (leader) {
     // Absolute, and the tokenizer sits in the run directory: the command works from a fresh shell.
     const std::string chat = absl::StrCat("./bazelw run //trainer:chat -- --checkpoint_dir=",

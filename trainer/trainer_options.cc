@@ -86,6 +86,9 @@ absl::Status ValidateOptions(const TrainerOptions& o) {
   if (!(o.collective_timeout_s > 0)) {
     return Invalid(absl::StrCat("--collective_timeout_s=", o.collective_timeout_s, " must be > 0"));
   }
+  if (o.save_every < 0) {
+    return Invalid(absl::StrCat("--save_every=", o.save_every, " must be >= 0 (0: save at the end only)"));
+  }
   if (o.max_seq_len > 65536) return Invalid(absl::StrCat("--max_seq_len=", o.max_seq_len, " exceeds 65536"));
   // The data files are named and readable (their lines are checked when read, still
   // before training starts).

@@ -45,6 +45,8 @@ struct TrainerOptions {
   std::string output_dir;             // empty: <base_dir>/chatsft_checkpoints/d<depth>
   std::string compile_cache_dir;      // empty: <base_dir>/compile_cache
   bool verify_checkpoint = true;      // reload the saved checkpoint: bit-exact, same validation loss
+  int save_every = 0;                 // > 0: also save a step every N optimizer steps (0: at the end only)
+  bool resume = false;                // continue from the output dir's latest step (trainer/resume_state.h)
   // Test-only: compiles the step a second time at step 1, the fault a shape-polymorphic
   // trainer would hit; the recompilation counters and the validation report must show it.
   bool test_only_force_recompile = false;

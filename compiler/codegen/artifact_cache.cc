@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 
 absl::StatusOr<artifact::Artifact> ArtifactCache::Load(const std::string& key) const {
   const std::string path = ArtifactPath(key);
-  if (!fs::exists(path)) return absl::NotFoundError(absl::StrCat("no compiled step under ", EntryDir(key)));
+  std::error_code ec;  // an unreadable cache dir is a miss, not an exception
+  if (!fs::exists(path, ec)) return absl::NotFoundError(absl::StrCat("no compiled step under ", EntryDir(key)));
   absl::StatusOr<std::string> bytes = base::ReadFile(path);
   if (!bytes.ok()) return absl::DataLossError(absl::StrCat("compile cache: ", bytes.status().message()));
   absl::StatusOr<artifact::Artifact> a = artifact::ParseArtifact(*bytes, path);
@@ -49,7 +50,7 @@ absl::Status ArtifactCache::Store(const artifact::Artifact& a) const {
   }
   // A damaged entry under the key is replaced; an intact one written meanwhile by another
   // process wins (rename fails on a non-empty directory) and ours is dropped.
-  if (fs::exists(final_dir) && !Load(a.key).ok()) fs::remove_all(final_dir, ec);
+  if (fs::exists(final_dir, ec) && !Load(a.key).ok()) fs::remove_all(final_dir, ec);
   fs::rename(tmp, final_dir, ec);
   if (ec) {
     fs::remove_all(tmp, ec);

@@ -16,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// The flat files of `step` in `dir` (where SaveCheckpoint writes).
 ResolvedCheckpoint PathsFor(const std::string& dir, int64_t step) {
   ResolvedCheckpoint r;
   r.dir = dir;
@@ -102,7 +103,7 @@ absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const ResolvedCheckpoint& where)
 }
 
 absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& dir, int64_t step) {
-  return LoadCheckpoint(PathsFor(dir, step));
+  return LoadCheckpoint(CheckpointFilesOf(dir, step));
 }
 
 }  // namespace gpt_sft::runtime

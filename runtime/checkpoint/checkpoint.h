@@ -42,7 +42,8 @@ struct LoadedCheckpoint {
   CheckpointMeta meta;
 };
 
-/// Reads meta then model of `step` in `dir`; the model file is checked tensor by tensor
+/// Reads meta then model of `step` in `dir` (in <dir>/step_%06d/ when that exists, else flat:
+/// CheckpointFilesOf); the model file is checked tensor by tensor
 /// (param_file.h) and, when the meta records one, against its param_checksum. The result is a
 /// new store, so a failed load leaves the caller's weights untouched.
 absl::StatusOr<LoadedCheckpoint> LoadCheckpoint(const std::string& dir, int64_t step);

@@ -66,6 +66,7 @@ absl::StatusOr<std::string> NanochatBaseDir() {
 
 std::string ModelFileName(int64_t step) { return StepFileName("model", step, ".safetensors"); }
 std::string MetaFileName(int64_t step) { return StepFileName("meta", step, ".json"); }
+std::string StepDirName(int64_t step) { return StepFileName("step", step, ""); }
 
 absl::StatusOr<std::string> FindLargestModelTag(const std::string& source_dir) {
   std::error_code ec;
@@ -95,12 +96,35 @@ absl::StatusOr<int64_t> FindLastStep(const std::string& checkpoint_dir) {
   std::optional<int64_t> last;
   for (const fs::directory_entry& e : it) {
     const std::string file = e.path().filename().string();
+    std::optional<int64_t> step;
     absl::string_view name = file;
-    if (!absl::ConsumePrefix(&name, "model_") || !absl::ConsumeSuffix(&name, ".safetensors")) continue;
-    if (std::optional<int64_t> step = ParseDigits(name); step && (!last || *step > *last)) last = step;
+    if (absl::ConsumePrefix(&name, "model_") && absl::ConsumeSuffix(&name, ".safetensors")) {
+      step = ParseDigits(name);
+    } else if (absl::ConsumePrefix(&name, "step_") && e.is_directory(ec)) {
+      // A step directory appears whole (one rename), but one a person made by hand may not.
+      step = ParseDigits(name);
+      if (step && !fs::exists(e.path() / ModelFileName(*step), ec)) step.reset();
+    }
+    if (step && (!last || *step > *last)) last = step;
   }
-  if (!last) return absl::NotFoundError(absl::StrCat("no model_<step>.safetensors in ", checkpoint_dir, "; pass --step"));
+  if (!last) {
+    return absl::NotFoundError(
+        absl::StrCat("no model_<step>.safetensors or step_<step>/ in ", checkpoint_dir, "; pass --step"));
+  }
   return *last;
+}
+
+ResolvedCheckpoint CheckpointFilesOf(const std::string& dir, int64_t step) {
+  ResolvedCheckpoint r;
+  r.dir = dir;
+  r.model_tag = fs::path(dir).filename().string();
+  r.step = step;
+  std::error_code ec;
+  const fs::path step_dir = fs::path(dir) / StepDirName(step);
+  const fs::path files = fs::is_directory(step_dir, ec) ? step_dir : fs::path(dir);
+  r.model_path = (files / ModelFileName(step)).string();
+  r.meta_path = (files / MetaFileName(step)).string();
+  return r;
 }
 
 absl::StatusOr<ResolvedCheckpoint> ResolveCheckpoint(const std::string& base_dir, CheckpointSource source,
@@ -118,18 +142,18 @@ absl::StatusOr<ResolvedCheckpoint> ResolveCheckpoint(const std::string& base_dir
     if (!tag.ok()) return tag.status();
     r.model_tag = *tag;
   }
-  r.dir = (fs::path(source_dir) / r.model_tag).string();
+  const std::string dir = (fs::path(source_dir) / r.model_tag).string();
   if (step) {
     if (*step < 0) return absl::InvalidArgumentError(absl::StrCat("--step=", *step, " must be non-negative"));
     r.step = *step;
   } else {
-    absl::StatusOr<int64_t> last = FindLastStep(r.dir);
+    absl::StatusOr<int64_t> last = FindLastStep(dir);
     if (!last.ok()) return last.status();
     r.step = *last;
   }
-  r.model_path = (fs::path(r.dir) / ModelFileName(r.step)).string();
-  r.meta_path = (fs::path(r.dir) / MetaFileName(r.step)).string();
-  return r;
+  ResolvedCheckpoint files = CheckpointFilesOf(dir, r.step);
+  files.model_tag = r.model_tag;
+  return files;
 }
 
 }  // namespace gpt_sft::runtime

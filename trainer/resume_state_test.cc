@@ -1,0 +1,122 @@
+#include "trainer/resume_state.h"
+
+#include <cstring>
+#include <filesystem>
+
+#include "base/test_dir.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "trainer/optimizer_state_file.h"
+
+namespace gpt_sft::trainer {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using base::testing::FreshTestDir;
+using base::testing::ListDir;
+
+compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }
+
+runtime::ParamStore TinyStore(uint64_t seed) {
+  runtime::ParamStore s = *runtime::ParamStore::Create(Tiny());
+  s.InitNanochat(seed, /*zero_output_projections=*/false);
+  return s;
+}
+
+/// An optimizer state of `params`' layout whose values are fixed by `seed`.
+OptimizerState StateFor(const runtime::ParamStore& params, int64_t steps, float seed) {
+  OptimizerState state;
+  state.steps_taken = steps;
+  for (const auto& [name, shape] : OptimizerStateLayout(params)) {
+    runtime::Tensor t = runtime::Tensor::Empty(runtime::DType::kF32, shape);
+    float* p = static_cast<float*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = seed + 1e-3f * float(i) + float(name.size());
+    state.tensors.emplace_back(name, std::move(t));
+  }
+  return state;
+}
+
+void ExpectSameState(const OptimizerState& a, const OptimizerState& b) {
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  EXPECT_EQ(a.steps_taken, b.steps_taken);
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    EXPECT_EQ(a.tensors[i].first, b.tensors[i].first);
+    ASSERT_EQ(a.tensors[i].second.shape(), b.tensors[i].second.shape());
+    EXPECT_EQ(std::memcmp(a.tensors[i].second.raw_data(), b.tensors[i].second.raw_data(), a.tensors[i].second.bytes()), 0)
+        << a.tensors[i].first;
+  }
+}
+
+TEST(ResumeState, ARunStepRoundTripsBitExactly) {
+  const std::string run = FreshTestDir();
+  const runtime::ParamStore params = TinyStore(3);
+  const OptimizerState optimizer = StateFor(params, 4, 0.5f);
+  TrainerOptions o;
+  ResumeState resume{4, 32, 1700000000, 1234, RunShapeOf(o, params.config(), 10, 500)};
+  absl::StatusOr<runtime::ResolvedCheckpoint> saved = SaveRunStep(run, params, {4, 2.0, {}}, optimizer, resume);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  EXPECT_EQ(saved->model_path, run + "/step_000004/model_000004.safetensors");
+  EXPECT_THAT(ListDir(run + "/step_000004"), ElementsAre("meta_000004.json", "model_000004.safetensors",
+                                                         "optim_000004.safetensors", "train_state.json"));
+  ASSERT_TRUE(SaveRunStep(run, TinyStore(9), {2, 2.0, {}}, StateFor(params, 2, 1.f),
+                          {2, 16, 1, 10, resume.shape}).ok());
+  absl::StatusOr<LoadedRunStep> loaded = LoadLatestRunStep(run);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->dir, run + "/step_000004");
+  EXPECT_EQ(loaded->params.Checksum(), params.Checksum());
+  ExpectSameState(loaded->optimizer, optimizer);
+  EXPECT_EQ(loaded->resume.step, 4);
+  EXPECT_EQ(loaded->resume.micro_batches, 32);
+  EXPECT_EQ(loaded->resume.run, 1700000000);
+  EXPECT_EQ(loaded->resume.metrics_bytes, 1234);
+  EXPECT_EQ(loaded->resume.shape, resume.shape);
+}
+
+TEST(ResumeState, NoStepToResumeNamesTheDirectory) {
+  const std::string run = FreshTestDir();
+  ASSERT_TRUE(runtime::SaveCheckpoint(run, TinyStore(1), {3, 1.0, {}}).ok());  // flat: no resume state
+  EXPECT_THAT(LoadLatestRunStep(run).status().message(), HasSubstr(run + " has no step to resume from"));
+}
+
+TEST(ResumeState, AChangedShapeIsRefusedWithBothValues) {
+  TrainerOptions a, b;
+  b.max_seq_len = 512;
+  a.max_seq_len = 256;
+  const RunShape was = RunShapeOf(a, Tiny(), 10, 100), now = RunShapeOf(b, Tiny(), 10, 100);
+  EXPECT_TRUE(CheckSameRun(was, was, "/r/step_000004").ok());
+  const absl::Status s = CheckSameRun(was, now, "/r/step_000004");
+  EXPECT_THAT(s.message(), HasSubstr("/r/step_000004 was trained with --max_seq_len=256; this run has --max_seq_len=512"));
+  compiler::ModelConfig wider = *compiler::ModelConfig::FromDepth(2, 16, 8, 16, 1);
+  EXPECT_THAT(CheckSameRun(was, RunShapeOf(a, wider, 10, 100), "/r").message(),
+              HasSubstr("was trained with model_config=" + Tiny().ToJson() + "; this run has model_config=" +
+                        wider.ToJson()));
+  a.matrix_lr = 0.03;
+  EXPECT_THAT(CheckSameRun(was, RunShapeOf(a, Tiny(), 10, 100), "/r").message(),
+              HasSubstr("--matrix_lr=0.02"));
+}
+
+TEST(OptimizerState, ImportChecksTheLayout) {
+  const runtime::ParamStore params = TinyStore(1);
+  OptimizerState state = StateFor(params, 1, 0.f);
+  EXPECT_TRUE(CheckOptimizerStateLayout(params, state).ok());
+  state.tensors[1].first = "adamw.exp_avg/other";
+  EXPECT_THAT(CheckOptimizerStateLayout(params, state).message(), HasSubstr("'adamw.exp_avg/other'"));
+  state.tensors.pop_back();
+  EXPECT_THAT(CheckOptimizerStateLayout(params, state).message(), HasSubstr("tensors"));
+}
+
+TEST(OptimizerStateFile, RoundTripsAndNamesADamagedFile) {
+  const std::string dir = FreshTestDir();
+  const runtime::ParamStore params = TinyStore(1);
+  const OptimizerState state = StateFor(params, 7, 2.f);
+  const std::string path = dir + "/" + OptimizerStateFileName(7);
+  ASSERT_TRUE(WriteOptimizerStateFile(path, state).ok());
+  ExpectSameState(*ReadOptimizerStateFile(path), state);
+  fs::resize_file(path, fs::file_size(path) - 4);
+  EXPECT_THAT(ReadOptimizerStateFile(path).status().message(), HasSubstr(path));
+}
+
+}  // namespace
+}  // namespace gpt_sft::trainer
