@@ -34,8 +34,8 @@
 #include "trainer/generation/generator.h"
 
 ABSL_FLAG(std::string, checkpoint_dir, "",
-          "directory of model_<step>.safetensors + meta_<step>.json (default: the largest d<N> under "
-          "<base_dir>/chatsft_checkpoints)");
+          "a trainer's run directory (its step_<step>/ directories) or a directory of model_<step>.safetensors + "
+          "meta_<step>.json (default: the largest d<N> under <base_dir>/chatsft_checkpoints)");
 ABSL_FLAG(int64_t, step, -1, "checkpoint step (default: the last one in --checkpoint_dir)");
 ABSL_FLAG(std::string, base_dir, "", "nanochat base directory (default: $NANOCHAT_BASE_DIR, else ~/.cache/nanochat)");
 ABSL_FLAG(std::string, tokenizer, "", "tokenizer file (default: <base_dir>/tokenizer/tokenizer.txt)");

@@ -10,6 +10,7 @@
 #include "base/atomic_file.h"
 #include "base/json_fields.h"
 #include "base/json_file.h"
+#include "base/read_file.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/step_directory.h"
 #include "trainer/optimizer_state_file.h"
@@ -23,6 +24,27 @@ constexpr char kStateFile[] = "train_state.json";
 constexpr int kFormatVersion = 1;
 
 std::string Exact(double v) { return absl::StrFormat("%.17g", v); }
+
+/// FNV-1a 64 of `bytes`, in hex.
+std::string Fingerprint(const std::string& bytes) {
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  return absl::StrFormat("%016x", h);
+}
+
+/// What the training data is made of: the built-in switch, the repeat count and each --jsonl
+/// file's name with a fingerprint of its contents, so a resume on edited data is refused even
+/// when its row count stayed the same.
+std::string TrainingDataShape(const data::TrainingDataOptions& d) {
+  std::string shape = absl::StrCat("builtin_tasks=", d.builtin_tasks ? "true" : "false",
+                                   " jsonl_repeat=", d.jsonl_repeat, " jsonl=[");
+  for (size_t i = 0; i < d.jsonl.size(); ++i) {
+    absl::StatusOr<std::string> bytes = base::ReadFile(d.jsonl[i]);
+    absl::StrAppend(&shape, i ? ", " : "", fs::path(d.jsonl[i]).filename().string(), "#",
+                    bytes.ok() ? Fingerprint(*bytes) : "unreadable");
+  }
+  return shape + "]";
+}
 
 std::string ToJson(const ResumeState& r) {
   base::Json j;
@@ -78,6 +100,7 @@ RunShape RunShapeOf(const TrainerOptions& o, const compiler::ModelConfig& model,
       {"weight_decay", Exact(o.weight_decay)},
       {"init_lr_frac", Exact(o.init_lr_frac)},
       {"seed", absl::StrCat(o.seed)},
+      {"training_data", TrainingDataShape(o.data)},
       {"training_rows", absl::StrCat(training_rows)},
       {"num_iterations", absl::StrCat(num_iterations)},
   };
@@ -98,6 +121,7 @@ absl::Status CheckSameRun(const RunShape& saved, const RunShape& now, const std:
       const std::string origin = key == "num_iterations"  ? " (set by --max_iterations, or one epoch of the data)"
                                  : key == "world_size"    ? " (the ranks: --nproc_per_node or mpirun's -np)"
                                  : key == "training_rows" ? " (the training data)"
+                                 : key == "training_data" ? " (--jsonl's files and contents, --jsonl_repeat, --builtin_tasks)"
                                  : key == "model_config"  ? " (the model --model_source/--model_tag/--step load)"
                                                           : "";
       const std::string name = origin.empty() ? "--" + key : key;

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
@@ -95,6 +96,25 @@ TEST(ResumeState, AChangedShapeIsRefusedWithBothValues) {
   a.matrix_lr = 0.03;
   EXPECT_THAT(CheckSameRun(was, RunShapeOf(a, Tiny(), 10, 100), "/r").message(),
               HasSubstr("--matrix_lr=0.02"));
+}
+
+// Edited training data is refused even when its row count is unchanged: the --jsonl files'
+// contents are fingerprinted.
+TEST(ResumeState, EditedTrainingDataIsRefused) {
+  const std::string dir = FreshTestDir();
+  const std::string file = dir + "/mine.jsonl";
+  auto write = [&](const char* text) { std::ofstream(file) << text; };
+  write("[{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", \"content\": \"hello\"}]\n");
+  TrainerOptions o;
+  o.data.jsonl = {file};
+  const RunShape was = RunShapeOf(o, Tiny(), 10, 100);
+  EXPECT_TRUE(CheckSameRun(was, RunShapeOf(o, Tiny(), 10, 100), "/r").ok());
+  write("[{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", \"content\": \"howdy\"}]\n");
+  const absl::Status edited = CheckSameRun(was, RunShapeOf(o, Tiny(), 10, 100), "/r");
+  EXPECT_THAT(edited.message(), HasSubstr("was trained with training_data=builtin_tasks=true jsonl_repeat=1 jsonl=[mine.jsonl#"));
+  EXPECT_THAT(edited.message(), HasSubstr("--jsonl"));
+  o.data.jsonl_repeat = 2;
+  EXPECT_THAT(CheckSameRun(was, RunShapeOf(o, Tiny(), 10, 100), "/r").message(), HasSubstr("jsonl_repeat=2"));
 }
 
 TEST(OptimizerState, ImportChecksTheLayout) {
