@@ -38,7 +38,7 @@ for packing in pad bestfit; do
   v0=$(grep -oE '^Step 00000 \| Validation loss: [0-9.]+' "$log" | awk '{print $NF}')
   v4=$(grep -oE '^Step 00004 \| Validation loss: [0-9.]+' "$log" | awk '{print $NF}')
   awk -v a="$v0" -v b="$v4" 'BEGIN { exit !(b < a) }' || fail "$packing: held-out loss did not fall: $v0 -> $v4"
-  [[ -f "$tmp/run_$packing/model_000004.safetensors" ]] || fail "$packing: no checkpoint: $(ls "$tmp/run_$packing")"
+  [[ -f "$tmp/run_$packing/step_000004/model_000004.safetensors" ]] || fail "$packing: no checkpoint: $(ls -R "$tmp/run_$packing")"
   expect 'Checkpoint reloaded bit-exactly' "$log"
 
   # The trainer's batches are dump_batch's for the same flags: the same supervised tokens,
