@@ -7,6 +7,7 @@
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/params/tiny_param_store.h"
 #include "trainer/optimizer_state_file.h"
 
 namespace gpt_sft::trainer {
@@ -18,13 +19,8 @@ using ::testing::HasSubstr;
 using base::testing::FreshTestDir;
 using base::testing::ListDir;
 
-compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }
-
-runtime::ParamStore TinyStore(uint64_t seed) {
-  runtime::ParamStore s = *runtime::ParamStore::Create(Tiny());
-  s.InitNanochat(seed, /*zero_output_projections=*/false);
-  return s;
-}
+using runtime::testing::Tiny;
+using runtime::testing::TinyStore;
 
 /// An optimizer state of `params`' layout whose values are fixed by `seed`.
 OptimizerState StateFor(const runtime::ParamStore& params, int64_t steps, float seed) {

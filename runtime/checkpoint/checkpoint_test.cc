@@ -11,6 +11,7 @@
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/params/tiny_param_store.h"
 
 namespace gpt_sft::runtime {
 namespace {
@@ -24,14 +25,8 @@ using base::testing::ListDir;
 using base::testing::ReadBytes;
 using base::testing::WriteBytes;
 
-// 2 layers, vocab 16, width 8, one head: 14 tensors, 1792 floats (7 KiB of data).
-compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }
-
-ParamStore TinyStore(uint64_t seed) {
-  ParamStore s = *ParamStore::Create(Tiny());
-  s.InitNanochat(seed, /*zero_output_projections=*/false);
-  return s;
-}
+using testing::Tiny;
+using testing::TinyStore;
 
 CheckpointRecord Record(int64_t step) { return {step, 2.5, {{"mmlu_acc", 0.25}, {"arc_easy_acc", 0.5}}}; }
 

@@ -7,6 +7,7 @@
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/params/tiny_param_store.h"
 #include "runtime/checkpoint/safetensors.h"
 
 namespace gpt_sft::runtime {
@@ -17,14 +18,8 @@ using base::testing::FreshTestDir;
 using base::testing::ReadBytes;
 using base::testing::WriteBytes;
 
-// 2 layers, vocab 16, width 8, one head: 14 tensors, 1792 floats.
-compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }
-
-ParamStore TinyStore(uint64_t seed) {
-  ParamStore s = *ParamStore::Create(Tiny());
-  s.InitNanochat(seed, /*zero_output_projections=*/false);
-  return s;
-}
+using testing::Tiny;
+using testing::TinyStore;
 
 // A tensor for a hand-assembled file.
 struct Blob {

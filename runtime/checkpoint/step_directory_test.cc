@@ -10,6 +10,7 @@
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/params/tiny_param_store.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 
@@ -23,13 +24,8 @@ using base::testing::FreshTestDir;
 using base::testing::ListDir;
 using base::testing::WriteBytes;
 
-compiler::ModelConfig Tiny() { return *compiler::ModelConfig::FromDepth(2, 16, 8, 8, 1); }
-
-ParamStore TinyStore(uint64_t seed) {
-  ParamStore s = *ParamStore::Create(Tiny());
-  s.InitNanochat(seed, /*zero_output_projections=*/false);
-  return s;
-}
+using testing::Tiny;
+using testing::TinyStore;
 
 /// Saves `store` as `step` of `run` through a StepDirectory.
 absl::Status SaveStep(const std::string& run, int64_t step, const ParamStore& store, base::FaultHook hook = {}) {
