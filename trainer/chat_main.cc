@@ -21,11 +21,11 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/command_line.h"
 #include "data/conversation/render.h"
 #include "data/tokenizer/tokenizer.h"
 #include "trainer/generation/calculator.h"

@@ -14,10 +14,10 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/command_line.h"
 #include "data/tools/user_path.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "base/command_line.h"
 #include "data/tools/user_path.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "trainer/batch_tensors.h"

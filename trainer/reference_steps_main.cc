@@ -8,9 +8,9 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "base/command_line.h"
 #include "trainer/eager_step.h"
 #include "trainer/step_loop.h"
 #include "trainer/step_source_flags.h"

@@ -20,10 +20,10 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/command_line.h"
 #include "nlohmann/json.hpp"
 #include "trainer/device_step.h"
 #include "trainer/step_loop.h"

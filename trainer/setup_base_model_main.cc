@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
+#include "base/command_line.h"
 #include "data/tools/user_path.h"
 #include "trainer/demo_setup.h"
 

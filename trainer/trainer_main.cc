@@ -18,9 +18,9 @@
 
 #include "absl/flags/flag.h"
 #include "runtime/device/device.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "base/command_line.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "data/tools/user_path.h"
 #include "runtime/collectives/communicator.h"

@@ -17,11 +17,11 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/atomic_file.h"
+#include "base/command_line.h"
 #include "compiler/builder/step_builder.h"
 #include "compiler/artifact/artifact_file.h"
 #include "compiler/codegen/fusion_kernels.h"

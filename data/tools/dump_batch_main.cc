@@ -14,11 +14,11 @@
 #include <sstream>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/atomic_file.h"
+#include "base/command_line.h"
 #include "base/runfiles.h"
 #include "data/collate/loader.h"
 #include "data/pipeline/pad_token.h"

@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "base/command_line.h"
 #include "data/io/utf8.h"
 #include "data/tokenizer/tokenizer.h"
 #include "data/tools/user_path.h"

@@ -23,10 +23,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
 #include <nlohmann/json.hpp>
+#include "base/command_line.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 #include "trainer/bench/mixture_batches.h"
 #include "trainer/bench/pytorch_peer.h"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/command_line.h"
 #include "trainer/bench/pytorch_peer.h"
 
 ABSL_FLAG(int, depth, 4, "n_layer");

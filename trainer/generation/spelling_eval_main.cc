@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "base/command_line.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/command_line.h"
 #include "data/tasks/spelling_tasks.h"
 #include "data/tools/user_path.h"
 #include "trainer/generation/chat_model.h"
