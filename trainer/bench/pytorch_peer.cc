@@ -54,6 +54,28 @@ std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& scrip
           flag("steps", o.steps)};
 }
 
+std::vector<std::string> PeerArgvWithMode(const PeerOptions& o, const std::string& script) {
+  std::vector<std::string> argv = PeerArgv(o, script);
+  argv.push_back("--mode=" + o.mode);
+  argv.push_back("--dtype=" + o.dtype);
+  if (!o.batch_file.empty()) argv.push_back("--batch_file=" + o.batch_file);
+  return argv;
+}
+
+// One line from the script's "kernels" object.
+std::string KernelsLine(const nlohmann::json& k) {
+  if (!k.is_object()) return "";
+  auto text = [&](const char* key) { return k.contains(key) && k[key].is_string() ? k[key].get<std::string>() : "?"; };
+  std::string flags;
+  if (k.contains("cpu_flags") && k["cpu_flags"].is_object()) {
+    for (const auto& [name, on] : k["cpu_flags"].items()) {
+      absl::StrAppend(&flags, flags.empty() ? "" : " ", name, on.is_boolean() && on.get<bool>() ? "+" : "-");
+    }
+  }
+  return absl::StrCat("matmul: ", text("matmul"), "; CPU capability ", text("cpu_capability"), " (", flags,
+                      "); BLAS_INFO=", text("blas_info"));
+}
+
 // This process's environment with the malloc configuration applied: GLIBC_TUNABLES set to the
 // configuration's, or removed so that "glibc default" is stock even if our caller tuned glibc.
 std::map<std::string, std::string> PeerEnvironment(const MallocConfig& malloc) {
@@ -73,6 +95,9 @@ absl::Status ExitError(const ProcessResult& r, const std::string& python, const 
     return absl::FailedPreconditionError(absl::StrCat(
         script, ": torch is not importable by ", python,
         " (apt-get install -y python3-torch python3-numpy); stderr tail:\n", tail));
+  }
+  if (r.exit_code == kPeerExitModeUnsupported) {
+    return absl::FailedPreconditionError(absl::StrCat(script, ": not available with ", python, ": ", tail));
   }
   if (r.exit_code == kPeerExitReferenceBlas) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -131,6 +156,14 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
   for (const absl::Status& s : statuses) {
     if (!s.ok()) return s;
   }
+  // Fields of the torch 2 script; absent ones keep their defaults (eager float32).
+  if (j.contains("mode") && j["mode"].is_string()) r.mode = j["mode"].get<std::string>();
+  if (j.contains("dtype") && j["dtype"].is_string()) r.dtype = j["dtype"].get<std::string>();
+  if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
+    r.compile_seconds = j["compile_seconds"].get<double>();
+  }
+  if (j.contains("attention") && j["attention"].is_string()) r.attention = j["attention"].get<std::string>();
+  if (j.contains("kernels")) r.kernels = KernelsLine(j["kernels"]);
   const std::string config_where = absl::StrCat(script, ": JSON line config");
   for (absl::Status s : {base::ReadField(config, "depth", r.depth, config_where),
                          base::ReadField(config, "n_embd", r.n_embd, config_where),
@@ -165,9 +198,10 @@ absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
   if (!IsRegularFile(script)) return absl::NotFoundError(absl::StrCat("PyTorch peer script ", script, " does not exist"));
   if (access(options.python.c_str(), X_OK) != 0) {
     return absl::NotFoundError(absl::StrCat("no executable ", options.python, " to run ", script,
-                                            " (Debian: apt-get install -y python3 python3-torch)"));
+                                            " (the bench makes its own with --peer=torch; Debian: apt-get install -y "
+                                            "python3 python3-torch)"));
   }
-  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgv(options, script), PeerEnvironment(options.malloc));
+  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgvWithMode(options, script), PeerEnvironment(options.malloc));
   if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(script, ": ", run.status().message()));
   if (run->exit_code != 0) return ExitError(*run, options.python, script);
   return ParsePeerJson(run->stdout_text, script);
