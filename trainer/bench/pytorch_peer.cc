@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -184,6 +185,25 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
     }
   }
   return r;
+}
+
+absl::Status WritePeerBatch(const std::string& path, const PeerBatch& b) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the batch file is little-endian");
+  const size_t n = static_cast<size_t>(b.batch) * static_cast<size_t>(b.seq);
+  const std::pair<const char*, const std::vector<int32_t>*> arrays[] = {
+      {"inputs", &b.inputs}, {"targets", &b.targets}, {"segment_ids", &b.segment_ids}, {"positions", &b.positions}};
+  for (const auto& [name, values] : arrays) {
+    if (values->size() != n || n == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("peer batch: ", name, " holds ", values->size(),
+                                                     " values, want batch*seq = ", b.batch, "*", b.seq));
+    }
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (const auto& [name, values] : arrays) {
+    out.write(reinterpret_cast<const char*>(values->data()), static_cast<std::streamsize>(n * sizeof(int32_t)));
+  }
+  if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write the peer's batch file ", path));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> FindPeerScript() { return trainer::FindRunfile("trainer/bench/pytorch_peer.py"); }

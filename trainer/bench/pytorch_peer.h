@@ -81,6 +81,18 @@ struct PeerResult {
   std::string glibc_tunables;     ///< as the peer saw it
 };
 
+/// One [batch, seq] batch for the peer's --batch_file: the tokens our side times, so both run
+/// the same batch. Each vector holds batch*seq values, row-major.
+struct PeerBatch {
+  int batch = 0, seq = 0;
+  std::vector<int32_t> inputs, targets, segment_ids, positions;
+};
+
+/// Writes `b` in pytorch_peer.py's --batch_file format: int32 little-endian, the four arrays one
+/// after another (inputs, targets, segment ids, positions). InvalidArgument naming the array
+/// whose size is not batch*seq; an I/O error names `path`.
+absl::Status WritePeerBatch(const std::string& path, const PeerBatch& b);
+
 /// The script's exit statuses that mean a missing precondition rather than a failure.
 inline constexpr int kPeerExitNoTorch = 3;
 inline constexpr int kPeerExitReferenceBlas = 4;

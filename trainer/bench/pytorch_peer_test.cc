@@ -275,6 +275,24 @@ TEST(RunPytorchPeerTest, MissingPythonIsNamed) {
   EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/bin/python3"));
 }
 
+TEST(WritePeerBatchTest, TheFourArraysInOrderAsInt32) {
+  const PeerBatch b{1, 2, {10, 11}, {12, -1}, {0, 0}, {0, 1}};
+  const std::string path = TempDir() + "/batch.bin";
+  ASSERT_TRUE(WritePeerBatch(path, b).ok());
+  std::ifstream in(path, std::ios::binary);
+  std::vector<int32_t> read(9, 7);
+  in.read(reinterpret_cast<char*>(read.data()), 9 * sizeof(int32_t));
+  EXPECT_EQ(in.gcount(), 8 * static_cast<std::streamsize>(sizeof(int32_t)));  // 8 values, no more
+  EXPECT_THAT(std::vector<int32_t>(read.begin(), read.begin() + 8), ::testing::ElementsAre(10, 11, 12, -1, 0, 0, 0, 1));
+}
+
+TEST(WritePeerBatchTest, AWrongSizeIsNamed) {
+  const PeerBatch b{1, 2, {10, 11}, {12}, {0, 0}, {0, 1}};
+  absl::Status s = WritePeerBatch(TempDir() + "/bad_batch.bin", b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("targets holds 1 values"));
+}
+
 TEST(FindPeerScriptTest, FindsTheScriptInTheRunfiles) {
   absl::StatusOr<std::string> path = FindPeerScript();
   ASSERT_TRUE(path.ok()) << path.status();
