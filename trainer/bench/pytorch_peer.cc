@@ -60,6 +60,7 @@ std::vector<std::string> PeerArgvWithMode(const PeerOptions& o, const std::strin
   argv.push_back("--mode=" + o.mode);
   argv.push_back("--dtype=" + o.dtype);
   if (!o.batch_file.empty()) argv.push_back("--batch_file=" + o.batch_file);
+  if (o.grad_accum != 1) argv.push_back(absl::StrCat("--grad_accum=", o.grad_accum));
   return argv;
 }
 

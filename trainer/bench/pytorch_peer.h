@@ -48,6 +48,7 @@ struct PeerOptions {
   int threads = 2;
   int warmup = 2;
   int steps = 3;
+  int grad_accum = 1;  ///< micro-batches (forward+backward) per optimizer step
   MallocConfig malloc = GlibcDefaultMalloc();
 };
 

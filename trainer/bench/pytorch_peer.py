@@ -58,11 +58,13 @@ def parse_flags(argv):
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--grad_accum", type=int, default=1,
+                   help="micro-batches per optimizer step (forward+backward each, gradients summed)")
     p.add_argument("--mode", choices=["eager", "compile"], default="eager")
     p.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32")
     p.add_argument("--batch_file", default="", help="the batch to time (see the module docstring)")
     args = p.parse_args(argv)
-    for name in ("depth", "n_embd", "n_head", "vocab", "batch", "seq", "threads", "steps"):
+    for name in ("depth", "n_embd", "n_head", "vocab", "batch", "seq", "threads", "steps", "grad_accum"):
         if getattr(args, name) < 1:
             p.error(f"--{name} must be >= 1, got {getattr(args, name)}")
     if args.warmup < 0:
@@ -335,8 +337,11 @@ def run(args):
     for it in range(total):
         before = resource.getrusage(resource.RUSAGE_SELF)
         start = time.perf_counter()
-        loss = step_loss()
-        grads = torch.autograd.grad(loss, [params[n] for n in names])
+        grads = None
+        for _ in range(args.grad_accum):  # the trainer's micro-batches: forward+backward each
+            loss = step_loss()
+            micro = torch.autograd.grad(loss / args.grad_accum, [params[n] for n in names])
+            grads = micro if grads is None else [g + m for g, m in zip(grads, micro)]
         optim.step(dict(zip(names, grads)), it)
         elapsed = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_SELF)
@@ -362,6 +367,7 @@ def run(args):
         "dtype": args.dtype,
         "batch_source": args.batch_file or "random",
         "threads": args.threads,
+        "grad_accum": args.grad_accum,
         "warmup": args.warmup,
         "steps": args.steps,
         "step_seconds_median": median,
