@@ -71,6 +71,10 @@ ABSL_FLAG(std::string, peer_base_python, "/usr/bin/python3", "the python that ma
 ABSL_FLAG(std::string, peer_modes, "all",
           "the peer's modes, each its own process: all, or a comma list of eager-fp32, compile-fp32, eager-bf16, "
           "compile-bf16 (torch.compile(dynamic=False); bf16 = nanochat's autocast)");
+ABSL_FLAG(std::string, peer_omp_wait_policy, "PASSIVE",
+          "the peer's OMP_WAIT_POLICY: PASSIVE (default: OpenMP workers sleep between parallel regions, as our "
+          "thread pool does; on a shared machine GNU OpenMP's spinning makes torch several times slower), ACTIVE, "
+          "or inherit (this process's environment, usually unset: GNU OpenMP's stock spin-then-sleep)");
 ABSL_FLAG(std::string, peer_malloc, "both",
           "the peer's glibc malloc: both (each mode under each; ratios against the faster), glibc-default, no-mmap-trim");
 
@@ -401,11 +405,18 @@ absl::Status RunPeer(const compiler::StepConfig& config, int threads, int warmup
   options.warmup = std::max(1, warmup);  // torch.compile's first step compiles: never timed
   options.steps = steps;
   options.batch_file = absl::StrFormat("/tmp/gpt-sft-bench-batch-%d.bin", getpid());
+  const std::string wait_policy = absl::GetFlag(FLAGS_peer_omp_wait_policy);
+  if (wait_policy != "PASSIVE" && wait_policy != "ACTIVE" && wait_policy != "inherit") {
+    return absl::InvalidArgumentError("--peer_omp_wait_policy must be PASSIVE, ACTIVE or inherit, got '" + wait_policy + "'");
+  }
+  options.omp_wait_policy = wait_policy == "inherit" ? "" : wait_policy;
   if (absl::Status s = bench::WritePeerBatch(options.batch_file, BenchBatch(config)); !s.ok()) return s;
+  std::cout << "\npeer OMP_WAIT_POLICY: " << wait_policy << " (--peer_omp_wait_policy)";
   bench::PeerModesResult peer = bench::RunPeerModes(options, *interpreter, *modes, *mallocs,
                                                     config.model.FlopsPerToken(), std::cout);
   std::filesystem::remove(options.batch_file);
   report["torch"] = peer.json;
+  report["torch"]["omp_wait_policy"] = wait_policy;
   const std::vector<std::pair<std::string, double>> speedups = bench::PeerSpeedups(ours, peer.seconds);
   std::cout << "\nratios (the other's median s/step / ours; ours at --dtype=" << compiler::DtypeName(config.dtype)
             << "):\n";

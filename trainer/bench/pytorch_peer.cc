@@ -78,12 +78,14 @@ std::string KernelsLine(const nlohmann::json& k) {
                       "); BLAS_INFO=", text("blas_info"));
 }
 
-// This process's environment with the malloc configuration applied: GLIBC_TUNABLES set to the
-// configuration's, or removed so that "glibc default" is stock even if our caller tuned glibc.
-std::map<std::string, std::string> PeerEnvironment(const MallocConfig& malloc) {
+// This process's environment with the malloc configuration applied (GLIBC_TUNABLES set to the
+// configuration's, or removed so that "glibc default" is stock even if our caller tuned glibc)
+// and OMP_WAIT_POLICY when one is asked for.
+std::map<std::string, std::string> PeerEnvironment(const PeerOptions& o) {
   std::map<std::string, std::string> env = CurrentEnvironment();
   env.erase("GLIBC_TUNABLES");
-  if (!malloc.glibc_tunables.empty()) env["GLIBC_TUNABLES"] = malloc.glibc_tunables;
+  if (!o.malloc.glibc_tunables.empty()) env["GLIBC_TUNABLES"] = o.malloc.glibc_tunables;
+  if (!o.omp_wait_policy.empty()) env["OMP_WAIT_POLICY"] = o.omp_wait_policy;
   return env;
 }
 
@@ -222,7 +224,7 @@ absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
                                             " (the bench makes its own with --peer=torch; Debian: apt-get install -y "
                                             "python3 python3-torch)"));
   }
-  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgvWithMode(options, script), PeerEnvironment(options.malloc));
+  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgvWithMode(options, script), PeerEnvironment(options));
   if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(script, ": ", run.status().message()));
   if (run->exit_code != 0) return ExitError(*run, options.python, script);
   return ParsePeerJson(run->stdout_text, script);

@@ -50,6 +50,10 @@ struct PeerOptions {
   int steps = 3;
   int grad_accum = 1;  ///< micro-batches (forward+backward) per optimizer step
   MallocConfig malloc = GlibcDefaultMalloc();
+  /// OMP_WAIT_POLICY of the child ("PASSIVE", "ACTIVE"); empty: this process's (or unset).
+  /// GNU OpenMP's default spins between parallel regions; on a machine shared with other work
+  /// those spinning workers make torch's step several times slower than passive waiting.
+  std::string omp_wait_policy;
 };
 
 /// What one peer run measured (the script's JSON line).

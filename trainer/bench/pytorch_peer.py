@@ -391,6 +391,7 @@ def run(args):
         "blas": blas,
         "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
         "openblas_num_threads": os.environ.get("OPENBLAS_NUM_THREADS", ""),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
     }
     sys.stdout.write(json.dumps(result) + "\n")
     return 0

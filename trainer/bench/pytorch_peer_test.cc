@@ -206,6 +206,15 @@ TEST(RunPytorchPeerTest, PassesTheModeTheDtypeAndTheBatchFile) {
   EXPECT_THAT(r.status().message(), HasSubstr("--steps=3 --mode=compile --dtype=bfloat16 --batch_file=/tmp/batch.bin"));
 }
 
+TEST(RunPytorchPeerTest, SetsTheOpenMpWaitPolicyWhenAsked) {
+  const std::string script = WriteScript("omp_peer.sh", "echo \"policy=${OMP_WAIT_POLICY:-unset}\" >&2\nexit 1\n");
+  PeerOptions o = ShellPeer(script);
+  unsetenv("OMP_WAIT_POLICY");
+  EXPECT_THAT(RunPytorchPeer(o).status().message(), HasSubstr("policy=unset"));
+  o.omp_wait_policy = "PASSIVE";
+  EXPECT_THAT(RunPytorchPeer(o).status().message(), HasSubstr("policy=PASSIVE"));
+}
+
 TEST(RunPytorchPeerTest, AModeTheTorchLacksIsAFailedPrecondition) {
   const std::string script =
       WriteScript("old_torch_peer.sh", "echo '--mode compile needs torch.compile (torch 2)' >&2\nexit 5\n");
