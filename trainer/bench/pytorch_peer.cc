@@ -40,7 +40,7 @@ std::string LastJsonLine(const std::string& text) {
   return "";
 }
 
-std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& script) {
+std::vector<std::string> BaseArgv(const PeerOptions& o, const std::string& script) {
   auto flag = [](const char* name, int v) { return absl::StrCat("--", name, "=", v); };
   return {o.python,
           script,
@@ -55,14 +55,18 @@ std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& scrip
           flag("steps", o.steps)};
 }
 
-std::vector<std::string> PeerArgvWithMode(const PeerOptions& o, const std::string& script) {
-  std::vector<std::string> argv = PeerArgv(o, script);
+}  // namespace
+
+std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& script) {
+  std::vector<std::string> argv = BaseArgv(o, script);
   argv.push_back("--mode=" + o.mode);
   argv.push_back("--dtype=" + o.dtype);
   if (!o.batch_file.empty()) argv.push_back("--batch_file=" + o.batch_file);
   if (o.grad_accum != 1) argv.push_back(absl::StrCat("--grad_accum=", o.grad_accum));
   return argv;
 }
+
+namespace {
 
 // One line from the script's "kernels" object.
 std::string KernelsLine(const nlohmann::json& k) {
@@ -224,7 +228,7 @@ absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
                                             " (the bench makes its own with --peer=torch; Debian: apt-get install -y "
                                             "python3 python3-torch)"));
   }
-  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgvWithMode(options, script), PeerEnvironment(options));
+  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgv(options, script), PeerEnvironment(options));
   if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(script, ": ", run.status().message()));
   if (run->exit_code != 0) return ExitError(*run, options.python, script);
   return ParsePeerJson(run->stdout_text, script);

@@ -112,6 +112,9 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
 /// runfiles). NotFound naming every place tried.
 absl::StatusOr<std::string> FindPeerScript();
 
+/// The peer's argv: python, script, then every option as --name=value.
+std::vector<std::string> PeerArgv(const PeerOptions& options, const std::string& script);
+
 /// Runs the peer once. Errors name the script and say what failed: python missing, script
 /// missing, torch missing, torch on the reference BLAS, a non-zero exit or a signal (with the
 /// tail of its stderr), unparsable output. Blocks for the whole run (seconds to minutes).
