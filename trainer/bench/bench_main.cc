@@ -67,7 +67,9 @@ ABSL_FLAG(std::string, peer, "torch",
           "under ~/.cache/gpt-sft; Debian's torch 1.13 as a labelled fallback if that fails); torch-debian: Debian's "
           "torch 1.13 (/usr/bin/python3, no torch.compile); none: ours only");
 ABSL_FLAG(std::string, peer_python, "", "with --peer=torch: this python (with torch) instead of the bench's venv");
-ABSL_FLAG(std::string, peer_base_python, "/usr/bin/python3", "the python that makes the peer's venv (-m venv)");
+ABSL_FLAG(std::string, peer_base_python, "",
+          "the python that makes the peer's venv (-m venv); empty: the first python3 on PATH, else /usr/bin/python3 "
+          "(not a python whose LIBDIR holds Debian's python3-torch: torch.compile's inductor would link against it)");
 ABSL_FLAG(std::string, peer_modes, "all",
           "the peer's modes, each its own process: all, or a comma list of eager-fp32, compile-fp32, eager-bf16, "
           "compile-bf16 (torch.compile(dynamic=False); bf16 = nanochat's autocast)");

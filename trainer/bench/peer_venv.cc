@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "trainer/bench/subprocess.h"
 
@@ -122,6 +123,16 @@ std::string PythonOf(const std::string& venv) { return venv + "/bin/python"; }
 
 }  // namespace
 
+std::string DefaultBasePython() {
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+      const std::string candidate = absl::StrCat(dir, "/python3");
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+  }
+  return "/usr/bin/python3";
+}
+
 std::string PeerVenvRoot(const PeerVenvOptions& options) {
   if (!options.root_dir.empty()) return options.root_dir;
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
@@ -161,9 +172,10 @@ absl::StatusOr<std::string> EnsurePeerVenv(const PeerVenvOptions& options) {
     fs::remove_all(partial, ec);
     return s;
   };
-  progress << "torch peer: [1/3] " << options.base_python << " -m venv " << partial << "\n";
+  const std::string base_python = options.base_python.empty() ? DefaultBasePython() : options.base_python;
+  progress << "torch peer: [1/3] " << base_python << " -m venv " << partial << "\n";
   absl::StatusOr<StepOutput> step =
-      RunStep("creating the venv", {options.base_python, "-m", "venv", partial}, log_path, progress);
+      RunStep("creating the venv", {base_python, "-m", "venv", partial}, log_path, progress);
   if (!step.ok()) return fail(step.status());
   const std::vector<std::string> install = WithPython(InstallCommand(options), PythonOf(partial));
   progress << "torch peer: [2/3] " << absl::StrJoin(install, " ") << "\n";

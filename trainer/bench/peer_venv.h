@@ -27,8 +27,8 @@ inline constexpr char kPinnedNumpyVersion[] = "2.4.6";
 struct PeerVenvOptions {
   /// Where venvs live; empty: $XDG_CACHE_HOME/gpt-sft, else $HOME/.cache/gpt-sft.
   std::string root_dir;
-  /// The interpreter `-m venv` runs with (Debian's has the venv module).
-  std::string base_python = "/usr/bin/python3";
+  /// The interpreter `-m venv` runs with; empty: DefaultBasePython().
+  std::string base_python;
   std::string torch_version = kPinnedTorchVersion;
   /// The install step's argv; "{python}" in an element is replaced by the new venv's python.
   /// Empty: {python} -m pip install --progress-bar on torch==<torch_version> numpy==<pinned>.
@@ -39,6 +39,11 @@ struct PeerVenvOptions {
   /// Messages and the progress lines, and the installer's own output (pip's download bars).
   std::ostream* progress = nullptr;
 };
+
+/// The first executable `python3` on $PATH, else /usr/bin/python3. PATH first because a python
+/// whose LIBDIR holds Debian's python3-torch (/usr/lib/x86_64-linux-gnu: Debian's own python3)
+/// breaks torch 2's inductor, which links with -L<LIBDIR> first (pytorch_peer.py, exit 6).
+std::string DefaultBasePython();
 
 /// The root in effect for `options` (the default when root_dir is empty).
 std::string PeerVenvRoot(const PeerVenvOptions& options);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace gpt_sft::bench {
@@ -132,6 +133,20 @@ TEST_F(PeerVenvTest, AMissingBasePythonIsNamed) {
   ASSERT_FALSE(python.ok());
   EXPECT_THAT(python.status().message(), HasSubstr("/nonexistent/python3"));
   EXPECT_FALSE(fs::exists(root_ + "/torch-peer-9.9.9"));
+}
+
+TEST(DefaultBasePythonTest, TheFirstPython3OnThePath) {
+  const char* tmp = std::getenv("TEST_TMPDIR");
+  const std::string dir = std::string(tmp != nullptr ? tmp : "/tmp") + "/path_with_python";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/python3") << "#!/bin/sh\n";
+  fs::permissions(dir + "/python3", fs::perms::owner_all);
+  const std::string saved = std::getenv("PATH") != nullptr ? std::getenv("PATH") : "";
+  setenv("PATH", ("/nonexistent:" + dir + ":/usr/bin").c_str(), 1);
+  EXPECT_EQ(DefaultBasePython(), dir + "/python3");
+  setenv("PATH", "/nonexistent", 1);
+  EXPECT_EQ(DefaultBasePython(), "/usr/bin/python3");
+  setenv("PATH", saved.c_str(), 1);
 }
 
 TEST(PeerVenvDirTest, DefaultsUnderTheUsersCache) {

@@ -78,8 +78,10 @@ std::string KernelsLine(const nlohmann::json& k) {
       absl::StrAppend(&flags, flags.empty() ? "" : " ", name, on.is_boolean() && on.get<bool>() ? "+" : "-");
     }
   }
-  return absl::StrCat("matmul: ", text("matmul"), "; CPU capability ", text("cpu_capability"), " (", flags,
-                      "); BLAS_INFO=", text("blas_info"));
+  std::string line = absl::StrCat("matmul: ", text("matmul"), "; CPU capability ", text("cpu_capability"), " (",
+                                  flags, "); BLAS_INFO=", text("blas_info"));
+  if (k.contains("inductor_vec_isa")) absl::StrAppend(&line, "; inductor C++ for ", text("inductor_vec_isa"));
+  return line;
 }
 
 // This process's environment with the malloc configuration applied (GLIBC_TUNABLES set to the
@@ -103,6 +105,10 @@ absl::Status ExitError(const ProcessResult& r, const std::string& python, const 
     return absl::FailedPreconditionError(absl::StrCat(
         script, ": torch is not importable by ", python,
         " (apt-get install -y python3-torch python3-numpy); stderr tail:\n", tail));
+  }
+  if (r.exit_code == kPeerExitInductorScalar) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(script, ": torch.compile would generate scalar code here, refusing to measure it: ", tail));
   }
   if (r.exit_code == kPeerExitModeUnsupported) {
     return absl::FailedPreconditionError(absl::StrCat(script, ": not available with ", python, ": ", tail));

@@ -102,6 +102,8 @@ absl::Status WritePeerBatch(const std::string& path, const PeerBatch& b);
 inline constexpr int kPeerExitNoTorch = 3;
 inline constexpr int kPeerExitReferenceBlas = 4;
 inline constexpr int kPeerExitModeUnsupported = 5;  ///< torch.compile asked of torch 1.x
+/// torch.compile's inductor found no usable vector ISA: it would generate scalar code.
+inline constexpr int kPeerExitInductorScalar = 6;
 
 /// Parses the last line of `stdout_text` that starts with '{'. `script` names the source in
 /// errors. Fails (naming the script and the field) on no JSON line, bad JSON or a missing field.

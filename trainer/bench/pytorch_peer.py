@@ -23,6 +23,12 @@ BLAS (a 40x slower peer would be a meaningless comparison), 5 the mode needs a n
 (torch.compile needs torch 2).
 
   python trainer/bench/pytorch_peer.py --mode compile --dtype bfloat16 --steps 3
+
+Exit 6: --mode compile, but inductor found no usable vector ISA (the small program it builds to
+test one failed to build or to load), so it would generate scalar C++ loops and torch.compile's
+figure would be meaningless. Seen with a venv made from Debian's /usr/bin/python3 while Debian's
+python3-torch is installed: inductor links with -L<that python's LIBDIR> first, which then holds
+torch 1.13's libtorch_cpu.so, and the test library cannot resolve torch 2's Sleef symbols.
 """
 import argparse
 import ctypes
@@ -39,6 +45,7 @@ import time
 EXIT_NO_TORCH = 3
 EXIT_REFERENCE_BLAS = 4
 EXIT_MODE_UNSUPPORTED = 5
+EXIT_INDUCTOR_SCALAR = 6
 
 # nanochat's SFT learning rates and init_lr_frac (NANOCHAT.md 4.1, 4.4).
 LRS = {"embedding_lr": 0.2, "unembedding_lr": 0.004, "matrix_lr": 0.02}
@@ -234,6 +241,23 @@ def kernels(torch, args):
     }
 
 
+def inductor_vec_isa():
+    """The vector ISA inductor's C++ backend generates code for ("avx512", "avx2"); exits
+    EXIT_INDUCTOR_SCALAR when it found none (see the module docstring)."""
+    import sysconfig
+    from torch._inductor import cpu_vec_isa
+    isa = cpu_vec_isa.pick_vec_isa()
+    if not isa:
+        sys.stderr.write(
+            "pytorch_peer.py: torch.compile's inductor found no usable vector ISA on this CPU, so it would "
+            "generate scalar C++ and be a meaningless peer. Its test library failed to build or load; a "
+            f"libtorch in {sysconfig.get_config_var('LIBDIR')} (this python's LIBDIR, which inductor links "
+            "with first, e.g. Debian's python3-torch) is the known cause: make the venv from another python "
+            "(the bench's --peer_base_python).\n")
+        sys.exit(EXIT_INDUCTOR_SCALAR)
+    return str(isa)
+
+
 def flops_per_token(cfg, num_params):
     """nanochat's estimate (compiler/config/model_config.cc FlopsPerToken): 6 per non-embedding
     parameter plus the attention matmuls, 12 * n_layer * n_head * head_dim * seq_len."""
@@ -301,6 +325,8 @@ def run(args):
     torch.set_num_threads(args.threads)
     sgemm_library, blas = loaded_blas(torch)
     kernel_report = kernels(torch, args)
+    if args.mode == "compile":
+        kernel_report["inductor_vec_isa"] = inductor_vec_isa()
     cfg = {"sequence_len": args.seq, "vocab_size": args.vocab, "n_layer": args.depth,
            "n_head": args.n_head, "n_kv_head": args.n_head, "n_embd": args.n_embd}
     bf16 = args.dtype == "bfloat16"

@@ -225,6 +225,15 @@ TEST(RunPytorchPeerTest, AModeTheTorchLacksIsAFailedPrecondition) {
   EXPECT_THAT(r.status().message(), HasSubstr("needs torch.compile"));
 }
 
+TEST(RunPytorchPeerTest, ScalarInductorCodeIsRefused) {
+  const std::string script = WriteScript("scalar_peer.sh", "echo 'inductor found no usable vector ISA' >&2\nexit 6\n");
+  absl::StatusOr<PeerResult> r = RunPytorchPeer(ShellPeer(script));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("torch.compile would generate scalar code here"));
+  EXPECT_THAT(r.status().message(), HasSubstr("no usable vector ISA"));
+}
+
 TEST(RunPytorchPeerTest, NonZeroExitGivesTheStderrTail) {
   const std::string script = WriteScript("failing_peer.sh", "echo 'Traceback: boom' >&2\nexit 1\n");
   absl::StatusOr<PeerResult> r = RunPytorchPeer(ShellPeer(script));
