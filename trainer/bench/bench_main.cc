@@ -384,6 +384,22 @@ void PrintRow(const std::string& name, double median, int64_t tokens, int64_t fl
                                note);
 }
 
+/// The peer's flags, checked before our step runs (minutes) rather than after.
+absl::Status CheckPeerFlags() {
+  if (absl::StatusOr<std::vector<bench::PeerMode>> m = bench::ParsePeerModes(absl::GetFlag(FLAGS_peer_modes)); !m.ok()) {
+    return m.status();
+  }
+  if (absl::StatusOr<std::vector<bench::MallocConfig>> m = bench::ParsePeerMalloc(absl::GetFlag(FLAGS_peer_malloc));
+      !m.ok()) {
+    return m.status();
+  }
+  const std::string wait_policy = absl::GetFlag(FLAGS_peer_omp_wait_policy);
+  if (wait_policy != "PASSIVE" && wait_policy != "ACTIVE" && wait_policy != "inherit") {
+    return absl::InvalidArgumentError("--peer_omp_wait_policy must be PASSIVE, ACTIVE or inherit, got '" + wait_policy + "'");
+  }
+  return absl::OkStatus();
+}
+
 /// The PyTorch peer in each of its modes on our batch, its rows, and every ratio in the report.
 absl::Status RunPeer(const compiler::StepConfig& config, int threads, int warmup, int steps, const bench::OurSeconds& ours,
                      nlohmann::ordered_json& report) {
@@ -408,9 +424,6 @@ absl::Status RunPeer(const compiler::StepConfig& config, int threads, int warmup
   options.steps = steps;
   options.batch_file = absl::StrFormat("/tmp/gpt-sft-bench-batch-%d.bin", getpid());
   const std::string wait_policy = absl::GetFlag(FLAGS_peer_omp_wait_policy);
-  if (wait_policy != "PASSIVE" && wait_policy != "ACTIVE" && wait_policy != "inherit") {
-    return absl::InvalidArgumentError("--peer_omp_wait_policy must be PASSIVE, ACTIVE or inherit, got '" + wait_policy + "'");
-  }
   options.omp_wait_policy = wait_policy == "inherit" ? "" : wait_policy;
   if (absl::Status s = bench::WritePeerBatch(options.batch_file, BenchBatch(config)); !s.ok()) return s;
   std::cout << "\npeer OMP_WAIT_POLICY: " << wait_policy << " (--peer_omp_wait_policy)";
@@ -437,6 +450,10 @@ int Main(int argc, char** argv) {
   }
   if (const std::string peer = absl::GetFlag(FLAGS_peer); peer != "torch" && peer != "torch-debian" && peer != "none") {
     std::cerr << "bench: --peer must be torch, torch-debian or none, got '" << peer << "'\n";
+    return 1;
+  }
+  if (absl::Status s = CheckPeerFlags(); !s.ok()) {
+    std::cerr << "bench: " << s.message() << "\n";
     return 1;
   }
   absl::StatusOr<compiler::ModelConfig> model =
