@@ -18,8 +18,8 @@ absl::StatusOr<PeerInterpreter> ChoosePeerInterpreter(const std::string& peer, c
   if (python.ok()) {
     return PeerInterpreter{*python, absl::StrCat("torch ", venv.torch_version, " from PyPI (", *python, ")"), ""};
   }
-  const std::string reason = absl::StrCat("the pinned torch ", venv.torch_version,
-                                          " could not be installed: ", python.status().message());
+  const std::string reason =
+      absl::StrCat("the pinned torch ", venv.torch_version, " could not be installed: ", python.status().message());
   return PeerInterpreter{kDebianPython, "FALLBACK: Debian's torch, not the pinned torch " + venv.torch_version, reason};
 }
 

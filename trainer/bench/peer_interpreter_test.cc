@@ -35,7 +35,8 @@ TEST(ChoosePeerInterpreterTest, DebianIsLabelled) {
 }
 
 TEST(ChoosePeerInterpreterTest, AnExplicitPythonIsUsedAsIs) {
-  absl::StatusOr<PeerInterpreter> p = ChoosePeerInterpreter("torch", "/opt/py/bin/python", TestVenv("explicit", {"/bin/false"}));
+  absl::StatusOr<PeerInterpreter> p =
+      ChoosePeerInterpreter("torch", "/opt/py/bin/python", TestVenv("explicit", {"/bin/false"}));
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->python, "/opt/py/bin/python");
   EXPECT_EQ(p->fallback_reason, "");

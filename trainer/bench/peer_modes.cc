@@ -30,8 +30,9 @@ absl::StatusOr<std::vector<PeerMode>> ParsePeerModes(const std::string& flag) {
       }
     }
     if (!found) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--peer_modes: unknown mode '", name, "'; want all or a list of eager-fp32, compile-fp32, eager-bf16, compile-bf16"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--peer_modes: unknown mode '", name,
+                       "'; want all or a list of eager-fp32, compile-fp32, eager-bf16, compile-bf16"));
     }
   }
   if (modes.empty()) return absl::InvalidArgumentError("--peer_modes is empty; want all or a list of modes");

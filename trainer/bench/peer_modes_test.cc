@@ -61,7 +61,8 @@ TEST(RunPeerModesTest, OneRunPerModeAndMallocWithTheReasonWhenAModeCannotRun) {
   base.script = script;
   base.warmup = 1;
   base.steps = 1;
-  const PeerInterpreter interpreter{"/bin/sh", "FALLBACK: Debian's torch", "the pinned torch 2.15.0 could not be installed: offline"};
+  const PeerInterpreter interpreter{"/bin/sh", "FALLBACK: Debian's torch",
+                                    "the pinned torch 2.15.0 could not be installed: offline"};
   std::ostringstream out;
   PeerModesResult r = RunPeerModes(base, interpreter, *ParsePeerModes("all"), PeerMallocConfigs(), 56623104, out);
 

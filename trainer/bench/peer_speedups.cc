@@ -29,7 +29,8 @@ std::vector<std::pair<std::string, double>> PeerSpeedups(const OurSeconds& ours,
   add("speedup_compiled_vs_interpreter", ours.interpreter, ours.compiled);
   const std::pair<const char*, const char*> modes[] = {
       {"eager", "float32"}, {"compile", "float32"}, {"eager", "bfloat16"}, {"compile", "bfloat16"}};
-  for (const auto& [ours_name, mine] : {std::pair{"compiled", ours.compiled}, std::pair{"interpreter", ours.interpreter}}) {
+  for (const auto& [ours_name, mine] :
+       {std::pair{"compiled", ours.compiled}, std::pair{"interpreter", ours.interpreter}}) {
     for (const auto& [mode, dtype] : modes) {
       add(std::string("speedup_") + ours_name + "_vs_" + PeerModeKey(mode, dtype), Best(peer, mode, dtype), mine);
     }

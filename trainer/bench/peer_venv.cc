@@ -35,8 +35,14 @@ std::vector<std::string> WithPython(const std::vector<std::string>& argv, const 
 
 std::vector<std::string> InstallCommand(const PeerVenvOptions& o) {
   if (!o.install_command.empty()) return o.install_command;
-  return {"{python}", "-m", "pip", "install", "--progress-bar", "on",
-          absl::StrCat("torch==", o.torch_version), absl::StrCat("numpy==", kPinnedNumpyVersion)};
+  return {"{python}",
+          "-m",
+          "pip",
+          "install",
+          "--progress-bar",
+          "on",
+          absl::StrCat("torch==", o.torch_version),
+          absl::StrCat("numpy==", kPinnedNumpyVersion)};
 }
 
 std::vector<std::string> CheckCommand(const PeerVenvOptions& o) {
@@ -153,9 +159,9 @@ absl::StatusOr<std::string> EnsurePeerVenv(const PeerVenvOptions& options) {
   std::error_code ec;
   if (fs::exists(final_dir, ec)) {
     if (fs::exists(marker, ec)) return PythonOf(final_dir);
-    return absl::FailedPreconditionError(absl::StrCat(
-        final_dir, " exists but is not a complete peer venv (no ", kPeerVenvCompleteMarker,
-        "); remove it and the bench makes a new one: rm -rf ", final_dir));
+    return absl::FailedPreconditionError(
+        absl::StrCat(final_dir, " exists but is not a complete peer venv (no ", kPeerVenvCompleteMarker,
+                     "); remove it and the bench makes a new one: rm -rf ", final_dir));
   }
   std::ostream& progress = Progress(options);
   fs::create_directories(root, ec);

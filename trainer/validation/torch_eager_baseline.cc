@@ -25,9 +25,10 @@ absl::StatusOr<std::pair<std::string, std::string>> ChoosePython(const TorchEage
   if (r.python_flag == "auto") {
     const std::string dir = bench::PeerVenvDir(r.venv);
     if (!std::filesystem::exists(dir + "/" + bench::kPeerVenvCompleteMarker)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "no PyTorch peer venv at ", dir, " (`./bazelw run //trainer:bench` makes it once; or pass "
-          "--torch_eager=venv to make it now, or --torch_eager=PATH for a python with torch)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("no PyTorch peer venv at ", dir,
+                       " (`./bazelw run //trainer:bench` makes it once; or pass "
+                       "--torch_eager=venv to make it now, or --torch_eager=PATH for a python with torch)"));
     }
     return std::pair{dir + "/bin/python", absl::StrCat("the bench's torch ", r.venv.torch_version, " venv")};
   }
@@ -64,8 +65,8 @@ absl::StatusOr<bench::PeerOptions> TorchEagerPeerOptions(const base::Json& model
   const int64_t per_micro = int64_t{o.batch} * o.seq;
   const int64_t tokens = compiled.steps.back().tokens;
   if (per_micro <= 0 || tokens % per_micro != 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("Test 2's ", tokens, " tokens per step are not a whole number of [", o.batch, ", ", o.seq, "] micro-batches"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "Test 2's ", tokens, " tokens per step are not a whole number of [", o.batch, ", ", o.seq, "] micro-batches"));
   }
   o.grad_accum = static_cast<int>(tokens / per_micro);
   if (!compiled.summary || !compiled.summary->num_threads) return Missing("thread count in its run summary");
@@ -104,10 +105,11 @@ TorchEagerBaseline MeasureTorchEager(const TorchEagerRequest& request, const bas
   b.threads = options->threads;
   b.warmup = options->warmup;
   b.steps = options->steps;
-  console << absl::StrFormat(
-                 "\n=== PyTorch eager baseline (nanochat's model): [%d, %d] x %d micro-batches, %d threads, %s, %s ===\n",
-                 b.batch, b.seq, b.grad_accum, b.threads, b.dtype, b.python)
-          << std::flush;
+  console
+      << absl::StrFormat(
+             "\n=== PyTorch eager baseline (nanochat's model): [%d, %d] x %d micro-batches, %d threads, %s, %s ===\n",
+             b.batch, b.seq, b.grad_accum, b.threads, b.dtype, b.python)
+      << std::flush;
   if (options->script.empty()) {
     absl::StatusOr<std::string> script = bench::FindPeerScript();
     if (!script.ok()) return not_measured(script.status());

@@ -19,8 +19,8 @@ namespace {
 using ::testing::HasSubstr;
 
 base::Json Model() {
-  return base::Json{{"n_layer", 2}, {"n_embd", 128}, {"n_head", 2}, {"n_kv_head", 2}, {"vocab_size", 512},
-                    {"sequence_len", 512}};
+  return base::Json{{"n_layer", 2},   {"n_embd", 128},     {"n_head", 2},
+                    {"n_kv_head", 2}, {"vocab_size", 512}, {"sequence_len", 512}};
 }
 
 std::string TempDir() {
@@ -98,8 +98,9 @@ TEST(MeasureTorchEager, RunsThePeerWithTest2sConfig) {
   ASSERT_TRUE(b.seconds_per_step.has_value());
   EXPECT_DOUBLE_EQ(*b.seconds_per_step, 0.5);
   EXPECT_EQ(b.peak_rss_bytes, 123);
-  EXPECT_THAT(b.torch_version, HasSubstr("--depth=2 --n_embd=128 --n_head=2 --vocab=512 --batch=4 --seq=512 "
-                                         "--threads=1 --warmup=1 --steps=3 --mode=eager --dtype=float32 --grad_accum=4"));
+  EXPECT_THAT(b.torch_version,
+              HasSubstr("--depth=2 --n_embd=128 --n_head=2 --vocab=512 --batch=4 --seq=512 "
+                        "--threads=1 --warmup=1 --steps=3 --mode=eager --dtype=float32 --grad_accum=4"));
   EXPECT_EQ(b.attention, "sdpa PASSIVE");
   EXPECT_EQ(b.source, "--torch_eager=/bin/sh");
   EXPECT_EQ(b.command.front(), "/bin/sh");
