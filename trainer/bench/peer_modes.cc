@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace gpt_sft::bench {
 namespace {
@@ -72,8 +73,9 @@ PeerModesResult RunPeerModes(const PeerOptions& base, const PeerInterpreter& int
       nlohmann::ordered_json run = {{"mode", m.mode}, {"dtype", m.dtype}, {"malloc", malloc.name}};
       absl::StatusOr<PeerResult> r = RunPytorchPeer(o);
       if (!r.ok()) {
-        out << absl::StrFormat("  torch %s %s, %s: not run: %s\n", m.mode, m.dtype, malloc.name, r.status().message());
-        run["not_run"] = std::string(r.status().message());
+        out << absl::StrFormat("  torch %s %s, %s: not run: %s\n", m.mode, m.dtype, malloc.name,
+                               absl::StripTrailingAsciiWhitespace(r.status().message()));
+        run["not_run"] = std::string(absl::StripTrailingAsciiWhitespace(r.status().message()));
         result.json["runs"].push_back(run);
         continue;
       }

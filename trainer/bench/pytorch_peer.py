@@ -186,7 +186,7 @@ def stdout_of(fn):
     return text
 
 
-def matmul_kernel(torch, dtype, rows, k, n):
+def matmul_kernel(torch, dtype, rows, k, n, sgemm_library):
     """Which library and kernel torch's CPU matmul of [rows,k] x [k,n] ran in this dtype mode: MKL's
     or oneDNN's own verbose report of one such matmul (the ISA it dispatched), or what is known."""
     a, w = torch.randn(rows, k), torch.randn(n, k)
@@ -199,12 +199,16 @@ def matmul_kernel(torch, dtype, rows, k, n):
             torch.nn.functional.linear(a, w)
 
     def verbose_run():
-        mkl = getattr(torch.backends, "mkl", None)
+        # MKL's verbose mode exists only in a build on MKL (PyPI's); Debian's torch is on OpenBLAS.
+        mkl = getattr(torch.backends, "mkl", None) if blas_info(torch) == "mkl" else None
         dnn = getattr(torch.backends, "mkldnn", None)
-        if mkl is None or dnn is None or not hasattr(mkl, "verbose") or not hasattr(dnn, "verbose"):
-            run()
-            return
-        with mkl.verbose(mkl.VERBOSE_ON), dnn.verbose(dnn.VERBOSE_ON):
+        if mkl is not None and hasattr(mkl, "verbose") and dnn is not None and hasattr(dnn, "verbose"):
+            with mkl.verbose(mkl.VERBOSE_ON), dnn.verbose(dnn.VERBOSE_ON):
+                run()
+        elif dnn is not None and hasattr(dnn, "verbose") and dnn.is_available():
+            with dnn.verbose(dnn.VERBOSE_ON):
+                run()
+        else:
             run()
 
     try:
@@ -221,10 +225,12 @@ def matmul_kernel(torch, dtype, rows, k, n):
             header = next((l for l in text.splitlines() if l.startswith("MKL_VERBOSE") and "GEMM(" not in l), "")
             isa = "AMX" if "AMX" in header else ("AVX-512" if "AVX-512" in header else "")
             return f"MKL {line.split()[1].split('(')[0]} ({isa or header[12:60]})"
+    if dtype == "float32" and blas_info(torch) != "mkl":
+        return f"sgemm_ from {sgemm_library}"
     return f"BLAS_INFO={blas_info(torch)} (no verbose report)"
 
 
-def kernels(torch, args):
+def kernels(torch, args, sgemm_library):
     """What torch ran on: its CPU capability, BLAS and oneDNN, and the matmul kernel of this mode."""
     capability = "unknown"
     if hasattr(torch.backends, "cpu") and hasattr(torch.backends.cpu, "get_cpu_capability"):
@@ -237,7 +243,8 @@ def kernels(torch, args):
         "blas_info": blas_info(torch),
         "mkldnn_available": bool(torch.backends.mkldnn.is_available()),
         "cpu_flags": flags,
-        "matmul": matmul_kernel(torch, args.dtype, args.batch * args.seq, args.n_embd, 4 * args.n_embd),
+        "matmul": matmul_kernel(torch, args.dtype, args.batch * args.seq, args.n_embd, 4 * args.n_embd,
+                                sgemm_library),
     }
 
 
@@ -324,7 +331,7 @@ def run(args):
         sys.exit(EXIT_MODE_UNSUPPORTED)
     torch.set_num_threads(args.threads)
     sgemm_library, blas = loaded_blas(torch)
-    kernel_report = kernels(torch, args)
+    kernel_report = kernels(torch, args, sgemm_library)
     if args.mode == "compile":
         kernel_report["inductor_vec_isa"] = inductor_vec_isa()
     cfg = {"sequence_len": args.seq, "vocab_size": args.vocab, "n_layer": args.depth,
