@@ -17,9 +17,10 @@ tiny=(--max_iterations=8 --eval_every=4 --eval_steps=2 --eval_metrics_max_proble
 # json FILE EXPR: prints the Python expression EXPR over the report `r`.
 json() { "$python" -c "import json, sys; r = json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-# 1. A clean run: exit 0, everything written, every criterion measured.
+# 1. A clean run: exit 0, everything written, every criterion measured but the optional PyTorch
+# eager baseline, which tests never run (--torch_eager=none): stated as not measured, exit 0.
 run="$tmp/run_ok"
-"$validate" --demo --base_dir="$base" --run_dir="$run" "${tiny[@]}" > "$tmp/ok.log" 2>&1
+"$validate" --demo --base_dir="$base" --run_dir="$run" --torch_eager=none "${tiny[@]}" > "$tmp/ok.log" 2>&1
 rc=$?
 [[ $rc -eq 0 ]] || fail "validate exited $rc: $(tail -40 "$tmp/ok.log")"
 md="$run/VALIDATION_REPORT.md"
@@ -36,9 +37,12 @@ for t in test1_eager test2_compiled test2b_compiled_warm test3_compiled_2ranks; 
   ls "$run/$t"/step_*/ | grep -q '^model_.*\.safetensors$' || fail "no checkpoint in $t: $(ls -R "$run/$t")"
 done
 [[ $(json "$data" 'r["exit_code"]') == 0 ]] || fail "JSON exit_code is not 0"
-[[ $(json "$data" 'len(r["criteria"])') == 10 ]] || fail "not 10 criteria"
+[[ $(json "$data" 'len(r["criteria"])') == 11 ]] || fail "not 11 criteria"
 unmeasured=$(json "$data" '[c["id"] for c in r["criteria"] if c["status"] == "not_measured" or c["value"] is None]')
-[[ "$unmeasured" == "[]" ]] || fail "criteria without a measured value: $unmeasured"
+[[ "$unmeasured" == "['speedup_vs_torch_eager']" ]] || fail "criteria without a measured value: $unmeasured"
+[[ $(json "$data" '[c["optional"] for c in r["criteria"] if c["id"] == "speedup_vs_torch_eager"]') == "[True]" ]] \
+  || fail "the PyTorch eager criterion is not optional"
+[[ $(json "$data" 'r["torch_eager"]["why_not"]') == "--torch_eager=none" ]] || fail "no reason for the torch baseline"
 failed=$(json "$data" '[c["id"] for c in r["criteria"] if c["kind"] == "correctness" and c["status"] != "pass"]')
 [[ "$failed" == "[]" ]] || fail "correctness checks failed: $failed"
 [[ $(json "$data" '[t["status"] for t in r["tests"]]') == "['passed', 'passed', 'passed', 'passed']" ]] \
@@ -59,7 +63,10 @@ expect "| CPU | $(grep -m1 '^model name' /proc/cpuinfo | sed 's/^[^:]*: *//') |"
 expect "| Cores | $(getconf _NPROCESSORS_ONLN) online" "$md"
 expect "| matplotlib (plots) (python3-matplotlib) | $(dpkg-query -W -f='${Version}' python3-matplotlib) |" "$md"
 expect "--compile=false --device=cpu --output_dir=$run/test1_eager --compile_cache_dir=$run/compile_cache" "$md"
-grep -q "not measured" "$md" && fail "a figure is not measured in a clean run: $(grep -n 'not measured' "$md")"
+expect "(target, optional, \`speedup_vs_torch_eager\`): not measured: --torch_eager=none" "$md"
+expect "**PyTorch eager: not measured:** --torch_eager=none" "$md"
+grep -v -e speedup_vs_torch_eager -e 'PyTorch eager: not measured' "$md" | grep -q "not measured" \
+  && fail "a figure is not measured in a clean run: $(grep -n 'not measured' "$md")"
 grep -q '\[test2\] ' "$tmp/ok.log" || fail "the trainers' output was not echoed"
 
 # 2. The planted fault: the compiled tests recompile once; the report says so and fails.

@@ -1,14 +1,16 @@
 // //trainer:bench (//trainer/bench): the full training step (forward, loss, backward, optimizer update) on the
-// CPU benchmark config, ours beside PyTorch eager in the same run.
+// CPU benchmark config, ours beside current PyTorch in the same run.
 //
 //   ./bazelw run //trainer:bench                   # depth 4, width 256, 2 heads, vocab 8192, [4,2048]
 //   ./bazelw run //trainer:bench -- --peer=none    # ours only
 //
-// Ours: the interpreted step (trainer/eager_step). The peer: trainer/bench/pytorch_peer.py
-// under stock glibc malloc and under glibc told not to mmap/trim (PyTorch's step depends on
-// it); both are reported, and the ratio is taken against the faster. Warm-up steps are
-// excluded; the figure of merit is the median step. The machine is shared and noisy: trust
-// ratios measured in one run, not absolute times.
+// Ours: the interpreted step (trainer/eager_step) and the compiled step (a child process). The
+// peer (trainer/bench/README.md): nanochat's model in a pinned torch from PyPI, eager and
+// torch.compile, fp32 and bf16 autocast, each in its own process, on our batch, under stock
+// glibc malloc and under glibc told not to mmap/trim (PyTorch's step depends on it); each is
+// reported, and the ratios are taken against a mode's faster. Warm-up steps are excluded; the
+// figure of merit is the median step. The machine is shared and noisy: trust ratios measured
+// in one run, not absolute times.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -29,6 +31,9 @@
 #include "base/command_line.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 #include "trainer/bench/mixture_batches.h"
+#include "trainer/bench/peer_interpreter.h"
+#include "trainer/bench/peer_modes.h"
+#include "trainer/bench/peer_speedups.h"
 #include "trainer/bench/pytorch_peer.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/device_step.h"
@@ -45,7 +50,8 @@ ABSL_FLAG(int, threads, 2, "threads, ours and the peer's");
 ABSL_FLAG(int, warmup, 1, "untimed steps first");
 ABSL_FLAG(int, steps, 3, "timed steps");
 ABSL_FLAG(std::string, dtype, "float32",
-          "our step's numerics: float32, or bfloat16 (nanochat's autocast rounding on f32 storage); the peer runs float32");
+          "our step's numerics: float32, or bfloat16 (nanochat's autocast rounding on f32 storage); the peer runs "
+          "the modes of --peer_modes whatever this is");
 ABSL_FLAG(bool, packed, false, "our step on packed rows (segment ids, positions); the peer is always padded");
 ABSL_FLAG(bool, json, false, "also print one JSON object with every figure (last line)");
 ABSL_FLAG(bool, profile, false, "print our step's time per op (timed steps only)");
@@ -56,7 +62,23 @@ ABSL_FLAG(std::string, path, "both",
 ABSL_FLAG(bool, mixture, true,
           "also time each path on real SFT-mixture batches, --packing=pad and bestfit, and report supervised "
           "tokens/sec (the tokens that carry a target)");
-ABSL_FLAG(std::string, peer, "torch", "torch: also run the PyTorch eager peer, both malloc configurations; none: ours only");
+ABSL_FLAG(std::string, peer, "torch",
+          "torch: also run the PyTorch peer with the pinned torch from PyPI (a venv the bench makes on first use "
+          "under ~/.cache/gpt-sft; Debian's torch 1.13 as a labelled fallback if that fails); torch-debian: Debian's "
+          "torch 1.13 (/usr/bin/python3, no torch.compile); none: ours only");
+ABSL_FLAG(std::string, peer_python, "", "with --peer=torch: this python (with torch) instead of the bench's venv");
+ABSL_FLAG(std::string, peer_base_python, "",
+          "the python that makes the peer's venv (-m venv); empty: the first python3 on PATH, else /usr/bin/python3 "
+          "(not a python whose LIBDIR holds Debian's python3-torch: torch.compile's inductor would link against it)");
+ABSL_FLAG(std::string, peer_modes, "all",
+          "the peer's modes, each its own process: all, or a comma list of eager-fp32, compile-fp32, eager-bf16, "
+          "compile-bf16 (torch.compile(dynamic=False); bf16 = nanochat's autocast)");
+ABSL_FLAG(std::string, peer_omp_wait_policy, "PASSIVE",
+          "the peer's OMP_WAIT_POLICY: PASSIVE (default: OpenMP workers sleep between parallel regions, as our "
+          "thread pool does; on a shared machine GNU OpenMP's spinning makes torch several times slower), ACTIVE, "
+          "or inherit (this process's environment, usually unset: GNU OpenMP's stock spin-then-sleep)");
+ABSL_FLAG(std::string, peer_malloc, "both",
+          "the peer's glibc malloc: both (each mode under each; ratios against the faster), glibc-default, no-mmap-trim");
 
 namespace gpt_sft::trainer {
 namespace {
@@ -82,25 +104,36 @@ int64_t PeakRssBytes() {
 }
 
 // Random tokens; targets are the next token with the last 10% of each row ignored (-1), so
-// the loss counts what a padded SFT row counts.
-StepBatch RandomBatch(int64_t B, int64_t T, int vocab, bool packed, uint32_t seed) {
+// the loss counts what a padded SFT row counts. Packed: four conversations a row.
+bench::PeerBatch RandomBatchArrays(int64_t B, int64_t T, int vocab, bool packed, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int32_t> token(0, vocab - 1);
-  std::vector<int32_t> inputs(B * T), targets(B * T), segments(B * T), positions(B * T);
+  bench::PeerBatch a{static_cast<int>(B), static_cast<int>(T), std::vector<int32_t>(B * T), std::vector<int32_t>(B * T),
+                     std::vector<int32_t>(B * T), std::vector<int32_t>(B * T)};
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t t = 0; t < T; ++t) {
-      inputs[b * T + t] = token(rng);
-      targets[b * T + t] = t < T * 9 / 10 ? token(rng) : -1;
-      segments[b * T + t] = packed ? static_cast<int32_t>(t / 512) : 0;  // four conversations a row
-      positions[b * T + t] = packed ? static_cast<int32_t>(t % 512) : static_cast<int32_t>(t);
+      a.inputs[b * T + t] = token(rng);
+      a.targets[b * T + t] = t < T * 9 / 10 ? token(rng) : -1;
+      a.segment_ids[b * T + t] = packed ? static_cast<int32_t>(t / 512) : 0;
+      a.positions[b * T + t] = packed ? static_cast<int32_t>(t % 512) : static_cast<int32_t>(t);
     }
   }
-  StepBatch batch{Tensor::FromVector<int32_t>({B, T}, inputs), Tensor::FromVector<int32_t>({B, T}, targets)};
+  return a;
+}
+
+StepBatch RandomBatch(int64_t B, int64_t T, int vocab, bool packed, uint32_t seed) {
+  const bench::PeerBatch a = RandomBatchArrays(B, T, vocab, packed, seed);
+  StepBatch batch{Tensor::FromVector<int32_t>({B, T}, a.inputs), Tensor::FromVector<int32_t>({B, T}, a.targets)};
   if (packed) {
-    batch.segment_ids = Tensor::FromVector<int32_t>({B, T}, segments);
-    batch.positions = Tensor::FromVector<int32_t>({B, T}, positions);
+    batch.segment_ids = Tensor::FromVector<int32_t>({B, T}, a.segment_ids);
+    batch.positions = Tensor::FromVector<int32_t>({B, T}, a.positions);
   }
   return batch;
+}
+
+// The batch every timed step of ours runs (seed 7), and the peer's too.
+bench::PeerBatch BenchBatch(const compiler::StepConfig& config) {
+  return RandomBatchArrays(config.batch_size, config.seq_len, config.model.vocab_size, config.packed, 7);
 }
 
 struct OursResult {
@@ -351,14 +384,76 @@ void PrintRow(const std::string& name, double median, int64_t tokens, int64_t fl
                                note);
 }
 
+/// The peer's flags, checked before our step runs (minutes) rather than after.
+absl::Status CheckPeerFlags() {
+  if (absl::StatusOr<std::vector<bench::PeerMode>> m = bench::ParsePeerModes(absl::GetFlag(FLAGS_peer_modes)); !m.ok()) {
+    return m.status();
+  }
+  if (absl::StatusOr<std::vector<bench::MallocConfig>> m = bench::ParsePeerMalloc(absl::GetFlag(FLAGS_peer_malloc));
+      !m.ok()) {
+    return m.status();
+  }
+  const std::string wait_policy = absl::GetFlag(FLAGS_peer_omp_wait_policy);
+  if (wait_policy != "PASSIVE" && wait_policy != "ACTIVE" && wait_policy != "inherit") {
+    return absl::InvalidArgumentError("--peer_omp_wait_policy must be PASSIVE, ACTIVE or inherit, got '" + wait_policy + "'");
+  }
+  return absl::OkStatus();
+}
+
+/// The PyTorch peer in each of its modes on our batch, its rows, and every ratio in the report.
+absl::Status RunPeer(const compiler::StepConfig& config, int threads, int warmup, int steps, const bench::OurSeconds& ours,
+                     nlohmann::ordered_json& report) {
+  absl::StatusOr<std::vector<bench::PeerMode>> modes = bench::ParsePeerModes(absl::GetFlag(FLAGS_peer_modes));
+  if (!modes.ok()) return modes.status();
+  absl::StatusOr<std::vector<bench::MallocConfig>> mallocs = bench::ParsePeerMalloc(absl::GetFlag(FLAGS_peer_malloc));
+  if (!mallocs.ok()) return mallocs.status();
+  bench::PeerVenvOptions venv;
+  venv.base_python = absl::GetFlag(FLAGS_peer_base_python);
+  absl::StatusOr<bench::PeerInterpreter> interpreter =
+      bench::ChoosePeerInterpreter(absl::GetFlag(FLAGS_peer), absl::GetFlag(FLAGS_peer_python), venv);
+  if (!interpreter.ok()) return interpreter.status();
+  bench::PeerOptions options;
+  options.depth = config.model.n_layer;
+  options.n_embd = config.model.n_embd;
+  options.n_head = config.model.n_head;
+  options.vocab = config.model.vocab_size;
+  options.batch = static_cast<int>(config.batch_size);
+  options.seq = static_cast<int>(config.seq_len);
+  options.threads = threads;
+  options.warmup = std::max(1, warmup);  // torch.compile's first step compiles: never timed
+  options.steps = steps;
+  options.batch_file = absl::StrFormat("/tmp/gpt-sft-bench-batch-%d.bin", getpid());
+  const std::string wait_policy = absl::GetFlag(FLAGS_peer_omp_wait_policy);
+  options.omp_wait_policy = wait_policy == "inherit" ? "" : wait_policy;
+  if (absl::Status s = bench::WritePeerBatch(options.batch_file, BenchBatch(config)); !s.ok()) return s;
+  std::cout << "\npeer OMP_WAIT_POLICY: " << wait_policy << " (--peer_omp_wait_policy)";
+  bench::PeerModesResult peer = bench::RunPeerModes(options, *interpreter, *modes, *mallocs,
+                                                    config.model.FlopsPerToken(), std::cout);
+  std::filesystem::remove(options.batch_file);
+  report["torch"] = peer.json;
+  report["torch"]["omp_wait_policy"] = wait_policy;
+  const std::vector<std::pair<std::string, double>> speedups = bench::PeerSpeedups(ours, peer.seconds);
+  std::cout << "\nratios (the other's median s/step / ours; ours at --dtype=" << compiler::DtypeName(config.dtype)
+            << "):\n";
+  for (const auto& [name, ratio] : speedups) {
+    std::cout << absl::StrFormat("  %-44s %6.2fx\n", name, ratio);
+    report[name] = ratio;
+  }
+  return absl::OkStatus();
+}
+
 int Main(int argc, char** argv) {
   const std::string path = absl::GetFlag(FLAGS_path);
   if (path != "both" && path != "interpreter" && path != "compiled") {
     std::cerr << "bench: --path must be both, interpreter or compiled, got '" << path << "'\n";
     return 1;
   }
-  if (const std::string peer = absl::GetFlag(FLAGS_peer); peer != "torch" && peer != "none") {
-    std::cerr << "bench: --peer must be torch or none, got '" << peer << "'\n";
+  if (const std::string peer = absl::GetFlag(FLAGS_peer); peer != "torch" && peer != "torch-debian" && peer != "none") {
+    std::cerr << "bench: --peer must be torch, torch-debian or none, got '" << peer << "'\n";
+    return 1;
+  }
+  if (absl::Status s = CheckPeerFlags(); !s.ok()) {
+    std::cerr << "bench: " << s.message() << "\n";
     return 1;
   }
   absl::StatusOr<compiler::ModelConfig> model =
@@ -489,7 +584,7 @@ int Main(int argc, char** argv) {
     report["compiled"] = compiled;
     if (ours_median > 0) {
       std::cout << absl::StrFormat("\ncompiled vs interpreter: %.2fx faster\n", ours_median / compiled_median);
-      report["speedup_compiled_vs_interpreter"] = ours_median / compiled_median;
+      report["speedup_compiled_vs_interpreter"] = ours_median / compiled_median;  // PeerSpeedups's too
     }
   }
   auto finish = [&]() {
@@ -498,47 +593,12 @@ int Main(int argc, char** argv) {
   };
   const std::string peer_flag = absl::GetFlag(FLAGS_peer);
   if (peer_flag == "none") return finish();
-
-  std::cout << "peer (PyTorch eager, same config, same run):\n";
-  double best_peer = 0;
-  for (const bench::MallocConfig& malloc : bench::PeerMallocConfigs()) {
-    bench::PeerOptions options;
-    options.depth = config.model.n_layer;
-    options.n_embd = config.model.n_embd;
-    options.n_head = config.model.n_head;
-    options.vocab = config.model.vocab_size;
-    options.batch = static_cast<int>(config.batch_size);
-    options.seq = static_cast<int>(config.seq_len);
-    options.threads = threads;
-    options.warmup = warmup;
-    options.steps = steps;
-    options.malloc = malloc;
-    absl::StatusOr<bench::PeerResult> peer = bench::RunPytorchPeer(options);
-    if (!peer.ok()) {
-      std::cout << "pytorch eager, " << malloc.name << ": not run: " << peer.status().message() << "\n";
-      continue;
-    }
-    PrintRow("  full step: pytorch " + peer->torch_version + ", " + malloc.name, peer->step_seconds_median, tokens,
-             config.model.FlopsPerToken(), peer->peak_rss_bytes, "RSS; sgemm from " + peer->sgemm_library);
-    if (best_peer == 0 || peer->step_seconds_median < best_peer) best_peer = peer->step_seconds_median;
-    report["torch"].push_back({{"malloc", malloc.name},
-                               {"step_seconds", peer->step_seconds_median},
-                               {"tokens_per_second", peer->tokens_per_second},
-                               {"gflops_per_second", peer->gflops_per_second},
-                               {"peak_rss_bytes", peer->peak_rss_bytes},
-                               {"torch_version", peer->torch_version},
-                               {"sgemm_library", peer->sgemm_library}});
-  }
-  if (best_peer > 0) {
-    if (ours_median > 0) {
-      std::cout << absl::StrFormat("\ninterpreter / pytorch's faster: %.2fx the time (%.2fx its speed)\n",
-                                   ours_median / best_peer, best_peer / ours_median);
-    }
-    if (ours_median > 0) report["speedup_interpreter_vs_torch"] = best_peer / ours_median;
-    if (compiled_median > 0) {
-      std::cout << absl::StrFormat("compiled vs pytorch's faster: %.2fx faster\n", best_peer / compiled_median);
-      report["speedup_compiled_vs_torch"] = best_peer / compiled_median;
-    }
+  bench::OurSeconds ours;
+  if (ours_median > 0) ours.interpreter = ours_median;
+  if (compiled_median > 0) ours.compiled = compiled_median;
+  if (absl::Status s = RunPeer(config, threads, warmup, steps, ours, report); !s.ok()) {
+    std::cerr << "bench: " << s.message() << "\n";
+    return 1;
   }
   return finish();
 }
@@ -547,7 +607,9 @@ int Main(int argc, char** argv) {
 }  // namespace gpt_sft::trainer
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("bench: the full training step, ours beside PyTorch eager");
+  absl::SetProgramUsageMessage(
+      "bench: the full training step, ours (interpreter and compiled) beside current PyTorch (eager and "
+      "torch.compile, fp32 and bf16 autocast)");
   gpt_sft::base::ParseCommandLine(argc, argv);
   return gpt_sft::trainer::Main(argc, argv);
 }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -39,7 +40,7 @@ std::string LastJsonLine(const std::string& text) {
   return "";
 }
 
-std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& script) {
+std::vector<std::string> BaseArgv(const PeerOptions& o, const std::string& script) {
   auto flag = [](const char* name, int v) { return absl::StrCat("--", name, "=", v); };
   return {o.python,
           script,
@@ -54,12 +55,43 @@ std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& scrip
           flag("steps", o.steps)};
 }
 
-// This process's environment with the malloc configuration applied: GLIBC_TUNABLES set to the
-// configuration's, or removed so that "glibc default" is stock even if our caller tuned glibc.
-std::map<std::string, std::string> PeerEnvironment(const MallocConfig& malloc) {
+}  // namespace
+
+std::vector<std::string> PeerArgv(const PeerOptions& o, const std::string& script) {
+  std::vector<std::string> argv = BaseArgv(o, script);
+  argv.push_back("--mode=" + o.mode);
+  argv.push_back("--dtype=" + o.dtype);
+  if (!o.batch_file.empty()) argv.push_back("--batch_file=" + o.batch_file);
+  if (o.grad_accum != 1) argv.push_back(absl::StrCat("--grad_accum=", o.grad_accum));
+  return argv;
+}
+
+namespace {
+
+// One line from the script's "kernels" object.
+std::string KernelsLine(const nlohmann::json& k) {
+  if (!k.is_object()) return "";
+  auto text = [&](const char* key) { return k.contains(key) && k[key].is_string() ? k[key].get<std::string>() : "?"; };
+  std::string flags;
+  if (k.contains("cpu_flags") && k["cpu_flags"].is_object()) {
+    for (const auto& [name, on] : k["cpu_flags"].items()) {
+      absl::StrAppend(&flags, flags.empty() ? "" : " ", name, on.is_boolean() && on.get<bool>() ? "+" : "-");
+    }
+  }
+  std::string line = absl::StrCat("matmul: ", text("matmul"), "; CPU capability ", text("cpu_capability"), " (",
+                                  flags, "); BLAS_INFO=", text("blas_info"));
+  if (k.contains("inductor_vec_isa")) absl::StrAppend(&line, "; inductor C++ for ", text("inductor_vec_isa"));
+  return line;
+}
+
+// This process's environment with the malloc configuration applied (GLIBC_TUNABLES set to the
+// configuration's, or removed so that "glibc default" is stock even if our caller tuned glibc)
+// and OMP_WAIT_POLICY when one is asked for.
+std::map<std::string, std::string> PeerEnvironment(const PeerOptions& o) {
   std::map<std::string, std::string> env = CurrentEnvironment();
   env.erase("GLIBC_TUNABLES");
-  if (!malloc.glibc_tunables.empty()) env["GLIBC_TUNABLES"] = malloc.glibc_tunables;
+  if (!o.malloc.glibc_tunables.empty()) env["GLIBC_TUNABLES"] = o.malloc.glibc_tunables;
+  if (!o.omp_wait_policy.empty()) env["OMP_WAIT_POLICY"] = o.omp_wait_policy;
   return env;
 }
 
@@ -73,6 +105,13 @@ absl::Status ExitError(const ProcessResult& r, const std::string& python, const 
     return absl::FailedPreconditionError(absl::StrCat(
         script, ": torch is not importable by ", python,
         " (apt-get install -y python3-torch python3-numpy); stderr tail:\n", tail));
+  }
+  if (r.exit_code == kPeerExitInductorScalar) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(script, ": torch.compile would generate scalar code here, refusing to measure it: ", tail));
+  }
+  if (r.exit_code == kPeerExitModeUnsupported) {
+    return absl::FailedPreconditionError(absl::StrCat(script, ": not available with ", python, ": ", tail));
   }
   if (r.exit_code == kPeerExitReferenceBlas) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -131,6 +170,14 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
   for (const absl::Status& s : statuses) {
     if (!s.ok()) return s;
   }
+  // Fields of the torch 2 script; absent ones keep their defaults (eager float32).
+  if (j.contains("mode") && j["mode"].is_string()) r.mode = j["mode"].get<std::string>();
+  if (j.contains("dtype") && j["dtype"].is_string()) r.dtype = j["dtype"].get<std::string>();
+  if (j.contains("compile_seconds") && j["compile_seconds"].is_number()) {
+    r.compile_seconds = j["compile_seconds"].get<double>();
+  }
+  if (j.contains("attention") && j["attention"].is_string()) r.attention = j["attention"].get<std::string>();
+  if (j.contains("kernels")) r.kernels = KernelsLine(j["kernels"]);
   const std::string config_where = absl::StrCat(script, ": JSON line config");
   for (absl::Status s : {base::ReadField(config, "depth", r.depth, config_where),
                          base::ReadField(config, "n_embd", r.n_embd, config_where),
@@ -153,6 +200,25 @@ absl::StatusOr<PeerResult> ParsePeerJson(const std::string& stdout_text, const s
   return r;
 }
 
+absl::Status WritePeerBatch(const std::string& path, const PeerBatch& b) {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the batch file is little-endian");
+  const size_t n = static_cast<size_t>(b.batch) * static_cast<size_t>(b.seq);
+  const std::pair<const char*, const std::vector<int32_t>*> arrays[] = {
+      {"inputs", &b.inputs}, {"targets", &b.targets}, {"segment_ids", &b.segment_ids}, {"positions", &b.positions}};
+  for (const auto& [name, values] : arrays) {
+    if (values->size() != n || n == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("peer batch: ", name, " holds ", values->size(),
+                                                     " values, want batch*seq = ", b.batch, "*", b.seq));
+    }
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (const auto& [name, values] : arrays) {
+    out.write(reinterpret_cast<const char*>(values->data()), static_cast<std::streamsize>(n * sizeof(int32_t)));
+  }
+  if (!out.flush()) return absl::InternalError(absl::StrCat("cannot write the peer's batch file ", path));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> FindPeerScript() { return trainer::FindRunfile("trainer/bench/pytorch_peer.py"); }
 
 absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
@@ -165,9 +231,10 @@ absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
   if (!IsRegularFile(script)) return absl::NotFoundError(absl::StrCat("PyTorch peer script ", script, " does not exist"));
   if (access(options.python.c_str(), X_OK) != 0) {
     return absl::NotFoundError(absl::StrCat("no executable ", options.python, " to run ", script,
-                                            " (Debian: apt-get install -y python3 python3-torch)"));
+                                            " (the bench makes its own with --peer=torch; Debian: apt-get install -y "
+                                            "python3 python3-torch)"));
   }
-  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgv(options, script), PeerEnvironment(options.malloc));
+  absl::StatusOr<ProcessResult> run = RunProcess(PeerArgv(options, script), PeerEnvironment(options));
   if (!run.ok()) return absl::Status(run.status().code(), absl::StrCat(script, ": ", run.status().message()));
   if (run->exit_code != 0) return ExitError(*run, options.python, script);
   return ParsePeerJson(run->stdout_text, script);

@@ -76,6 +76,34 @@ TEST(ParsePeerJsonTest, ReadsEveryFieldOfTheLastJsonLine) {
   EXPECT_EQ(r->glibc_tunables, "glibc.malloc.mmap_max=0");
 }
 
+TEST(ParsePeerJsonTest, AnOlderLineIsEagerFloat32) {
+  absl::StatusOr<PeerResult> r = ParsePeerJson(kGoodLine, "peer.py");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->mode, "eager");
+  EXPECT_EQ(r->dtype, "float32");
+  EXPECT_FALSE(r->compile_seconds.has_value());
+  EXPECT_EQ(r->kernels, "");
+}
+
+TEST(ParsePeerJsonTest, ReadsTheModeTheCompileTimeAndTheKernels) {
+  std::string line = kGoodLine;
+  line.insert(line.size() - 1,
+              R"(, "mode": "compile", "dtype": "bfloat16", "compile_seconds": 21.5,)"
+              R"( "attention": "scaled_dot_product_attention", "kernels": {"cpu_capability": "AVX512",)"
+              R"( "blas_info": "mkl", "mkldnn_available": true, "cpu_flags": {"avx512_bf16": true, "amx_tile": false},)"
+              R"( "matmul": "oneDNN v3.13.3 matmul brg_matmul:avx10_1_512_amx"})");
+  absl::StatusOr<PeerResult> r = ParsePeerJson(line, "peer.py");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->mode, "compile");
+  EXPECT_EQ(r->dtype, "bfloat16");
+  ASSERT_TRUE(r->compile_seconds.has_value());
+  EXPECT_DOUBLE_EQ(*r->compile_seconds, 21.5);
+  EXPECT_EQ(r->attention, "scaled_dot_product_attention");
+  EXPECT_EQ(r->kernels,
+            "matmul: oneDNN v3.13.3 matmul brg_matmul:avx10_1_512_amx; CPU capability AVX512 (amx_tile- "
+            "avx512_bf16+); BLAS_INFO=mkl");
+}
+
 TEST(ParsePeerJsonTest, NoJsonLineNamesTheScript) {
   absl::StatusOr<PeerResult> r = ParsePeerJson("step 0 3.5 s\n", "/x/peer.py");
   ASSERT_FALSE(r.ok());
@@ -167,6 +195,45 @@ TEST(RunPytorchPeerTest, PassesTheConfigAsFlags) {
                                               "--seq=512 --threads=2 --warmup=2 --steps=7"));
 }
 
+TEST(RunPytorchPeerTest, PassesTheModeTheDtypeAndTheBatchFile) {
+  const std::string script = WriteScript("mode_peer.sh", "echo \"$*\" >&2\nexit 1\n");
+  PeerOptions o = ShellPeer(script);
+  o.mode = "compile";
+  o.dtype = "bfloat16";
+  o.batch_file = "/tmp/batch.bin";
+  absl::StatusOr<PeerResult> r = RunPytorchPeer(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--steps=3 --mode=compile --dtype=bfloat16 --batch_file=/tmp/batch.bin"));
+}
+
+TEST(RunPytorchPeerTest, SetsTheOpenMpWaitPolicyWhenAsked) {
+  const std::string script = WriteScript("omp_peer.sh", "echo \"policy=${OMP_WAIT_POLICY:-unset}\" >&2\nexit 1\n");
+  PeerOptions o = ShellPeer(script);
+  unsetenv("OMP_WAIT_POLICY");
+  EXPECT_THAT(RunPytorchPeer(o).status().message(), HasSubstr("policy=unset"));
+  o.omp_wait_policy = "PASSIVE";
+  EXPECT_THAT(RunPytorchPeer(o).status().message(), HasSubstr("policy=PASSIVE"));
+}
+
+TEST(RunPytorchPeerTest, AModeTheTorchLacksIsAFailedPrecondition) {
+  const std::string script =
+      WriteScript("old_torch_peer.sh", "echo '--mode compile needs torch.compile (torch 2)' >&2\nexit 5\n");
+  absl::StatusOr<PeerResult> r = RunPytorchPeer(ShellPeer(script));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("not available with /bin/sh"));
+  EXPECT_THAT(r.status().message(), HasSubstr("needs torch.compile"));
+}
+
+TEST(RunPytorchPeerTest, ScalarInductorCodeIsRefused) {
+  const std::string script = WriteScript("scalar_peer.sh", "echo 'inductor found no usable vector ISA' >&2\nexit 6\n");
+  absl::StatusOr<PeerResult> r = RunPytorchPeer(ShellPeer(script));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(r.status().message(), HasSubstr("torch.compile would generate scalar code here"));
+  EXPECT_THAT(r.status().message(), HasSubstr("no usable vector ISA"));
+}
+
 TEST(RunPytorchPeerTest, NonZeroExitGivesTheStderrTail) {
   const std::string script = WriteScript("failing_peer.sh", "echo 'Traceback: boom' >&2\nexit 1\n");
   absl::StatusOr<PeerResult> r = RunPytorchPeer(ShellPeer(script));
@@ -226,6 +293,24 @@ TEST(RunPytorchPeerTest, MissingPythonIsNamed) {
   EXPECT_THAT(r.status().message(), HasSubstr("/nonexistent/bin/python3"));
 }
 
+TEST(WritePeerBatchTest, TheFourArraysInOrderAsInt32) {
+  const PeerBatch b{1, 2, {10, 11}, {12, -1}, {0, 0}, {0, 1}};
+  const std::string path = TempDir() + "/batch.bin";
+  ASSERT_TRUE(WritePeerBatch(path, b).ok());
+  std::ifstream in(path, std::ios::binary);
+  std::vector<int32_t> read(9, 7);
+  in.read(reinterpret_cast<char*>(read.data()), 9 * sizeof(int32_t));
+  EXPECT_EQ(in.gcount(), 8 * static_cast<std::streamsize>(sizeof(int32_t)));  // 8 values, no more
+  EXPECT_THAT(std::vector<int32_t>(read.begin(), read.begin() + 8), ::testing::ElementsAre(10, 11, 12, -1, 0, 0, 0, 1));
+}
+
+TEST(WritePeerBatchTest, AWrongSizeIsNamed) {
+  const PeerBatch b{1, 2, {10, 11}, {12}, {0, 0}, {0, 1}};
+  absl::Status s = WritePeerBatch(TempDir() + "/bad_batch.bin", b);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("targets holds 1 values"));
+}
+
 TEST(FindPeerScriptTest, FindsTheScriptInTheRunfiles) {
   absl::StatusOr<std::string> path = FindPeerScript();
   ASSERT_TRUE(path.ok()) << path.status();
@@ -241,6 +326,17 @@ TEST(RealScriptTest, BadFlagIsReportedWithItsName) {
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("pytorch_peer.py"));
   EXPECT_THAT(r.status().message(), HasSubstr("--steps must be >= 1"));
+}
+
+// An untimed compile step is required: the script says so before it imports torch.
+TEST(RealScriptTest, CompileWithoutWarmUpIsRefused) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  PeerOptions o;
+  o.mode = "compile";
+  o.warmup = 0;
+  absl::StatusOr<PeerResult> r = RunPytorchPeer(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("--mode compile needs --warmup >= 1"));
 }
 
 }  // namespace

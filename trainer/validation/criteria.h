@@ -7,7 +7,10 @@
 //   tests_completed  C  every test exited 0 and wrote its run summary
 //   static_shapes    C  every micro-batch of every test had the one shape [B, T]
 //   no_recompilation C  compiled tests: 0 recompilations in training and in evaluation
-//   speedup          T  eager median time/step / compiled median time/step >= min_speedup
+//   speedup          T  our eager (the interpreter, Test 1) median time/step / compiled >= min_speedup
+//   speedup_vs_torch_eager  T (optional)  PyTorch eager running nanochat's model, same config,
+//                       median time/step / compiled >= min_speedup; not measured where no torch
+//                       can run, which is stated and does not fail the exit status
 //   compile_time     T  the cold compile (Test 2, fresh cache) <= max_compile_seconds
 //   warm_start       C  Test 2b loaded Test 2's artifact from the cache (hit, same key)
 //   memory           T  compiled peak RSS <= max_memory_ratio x eager peak RSS
@@ -31,13 +34,16 @@ void JudgeTest(TestRun& test, int expected_world_size);
 
 /// The checklist over `tests` (looked up by role; a missing test leaves its criteria not
 /// measured).
-std::vector<Criterion> EvaluateCriteria(const std::vector<TestRun>& tests, const Thresholds& thresholds);
+/// `torch_eager`: the PyTorch eager baseline (unmeasured by default: its criterion is then
+/// not measured).
+std::vector<Criterion> EvaluateCriteria(const std::vector<TestRun>& tests, const Thresholds& thresholds,
+                                        const TorchEagerBaseline& torch_eager = {});
 
 /// A correctness criterion that failed is a failure of the tests it names.
 void ChargeFailures(const std::vector<Criterion>& criteria, std::vector<TestRun>& tests);
 
 /// 0 when every test passed and every correctness criterion passed and no criterion went
-/// unmeasured; a missed target fails only with `strict_targets`. 1 otherwise.
+/// unmeasured (optional ones may); a missed target fails only with `strict_targets`. 1 otherwise.
 int ExitCode(const std::vector<TestRun>& tests, const std::vector<Criterion>& criteria, bool strict_targets);
 
 /// One line for the top of the report and the console: PASSED/FAILED and what decided it.

@@ -30,10 +30,11 @@ struct Judged {
   int exit_code = -1;
 };
 
-Judged Judge(std::vector<TestRun> tests, Thresholds thresholds = {}) {
+Judged Judge(std::vector<TestRun> tests, Thresholds thresholds = {},
+             const TorchEagerBaseline& torch = SyntheticTorchEager()) {
   Judged j;
   for (TestRun& t : tests) JudgeTest(t, t.world_size);
-  j.criteria = EvaluateCriteria(tests, thresholds);
+  j.criteria = EvaluateCriteria(tests, thresholds, torch);
   ChargeFailures(j.criteria, tests);
   j.exit_code = ExitCode(tests, j.criteria, /*strict_targets=*/false);
   j.tests = std::move(tests);
@@ -42,7 +43,7 @@ Judged Judge(std::vector<TestRun> tests, Thresholds thresholds = {}) {
 
 TEST(Criteria, SyntheticRunPassesEveryCriterion) {
   Judged j = Judge(SyntheticTests());
-  ASSERT_EQ(j.criteria.size(), 10u);
+  ASSERT_EQ(j.criteria.size(), 11u);
   for (const Criterion& c : j.criteria) {
     EXPECT_EQ(c.status, CriterionStatus::kPass) << c.id << ": " << c.measured;
   }
@@ -58,6 +59,60 @@ TEST(Criteria, SpeedupIsTheRatioOfMedianStepTimes) {
   // Medians over steps 5..7 of seconds * (1 + 0.01 * (i % 3)): i = 5, 6, 7 -> 1.02, 1.00, 1.01.
   EXPECT_NEAR(*c.value, (0.3 * 1.01) / (0.2 * 1.01), 1e-12);
   EXPECT_NE(c.measured.find("1.50x"), std::string::npos) << c.measured;
+}
+
+TEST(Criteria, TheSpeedupIsStatedAgainstBothEagerBaselines) {
+  Judged j = Judge(SyntheticTests());
+  const Criterion& ours = Find(j.criteria, "speedup");
+  const Criterion& torch = Find(j.criteria, "speedup_vs_torch_eager");
+  EXPECT_NE(ours.title.find("our interpreter"), std::string::npos) << ours.title;
+  EXPECT_NE(torch.title.find("PyTorch eager, nanochat's model"), std::string::npos) << torch.title;
+  EXPECT_EQ(torch.kind, CriterionKind::kTarget);
+  EXPECT_TRUE(torch.optional);
+  EXPECT_FALSE(ours.optional);
+  ASSERT_TRUE(torch.value.has_value());
+  // 0.45 s / Test 2's median 0.2 * 1.01.
+  EXPECT_NEAR(*torch.value, 0.45 / (0.2 * 1.01), 1e-12);
+  EXPECT_NE(torch.measured.find("torch 2.15.0+cu132 eager 450.0 ms"), std::string::npos) << torch.measured;
+  EXPECT_EQ(torch.tests, std::vector<std::string>{"test2"});
+}
+
+TEST(Criteria, TorchEagerFasterThanTheTargetIsAMissedTarget) {
+  TorchEagerBaseline torch = SyntheticTorchEager();
+  torch.seconds_per_step = 0.25;  // 1.24x
+  Judged j = Judge(SyntheticTests(), {}, torch);
+  EXPECT_EQ(Find(j.criteria, "speedup_vs_torch_eager").status, CriterionStatus::kFail);
+  EXPECT_EQ(j.exit_code, 0);
+  EXPECT_EQ(ExitCode(j.tests, j.criteria, /*strict_targets=*/true), 1);
+  EXPECT_NE(Verdict(j.tests, j.criteria, false).find("missed: speedup_vs_torch_eager"), std::string::npos);
+}
+
+TEST(Criteria, NoTorchIsNotMeasuredNeverPassedAndDoesNotFailTheRun) {
+  TorchEagerBaseline torch;
+  torch.why_not = "no PyTorch peer venv at /cache/torch-peer-2.15.0";
+  Judged j = Judge(SyntheticTests(), {}, torch);
+  const Criterion& c = Find(j.criteria, "speedup_vs_torch_eager");
+  EXPECT_EQ(c.status, CriterionStatus::kNotMeasured);
+  EXPECT_FALSE(c.value.has_value());
+  EXPECT_EQ(c.measured, "not measured: no PyTorch peer venv at /cache/torch-peer-2.15.0");
+  EXPECT_EQ(j.exit_code, 0);  // optional: stated, not a failure
+  const std::string verdict = Verdict(j.tests, j.criteria, false);
+  EXPECT_EQ(verdict.rfind("PASSED", 0), 0u) << verdict;
+  EXPECT_NE(verdict.find("not measured: speedup_vs_torch_eager"), std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("performance targets: 3 of 4 met"), std::string::npos) << verdict;
+  // The default (no baseline given) says so too.
+  std::vector<TestRun> tests = SyntheticTests();
+  EXPECT_EQ(Find(EvaluateCriteria(tests, {}), "speedup_vs_torch_eager").measured,
+            "not measured: no PyTorch eager baseline was run");
+}
+
+TEST(Criteria, TorchEagerNeedsTest2sTime) {
+  std::vector<TestRun> tests = SyntheticTests();
+  TestRun& compiled = Get(tests, TestRole::kCompiled);
+  compiled.steps.resize(4);
+  Refigure(compiled);
+  Judged j = Judge(tests);
+  EXPECT_EQ(Find(j.criteria, "speedup_vs_torch_eager").status, CriterionStatus::kNotMeasured);
 }
 
 TEST(Criteria, MissedTargetIsCrossedButDoesNotFailTheRun) {
@@ -84,7 +139,7 @@ TEST(Criteria, MissingMeasurementIsCrossedNeverTicked) {
   EXPECT_NE(c.measured.find("not measured"), std::string::npos);
   EXPECT_FALSE(c.value.has_value());
   EXPECT_EQ(j.exit_code, 1);
-  EXPECT_NE(Verdict(j.tests, j.criteria, false).find("not measured: speedup; performance targets: 2 of 3 met"),
+  EXPECT_NE(Verdict(j.tests, j.criteria, false).find("not measured: speedup; performance targets: 3 of 4 met"),
             std::string::npos)
       << Verdict(j.tests, j.criteria, false);
 }

@@ -173,6 +173,7 @@ Json CriterionToJson(const Criterion& c) {
   WriteOptionalField(j, "value", c.value);
   j["measured"] = c.measured;
   j["tests"] = c.tests;
+  j["optional"] = c.optional;
   return j;
 }
 
@@ -185,6 +186,10 @@ absl::StatusOr<Criterion> CriterionFromJson(const Json& j, const std::string& wh
                          ReadField(j, "measured", c.measured, where), ReadField(j, "tests", c.tests, where)}) {
     if (!s.ok()) return s;
   }
+  // Reports written before optional criteria existed have none.
+  if (j.contains("optional")) {
+    if (absl::Status s = ReadField(j, "optional", c.optional, where); !s.ok()) return s;
+  }
   if (kind == KindName(CriterionKind::kCorrectness)) c.kind = CriterionKind::kCorrectness;
   else if (kind == KindName(CriterionKind::kTarget)) c.kind = CriterionKind::kTarget;
   else return absl::DataLossError(where + " " + c.id + ": unknown kind \"" + kind + "\"");
@@ -194,6 +199,33 @@ absl::StatusOr<Criterion> CriterionFromJson(const Json& j, const std::string& wh
   }
   if (!known) return absl::DataLossError(where + " " + c.id + ": unknown status \"" + status + "\"");
   return c;
+}
+
+Json TorchEagerToJson(const TorchEagerBaseline& t) {
+  Json j = {{"measured", t.measured}, {"why_not", t.why_not},     {"python", t.python},
+            {"source", t.source},     {"torch_version", t.torch_version}, {"dtype", t.dtype},
+            {"attention", t.attention}, {"kernels", t.kernels},   {"command", t.command},
+            {"batch", t.batch},       {"seq", t.seq},             {"grad_accum", t.grad_accum},
+            {"threads", t.threads},   {"warmup", t.warmup},       {"steps", t.steps}};
+  WriteOptionalField(j, "seconds_per_step", t.seconds_per_step);
+  WriteOptionalField(j, "peak_rss_bytes", t.peak_rss_bytes);
+  return j;
+}
+
+absl::Status TorchEagerFromJson(const Json& j, TorchEagerBaseline& t, const std::string& where) {
+  for (absl::Status s :
+       {ReadField(j, "measured", t.measured, where), ReadField(j, "why_not", t.why_not, where),
+        ReadField(j, "python", t.python, where), ReadField(j, "source", t.source, where),
+        ReadField(j, "torch_version", t.torch_version, where), ReadField(j, "dtype", t.dtype, where),
+        ReadField(j, "attention", t.attention, where), ReadField(j, "kernels", t.kernels, where),
+        ReadField(j, "command", t.command, where), ReadField(j, "batch", t.batch, where),
+        ReadField(j, "seq", t.seq, where), ReadField(j, "grad_accum", t.grad_accum, where),
+        ReadField(j, "threads", t.threads, where), ReadField(j, "warmup", t.warmup, where),
+        ReadField(j, "steps", t.steps, where), ReadOptionalField(j, "seconds_per_step", t.seconds_per_step, where),
+        ReadOptionalField(j, "peak_rss_bytes", t.peak_rss_bytes, where)}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 Json ThresholdsToJson(const Thresholds& t) {
@@ -246,6 +278,7 @@ Json ReportToJson(const ValidationReport& r) {
                  {"dtype", c.dtype},
                  {"model_config", c.model_config},
                  {"thresholds", ThresholdsToJson(c.thresholds)}};
+  j["torch_eager"] = TorchEagerToJson(r.torch_eager);
   Json criteria = Json::array();
   for (const Criterion& k : r.criteria) criteria.push_back(CriterionToJson(k));
   j["criteria"] = criteria;
@@ -302,6 +335,9 @@ absl::StatusOr<ValidationReport> ReportFromJson(const Json& j, const std::string
   if (!c.contains("thresholds")) return absl::DataLossError(at_config + ": no field \"thresholds\"");
   if (absl::Status s = ThresholdsFromJson(c["thresholds"], config.thresholds, at_config + " thresholds"); !s.ok()) {
     return s;
+  }
+  if (j.contains("torch_eager")) {  // absent from reports written before the torch baseline
+    if (absl::Status s = TorchEagerFromJson(j["torch_eager"], r.torch_eager, where + " torch_eager"); !s.ok()) return s;
   }
   const Json& p = j["plots"];
   for (absl::Status s : {ReadField(p, "made", r.plots.made, where + " plots"),

@@ -47,6 +47,26 @@ TEST(ReportJson, CarriesStatusAndMissingFiguresAsNull) {
   EXPECT_EQ(j["criteria"][3]["status"], "pass");
 }
 
+TEST(ReportJson, CarriesTheTorchEagerBaseline) {
+  const Json j = ReportToJson(SyntheticReport());
+  EXPECT_EQ(j["torch_eager"]["measured"], true);
+  EXPECT_EQ(j["torch_eager"]["seconds_per_step"], 0.45);
+  EXPECT_EQ(j["torch_eager"]["torch_version"], "2.15.0+cu132");
+  EXPECT_EQ(j["criteria"][4]["id"], "speedup_vs_torch_eager");
+  EXPECT_EQ(j["criteria"][4]["optional"], true);
+  EXPECT_EQ(j["criteria"][3]["optional"], false);
+}
+
+TEST(ReportJson, ReadsAReportFromBeforeTheTorchBaseline) {
+  Json j = ReportToJson(SyntheticReport());
+  j.erase("torch_eager");
+  for (Json& c : j["criteria"]) c.erase("optional");
+  absl::StatusOr<ValidationReport> back = ReportFromJson(j, "old.json");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->torch_eager.measured);
+  for (const Criterion& c : back->criteria) EXPECT_FALSE(c.optional) << c.id;
+}
+
 TEST(ReportJson, ErrorsNameTheField) {
   Json j = ReportToJson(SyntheticReport());
   j["tests"][2].erase("command");

@@ -13,7 +13,14 @@ TEST(RenderMarkdown, PassingRunTicksEveryCriterion) {
   const std::string md = RenderMarkdown(SyntheticReport());
   EXPECT_TRUE(Has(md, "# Validation report")) << md;
   EXPECT_TRUE(Has(md, "**PASSED: ")) << md;
-  EXPECT_TRUE(Has(md, "- [x] ✅ **Compiled step at least 1.3x faster than eager** (target, `speedup`): 1.50x")) << md;
+  EXPECT_TRUE(Has(md, "- [x] ✅ **Compiled step at least 1.3x faster than eager: our interpreter** (target, `speedup`): "
+                      "1.50x"))
+      << md;
+  EXPECT_TRUE(Has(md, "- [x] ✅ **Compiled step at least 1.3x faster than eager: PyTorch eager, nanochat's model** "
+                      "(target, optional, `speedup_vs_torch_eager`): 2.23x"))
+      << md;
+  EXPECT_TRUE(Has(md, "## Eager baselines")) << md;
+  EXPECT_TRUE(Has(md, "| Time/step, median of 3 (after 1 warm-up) | 450.0 ms |")) << md;
   EXPECT_FALSE(Has(md, "- [ ]")) << md;
   EXPECT_TRUE(Has(md, "| Batch shapes | all [4, 512] | all [4, 512] |")) << md;
   EXPECT_TRUE(Has(md, "| Compile | n/a (eager) | 0.500 s, cold (compiled) | 0.010 s, warm (cache hit) |")) << md;
@@ -51,6 +58,18 @@ TEST(RenderMarkdown, FailedTestShowsItsErrorAndCrossesItsCriteria) {
   EXPECT_TRUE(Has(md, "- exited with status 1")) << md;
   EXPECT_TRUE(Has(md, "**No plots:** matplotlib is missing")) << md;
   EXPECT_TRUE(Has(md, "(exit status 1)")) << md;
+}
+
+TEST(RenderMarkdown, AnUnmeasuredTorchBaselineIsSaidAndCrossed) {
+  ValidationReport r = SyntheticReport();
+  r.torch_eager = TorchEagerBaseline{};
+  r.torch_eager.why_not = "no PyTorch peer venv at /c/torch-peer-2.15.0";
+  r.criteria = EvaluateCriteria(r.tests, r.config.thresholds, r.torch_eager);
+  const std::string md = RenderMarkdown(r);
+  EXPECT_TRUE(Has(md, "**PyTorch eager: not measured:** no PyTorch peer venv at /c/torch-peer-2.15.0")) << md;
+  EXPECT_TRUE(Has(md, "- [ ] ❌ **Compiled step at least 1.3x faster than eager: PyTorch eager, nanochat's model** "
+                      "(target, optional, `speedup_vs_torch_eager`): not measured: no PyTorch peer venv"))
+      << md;
 }
 
 TEST(ShellLine, QuotesOnlyWhatNeedsIt) {

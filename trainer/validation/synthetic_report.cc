@@ -83,6 +83,26 @@ std::vector<TestRun> SyntheticTests() {
           SyntheticTest(TestRole::kCompiledWarm, 1, 0.2), SyntheticTest(TestRole::kCompiledRanks, 8, 0.15)};
 }
 
+TorchEagerBaseline SyntheticTorchEager() {
+  TorchEagerBaseline t;
+  t.measured = true;
+  t.python = "/cache/torch-peer-2.15.0/bin/python";
+  t.source = "torch 2.15.0 from PyPI";
+  t.torch_version = "2.15.0+cu132";
+  t.dtype = "float32";
+  t.attention = "scaled_dot_product_attention";
+  t.kernels = "matmul: MKL SGEMM (AMX)";
+  t.command = {t.python, "pytorch_peer.py", "--batch=4", "--seq=512"};
+  t.batch = 4;
+  t.seq = 512;
+  t.threads = 2;
+  t.warmup = 1;
+  t.steps = 3;
+  t.seconds_per_step = 0.45;
+  t.peak_rss_bytes = int64_t{900} << 20;
+  return t;
+}
+
 ValidationReport SyntheticReport() {
   ValidationReport r;
   r.created = "2026-12-03T10:00:00";
@@ -106,7 +126,8 @@ ValidationReport SyntheticReport() {
   r.config.dtype = "float32";
   r.config.model_config = base::Json{{"n_layer", 2}, {"n_embd", 128}};
   r.tests = SyntheticTests();
-  r.criteria = EvaluateCriteria(r.tests, r.config.thresholds);
+  r.torch_eager = SyntheticTorchEager();
+  r.criteria = EvaluateCriteria(r.tests, r.config.thresholds, r.torch_eager);
   ChargeFailures(r.criteria, r.tests);
   r.plots.made = true;
   r.plots.files = {{"Training loss per step", "loss.png"}};

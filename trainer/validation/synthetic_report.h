@@ -18,6 +18,9 @@ TestRun SyntheticTest(TestRole role, int steps, double seconds, double loss_slop
 /// warm 0.01 s), Test 3 (2 ranks), every figure computed (ComputeFigures, warm-up 5).
 std::vector<TestRun> SyntheticTests();
 
+/// A measured PyTorch eager baseline: torch 2.15.0, [4, 512], 0.45 s/step (2.25x Test 2's 0.2).
+TorchEagerBaseline SyntheticTorchEager();
+
 /// SyntheticTests with environment, config, criteria, plots and verdict filled in.
 ValidationReport SyntheticReport();
 

@@ -72,7 +72,8 @@ Runs the trainer (//trainer) as subprocesses on the same data, seed and flags: T
 step with the same cache (warm start), Test 3 compiled on --nproc_per_node ranks. Writes
 VALIDATION_REPORT.md, validation_report.json and PNG plots into the run dir, one folder per test
 (metrics.jsonl, run_summary.json, checkpoint, trainer.log). Exit status 0 only when every test
-passed, every correctness check passed and every criterion was measured.
+passed, every correctness check passed and every criterion was measured (the optional PyTorch
+eager baseline may go unmeasured).
 
 The compiled tests run on the trainer's --device (cpu by default; --device=opencl puts every
 kernel the compiler generates on the OpenCL device); the eager test runs the interpreter on the host.
@@ -89,6 +90,13 @@ Validate flags (every other flag goes to each trainer run, e.g. --max_iterations
   --test_timeout_s=S            stop a test that runs longer than S seconds (default: no limit)
   --git_commit=SHA              the commit to record (default: git rev-parse HEAD of the workspace)
   --quiet                       do not echo the trainers' output
+  --torch_eager=auto|venv|none|PATH
+                                the second eager baseline of the speedup target: PyTorch eager
+                                running nanochat's model at Test 2's config (the bench's peer).
+                                auto (default): the bench's pinned-torch venv if it exists, else
+                                not measured; venv: make that venv now if missing (downloads torch);
+                                none: not measured; PATH: that python. Not measured is stated in
+                                the report and does not fail the exit status.
 )";
 }
 
@@ -113,6 +121,7 @@ absl::StatusOr<ValidateOptions> ParseValidateFlags(const std::vector<std::string
     else if (a->name == "run_dir") s = String(*a, o.run_dir);
     else if (a->name == "python") s = String(*a, o.python);
     else if (a->name == "git_commit") s = String(*a, o.git_commit);
+    else if (a->name == "torch_eager") s = String(*a, o.torch_eager);
     else if (a->name == "nproc_per_node") s = Int(*a, 2, o.nproc_per_node);
     else if (a->name == "warmup_steps") s = Int(*a, 0, o.warmup_steps);
     else if (a->name == "test_timeout_s") s = Double(*a, o.test_timeout_s);

@@ -25,6 +25,7 @@ struct ValidateOptions {
   double test_timeout_s = 0;     // --test_timeout_s: > 0 stops a test that runs longer
   std::string git_commit;        // --git_commit: overrides what git says
   bool quiet = false;            // --quiet: no echo of the trainers' output on the console
+  std::string torch_eager = "auto";  // --torch_eager: auto, venv, none or a python (torch_eager_baseline.h)
   bool help = false;             // --help
   std::vector<std::string> argv;  // the command line as given, for the report
 };

@@ -9,7 +9,7 @@ TEST(ParseValidateFlags, OwnFlagsAreTakenAndTheRestPassThroughInOrder) {
   absl::StatusOr<ValidateOptions> o =
       ParseValidateFlags({"validate", "--model_tag=d20", "--demo", "--max_iterations=100", "--nproc_per_node=4",
                           "--base_dir=/b", "--run_dir=/r", "--notest_only_plant_recompile", "--packing=pad",
-                          "--strict_targets=true", "--test_timeout_s=90"});
+                          "--strict_targets=true", "--test_timeout_s=90", "--torch_eager=none"});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->trainer_flags, (std::vector<std::string>{"--model_tag=d20", "--max_iterations=100", "--packing=pad"}));
   EXPECT_TRUE(o->demo);
@@ -19,7 +19,8 @@ TEST(ParseValidateFlags, OwnFlagsAreTakenAndTheRestPassThroughInOrder) {
   EXPECT_FALSE(o->plant_recompile);
   EXPECT_TRUE(o->strict_targets);
   EXPECT_DOUBLE_EQ(o->test_timeout_s, 90);
-  EXPECT_EQ(o->argv.size(), 11u);
+  EXPECT_EQ(o->torch_eager, "none");
+  EXPECT_EQ(o->argv.size(), 12u);
 }
 
 TEST(ParseValidateFlags, Defaults) {
@@ -29,6 +30,7 @@ TEST(ParseValidateFlags, Defaults) {
   EXPECT_EQ(o->warmup_steps, 5);
   EXPECT_EQ(o->python, "/usr/bin/python3");
   EXPECT_FALSE(o->demo);
+  EXPECT_EQ(o->torch_eager, "auto");
   EXPECT_TRUE(o->trainer_flags.empty());
 }
 
@@ -46,6 +48,7 @@ TEST(ParseValidateFlags, ErrorsNameTheFlag) {
   EXPECT_EQ(error({"--demo=maybe"}), "--demo=maybe is not true or false");
   EXPECT_EQ(error({"d20"}), "unexpected argument 'd20': flags only (--name=value); see --help");
   EXPECT_EQ(error({"--run_dir"}), "--run_dir needs =VALUE");
+  EXPECT_EQ(error({"--torch_eager="}), "--torch_eager needs =VALUE");
 }
 
 }  // namespace

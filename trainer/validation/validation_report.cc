@@ -51,8 +51,16 @@ bool TestRun::operator==(const TestRun& o) const {
 }
 
 bool Criterion::operator==(const Criterion& o) const {
-  return std::tie(id, title, kind, threshold, status, value, measured, tests) ==
-         std::tie(o.id, o.title, o.kind, o.threshold, o.status, o.value, o.measured, o.tests);
+  return std::tie(id, title, kind, threshold, status, value, measured, tests, optional) ==
+         std::tie(o.id, o.title, o.kind, o.threshold, o.status, o.value, o.measured, o.tests, o.optional);
+}
+
+bool TorchEagerBaseline::operator==(const TorchEagerBaseline& o) const {
+  return std::tie(measured, why_not, python, source, torch_version, dtype, attention, kernels, command, batch, seq,
+                  grad_accum, threads, warmup, steps, seconds_per_step, peak_rss_bytes) ==
+         std::tie(o.measured, o.why_not, o.python, o.source, o.torch_version, o.dtype, o.attention, o.kernels,
+                  o.command, o.batch, o.seq, o.grad_accum, o.threads, o.warmup, o.steps, o.seconds_per_step,
+                  o.peak_rss_bytes);
 }
 
 bool Thresholds::operator==(const Thresholds& o) const {
@@ -87,10 +95,10 @@ const TestRun* ValidationReport::Find(TestRole role) const {
 }
 
 bool ValidationReport::operator==(const ValidationReport& o) const {
-  return std::tie(created, run_dir, validate_command, git_commit, git_note, environment, config, tests, criteria,
-                  plots, exit_code, verdict) ==
+  return std::tie(created, run_dir, validate_command, git_commit, git_note, environment, config, tests, torch_eager,
+                  criteria, plots, exit_code, verdict) ==
          std::tie(o.created, o.run_dir, o.validate_command, o.git_commit, o.git_note, o.environment, o.config,
-                  o.tests, o.criteria, o.plots, o.exit_code, o.verdict);
+                  o.tests, o.torch_eager, o.criteria, o.plots, o.exit_code, o.verdict);
 }
 
 }  // namespace gpt_sft::trainer::validation

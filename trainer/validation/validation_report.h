@@ -82,6 +82,9 @@ struct Criterion {
   std::optional<double> value;  // the measured figure the rule compares, when there is one
   std::string measured;         // the measurement in words, or why it is missing
   std::vector<std::string> tests;  // ids of the tests it judges (a failure is theirs too)
+  // Needs software a machine may lack (PyTorch): not measured, it is still crossed and listed
+  // as not measured, but does not fail the exit status. Measured, it counts like any other.
+  bool optional = false;
 
   bool operator==(const Criterion& o) const;
 };
@@ -137,6 +140,22 @@ struct PlotSet {
   bool operator==(const PlotSet& o) const;
 };
 
+/// PyTorch eager running nanochat's model (trainer/bench/pytorch_peer.py) at the tests' model
+/// config, micro-batch shape, micro-batches per step, threads and dtype: the second eager
+/// baseline of the speedup, beside our interpreter (Test 1). Measured only where a torch can
+/// run; otherwise `why_not` says why, and its criterion is not measured (never passed).
+struct TorchEagerBaseline {
+  bool measured = false;
+  std::string why_not;  // when not measured
+  std::string python, source, torch_version, dtype, attention, kernels;
+  std::vector<std::string> command;  // the peer's argv
+  int batch = 0, seq = 0, grad_accum = 1, threads = 0, warmup = 0, steps = 0;
+  std::optional<double> seconds_per_step;  // median of the timed optimizer steps
+  std::optional<int64_t> peak_rss_bytes;
+
+  bool operator==(const TorchEagerBaseline& o) const;
+};
+
 struct ValidationReport {
   std::string created;  // local time, ISO 8601
   std::string run_dir;
@@ -146,6 +165,7 @@ struct ValidationReport {
   Environment environment;
   RunConfig config;
   std::vector<TestRun> tests;
+  TorchEagerBaseline torch_eager;
   std::vector<Criterion> criteria;
   PlotSet plots;
   int exit_code = 1;

@@ -19,6 +19,7 @@
 #include "trainer/validation/report_json.h"
 #include "trainer/validation/report_markdown.h"
 #include "trainer/validation/test_figures.h"
+#include "trainer/validation/torch_eager_baseline.h"
 #include "trainer/validation/trainer_outputs.h"
 
 namespace gpt_sft::trainer::validation {
@@ -236,7 +237,12 @@ class Validation {
   }
 
   void Judge() {
-    report_.criteria = EvaluateCriteria(report_.tests, report_.config.thresholds);
+    report_.config.model_config = ModelConfig(report_.tests);
+    TorchEagerRequest torch;
+    torch.python_flag = o_.torch_eager;
+    report_.torch_eager = MeasureTorchEager(torch, report_.config.model_config, report_.Find(TestRole::kCompiled),
+                                            report_.config.dtype, console_);
+    report_.criteria = EvaluateCriteria(report_.tests, report_.config.thresholds, report_.torch_eager);
     ChargeFailures(report_.criteria, report_.tests);
     for (TestRun& t : report_.tests) {
       // The end of stderr explains a crash or an early exit; a run that finished and failed a
@@ -253,7 +259,6 @@ class Validation {
       report_.environment.gptc_version = CompilerVersionFromCache(cache_dir_, *t->figures.artifact_key);
       if (!report_.environment.gptc_version.empty()) break;
     }
-    report_.config.model_config = ModelConfig(report_.tests);
   }
 
   absl::StatusOr<int> WriteReport() {

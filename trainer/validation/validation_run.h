@@ -6,7 +6,8 @@
 //   2. Run the tests one after another, each into its own folder with a fresh compile cache
 //      shared by the compiled ones: Test 1 eager, Test 2 compiled (cold), Test 2b warm start,
 //      Test 3 on N ranks. A test that fails does not stop the others.
-//   3. Read each test's metrics.jsonl and run_summary.json, compute its figures, judge it,
+//   3. Read each test's metrics.jsonl and run_summary.json, compute its figures, judge it;
+//      measure the PyTorch eager baseline at Test 2's config (--torch_eager; optional),
 //      evaluate the criteria and charge failed checks to their tests.
 //   4. Write validation_report.json, draw the plots from it, then write the final
 //      validation_report.json and VALIDATION_REPORT.md (each atomically).
