@@ -7,6 +7,7 @@
 //   * every other op is a gpt.call_builtin of the cpu driver's library kernel
 //     (runtime/device/cpu/BUILTINS.md: the name "cpu.<op>.<f32|f64>", the dims and
 //     attributes as scalars first, then the buffers);
+//   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -21,6 +22,7 @@
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/planned_function.h"
+#include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -83,15 +85,25 @@ Value Iota(OpLowering& l, int64_t B, int64_t T) {
   return l.Constant(mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values)));
 }
 
-/// round_bf16 (nanochat's bf16 rotary) is its own builtin, rotary_bf16 / rotary_grad_bf16.
+/// Rotary reads nanochat's cos/sin tables for positions 0..T-1, computed here once and
+/// carried as constants (one pair for every rotary of the step: OpLowering::Constant shares
+/// equal values), instead of each token evaluating cos and sin at run time: the builtin
+/// rotary_tables / rotary_grad_tables (+ _bf16 for round_bf16) computes the same bits as the
+/// interpreter's rotary. The positions argument carries [0, T) as its valid range (the
+/// runtime checks it on upload; compiled batches satisfy it: padded rows count 0..T-1, packed
+/// rows restart at 0 per conversation), the builtin checks it again per run.
 template <typename Op>
 LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
   const int64_t B = Dim(in, 0), T = Dim(in, 1), H = Dim(in, 2), D = Dim(in, 3);
   if (D % 2 != 0) return r.emitOpError("head dim must be even");
+  const double base = r.getBase().convertToDouble();
+  if (r.getPositions()) l.RequireArgumentRange(r.getPositions(), 0, T);
   Value positions = r.getPositions() ? l.BufferOf(r.getPositions()) : Iota(l, B, T);
-  const std::string name = std::string(grad ? "rotary_grad" : "rotary") + (r.getRoundBf16() ? "_bf16" : "");
-  return Call(l, Builtin(name, in), {B, T, H, D}, {r.getBase().convertToDouble()},
-              {l.BufferOf(in), positions, l.result(0)});
+  const lowering::RotaryTableConstants tables =
+      lowering::MakeRotaryTableConstants(l.builder().getContext(), T, D, base);
+  const std::string name = std::string(grad ? "rotary_grad_tables" : "rotary_tables") + (r.getRoundBf16() ? "_bf16" : "");
+  return Call(l, Builtin(name, in), {B, T, H, D, T}, {},
+              {l.BufferOf(in), positions, l.Constant(tables.cos), l.Constant(tables.sin), l.result(0)});
 }
 
 template <typename Op>

@@ -247,6 +247,37 @@ struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows w
   }
 };
 
+/// The compiler's tabled rotary: (B, T, H, D, P; x, positions, cos, sin, y) with cos and sin
+/// nanochat's tables [P, D/2] (f32 holding bf16 values, constants of the artifact), so no
+/// token evaluates cos and sin; bit-identical to RotaryCall. Positions outside [0, P) are an
+/// error (checked every run: B*T ints, far cheaper than the rotation).
+template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
+struct RotaryTablesCall {
+  static constexpr bool kBf16 = kRounding == k::RotaryRounding::kBf16;
+  static constexpr const char* kName = kGrad ? (kBf16 ? "rotary_grad_tables_bf16" : "rotary_grad_tables")
+                                             : (kBf16 ? "rotary_tables_bf16" : "rotary_tables");
+  const T* x;
+  const int32_t* positions;
+  const float *cos, *sin;
+  T* y;
+  k::RotaryShape s;
+  int64_t P;
+  explicit RotaryTablesCall(ArgReader& r) {
+    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D"), P = r.Int("P");
+    x = r.Buffer<const T>(s.B * s.T * s.H * s.D, "x");
+    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
+    cos = r.Buffer<const float>(P * (s.D / 2), "cos");
+    sin = r.Buffer<const float>(P * (s.D / 2), "sin");
+    y = r.Buffer<T>(s.B * s.T * s.H * s.D, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
+    k::RotaryFromTables(x, positions, cos, sin, y, s, kGrad, kRounding);
+    return absl::OkStatus();
+  }
+};
+
 /// Attention's buffers: q, k, v, [segments when has_segments], then the op's own.
 struct AttentionDims {
   k::AttentionShape s;
@@ -513,6 +544,12 @@ const HostBuiltin kBuiltins[] = {
     Entry<RotaryCall<double, true>>("cpu.rotary_grad.f64"),
     Entry<RotaryCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_bf16.f32"),
     Entry<RotaryCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_bf16.f32"),
+    Entry<RotaryTablesCall<float, false>>("cpu.rotary_tables.f32"),
+    Entry<RotaryTablesCall<double, false>>("cpu.rotary_tables.f64"),
+    Entry<RotaryTablesCall<float, true>>("cpu.rotary_grad_tables.f32"),
+    Entry<RotaryTablesCall<double, true>>("cpu.rotary_grad_tables.f64"),
+    Entry<RotaryTablesCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_tables_bf16.f32"),
+    Entry<RotaryTablesCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_tables_bf16.f32"),
     Entry<AttentionCall<float>>("cpu.attention.f32"),
     Entry<AttentionCall<double>>("cpu.attention.f64"),
     Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),

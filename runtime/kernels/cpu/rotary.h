@@ -40,6 +40,16 @@ void RotaryGrad(const T* dy, const int32_t* positions, T* dx, RotaryShape s, dou
                 RotaryRounding rounding = RotaryRounding::kNone);
 int64_t RotaryWorkspaceBytes(RotaryShape s);
 
+/// The same rotation (grad: the VJP's) with cos and sin read from nanochat's tables
+/// (compiler/numerics/rotary_table.h, FillRotaryTables: [P, D/2] each) at the token's position
+/// instead of computed per token: the same entries and the same arithmetic, so the result is
+/// bit-identical to Rotary / RotaryGrad, without their trigonometry (the compiled cpu step's
+/// kernel: the compiler bakes the tables into the artifact). Every position must lie in
+/// [0, P); the caller checks (no check here).
+template <typename T>
+void RotaryFromTables(const T* x, const int32_t* positions, const float* cos, const float* sin, T* y, RotaryShape s,
+                      bool grad, RotaryRounding rounding = RotaryRounding::kNone);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_

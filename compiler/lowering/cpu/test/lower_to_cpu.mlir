@@ -43,11 +43,14 @@ func.func @backward(%y: tensor<8x32xf32> {gpt.name = "y"}, %t: tensor<8xi32> {gp
 
 // -----
 
-// A rotary without positions reads 0..T-1 from the constants; the permutation's dims and
-// axes are padded to rank 8.
+// A rotary without positions reads 0..T-1 from the constants, and rotates by nanochat's cos
+// and sin tables [T, D/2] baked in as constants (no trigonometry at run time); the
+// permutation's dims and axes are padded to rank 8.
 // CHECK-LABEL: func.func @rotary_and_transpose
 // CHECK: %[[POS:.*]] = memref.get_global
-// CHECK: gpt.call_builtin "cpu.rotary.f32"({{.*}}, %arg0, %[[POS]], %{{.*}})
+// CHECK: %[[COS:.*]] = memref.get_global {{.*}} : memref<4x4xf32>
+// CHECK: %[[SIN:.*]] = memref.get_global {{.*}} : memref<4x4xf32>
+// CHECK: gpt.call_builtin "cpu.rotary_tables.f32"({{.*}}, %arg0, %[[POS]], %[[COS]], %[[SIN]], %{{.*}}) {gpt.op = "gpt.rotary"} : i64, i64, i64, i64, i64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
 // CHECK: gpt.call_builtin "cpu.permute.b32"(
 // CHECK-SAME: i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<2x4x3x8xf32>, memref<3x2x4x8xf32>
 func.func @rotary_and_transpose(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
@@ -55,4 +58,24 @@ func.func @rotary_and_transpose(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
   %r = gpt.rotary %x {base = 10000.0 : f64} : tensor<2x4x3x8xf32>
   %p = gpt.transpose %x [2, 0, 1, 3] : tensor<2x4x3x8xf32>
   return %r, %p : tensor<2x4x3x8xf32>, tensor<3x2x4x8xf32>
+}
+
+// -----
+
+// Rotary with per-token positions (packed rows): the positions argument must lie in [0, T),
+// the tables' rows; forward and gradient share one pair of tables; round_bf16 picks the
+// _bf16 builtins.
+// CHECK-LABEL: func.func @rotary_positions
+// CHECK-SAME: memref<2x4xi32> {gpt.name = "positions", gpt.valid_range = array<i64: 0, 4>}
+// CHECK: %[[COS:.*]] = memref.get_global @[[COSG:[a-z_0-9]+]] : memref<4x4xf32>
+// CHECK: %[[SIN:.*]] = memref.get_global @[[SING:[a-z_0-9]+]] : memref<4x4xf32>
+// CHECK: gpt.call_builtin "cpu.rotary_tables_bf16.f32"({{.*}}, %arg1, %[[COS]], %[[SIN]], %{{.*}})
+// CHECK: %[[COS2:.*]] = memref.get_global @[[COSG]] : memref<4x4xf32>
+// CHECK: %[[SIN2:.*]] = memref.get_global @[[SING]] : memref<4x4xf32>
+// CHECK: gpt.call_builtin "cpu.rotary_grad_tables.f32"({{.*}}, %arg1, %[[COS2]], %[[SIN2]], %{{.*}})
+func.func @rotary_positions(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %p: tensor<2x4xi32> {gpt.name = "positions"})
+    -> (tensor<2x4x3x8xf32> {gpt.name = "r"}, tensor<2x4x3x8xf32> {gpt.name = "g"}) {
+  %r = gpt.rotary %x, positions %p {round_bf16} : tensor<2x4x3x8xf32>, tensor<2x4xi32>
+  %g = gpt.rotary_grad %x, positions %p : tensor<2x4x3x8xf32>, tensor<2x4xi32>
+  return %r, %g : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
 }
