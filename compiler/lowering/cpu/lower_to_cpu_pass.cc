@@ -7,7 +7,9 @@
 //   * every other op is a gpt.call_builtin of the cpu driver's library kernel
 //     (runtime/device/cpu/BUILTINS.md: the name "cpu.<op>.<f32|f64>", the dims and
 //     attributes as scalars first, then the buffers);
-//   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins);
+//   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
+//     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
+//     norm's gradient with the rotary's (rms_norm_rotary_grad);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -17,7 +19,9 @@
 
 #include "compiler/lowering/cpu/lower_to_cpu_pass.h"
 
+#include <array>
 #include <string>
+#include <type_traits>
 
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
@@ -85,6 +89,39 @@ Value Iota(OpLowering& l, int64_t B, int64_t T) {
   return l.Constant(mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values)));
 }
 
+/// Whether the kernels may read `a` and write `b` row by row: their bytes are the same or
+/// disjoint, never a partial overlap. Both outside the arena (arguments, constants): only
+/// when they are the same value (two views of one argument are not told apart: no).
+bool SameOrDisjointBytes(OpLowering& l, Value a, Value b) {
+  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
+  if (pa && pb) return *pa == *pb || pa->second <= pb->first || pb->second <= pa->first;
+  if (pa || pb) return true;
+  return a == b;
+}
+
+/// The rms_norm a rotary's QK-norm fusion absorbs: the very next op, norming the rotary's
+/// result over its head dim, with the rotary's input, result and the norm's result each the
+/// same bytes as another or disjoint (rotary_rms_norm works one head row at a time).
+gpt::RmsNormOp QkNormAfter(OpLowering& l, gpt::RotaryOp r) {
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(r->getNextNode());
+  if (!norm || norm.getX() != r.getResult() || r.getRoundBf16()) return {};
+  Value x = r.getX(), rot = r.getResult(), y = norm.getResult();
+  if (!SameOrDisjointBytes(l, x, y) || !SameOrDisjointBytes(l, rot, y) || !SameOrDisjointBytes(l, x, rot)) return {};
+  return norm;
+}
+
+/// The rotary_grad that a QK-norm's rms_norm_grad absorbs: the very next op and the only
+/// user of the gradient, rotating it back; rot, dy and the rotary_grad's result the same
+/// bytes or disjoint.
+gpt::RotaryGradOp RotaryGradAfter(OpLowering& l, gpt::RmsNormGradOp n) {
+  auto grad = llvm::dyn_cast_or_null<gpt::RotaryGradOp>(n->getNextNode());
+  if (!grad || grad.getDy() != n.getResult() || !n.getResult().hasOneUse() || grad.getRoundBf16()) return {};
+  if (TypeOf(n.getX()).getRank() != 4) return {};
+  Value dx = grad.getResult();
+  if (!SameOrDisjointBytes(l, n.getX(), dx) || !SameOrDisjointBytes(l, n.getDy(), dx)) return {};
+  return grad;
+}
+
 /// Rotary reads nanochat's cos/sin tables for positions 0..T-1, computed here once and
 /// carried as constants (one pair for every rotary of the step: OpLowering::Constant shares
 /// equal values), instead of each token evaluating cos and sin at run time: the builtin
@@ -92,18 +129,49 @@ Value Iota(OpLowering& l, int64_t B, int64_t T) {
 /// interpreter's rotary. The positions argument carries [0, T) as its valid range (the
 /// runtime checks it on upload; compiled batches satisfy it: padded rows count 0..T-1, packed
 /// rows restart at 0 per conversation), the builtin checks it again per run.
+/// Returns the buffers for op `r` (rotary or rotary_grad) on x [B, T, H, D]: positions, cos, sin.
 template <typename Op>
-LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
-  const int64_t B = Dim(in, 0), T = Dim(in, 1), H = Dim(in, 2), D = Dim(in, 3);
-  if (D % 2 != 0) return r.emitOpError("head dim must be even");
-  const double base = r.getBase().convertToDouble();
+std::array<Value, 3> RotaryTableBuffers(OpLowering& l, Op r, Value in) {
+  const int64_t B = Dim(in, 0), T = Dim(in, 1), D = Dim(in, 3);
   if (r.getPositions()) l.RequireArgumentRange(r.getPositions(), 0, T);
   Value positions = r.getPositions() ? l.BufferOf(r.getPositions()) : Iota(l, B, T);
   const lowering::RotaryTableConstants tables =
-      lowering::MakeRotaryTableConstants(l.builder().getContext(), T, D, base);
+      lowering::MakeRotaryTableConstants(l.builder().getContext(), T, D, r.getBase().convertToDouble());
+  return {positions, l.Constant(tables.cos), l.Constant(tables.sin)};
+}
+
+llvm::SmallVector<int64_t> RotaryDims(Value in) { return {Dim(in, 0), Dim(in, 1), Dim(in, 2), Dim(in, 3), Dim(in, 1)}; }
+
+/// A rotary followed by its QK-norm is one pass (rotary_rms_norm), which absorbs the norm.
+template <typename Op>
+LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
+  if (Dim(in, 3) % 2 != 0) return r.emitOpError("head dim must be even");
+  const auto [positions, cos, sin] = RotaryTableBuffers(l, r, in);
+  if constexpr (std::is_same_v<Op, gpt::RotaryOp>) {
+    if (gpt::RmsNormOp norm = QkNormAfter(l, r)) {
+      l.Absorb(norm);
+      return Call(l, Builtin("rotary_rms_norm", in), RotaryDims(in), {norm.getEps().convertToDouble()},
+                  {l.BufferOf(in), positions, cos, sin, l.result(0), l.BufferOf(norm.getResult())});
+    }
+  }
   const std::string name = std::string(grad ? "rotary_grad_tables" : "rotary_tables") + (r.getRoundBf16() ? "_bf16" : "");
-  return Call(l, Builtin(name, in), {B, T, H, D, T}, {},
-              {l.BufferOf(in), positions, l.Constant(tables.cos), l.Constant(tables.sin), l.result(0)});
+  return Call(l, Builtin(name, in), RotaryDims(in), {}, {l.BufferOf(in), positions, cos, sin, l.result(0)});
+}
+
+/// rms_norm_grad; when the QK-norm's rotary_grad follows, both in one pass
+/// (rms_norm_rotary_grad), the norm's gradient never written.
+LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
+  const double eps = n.getEps().convertToDouble();
+  if (gpt::RotaryGradOp grad = RotaryGradAfter(l, n)) {
+    Value in = grad.getDy();
+    if (Dim(in, 3) % 2 != 0) return grad.emitOpError("head dim must be even");
+    const auto [positions, cos, sin] = RotaryTableBuffers(l, grad, in);
+    l.Absorb(grad);
+    return Call(l, Builtin("rms_norm_rotary_grad", in), RotaryDims(in), {eps},
+                {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), positions, cos, sin, l.BufferOf(grad.getResult())});
+  }
+  return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+              {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
 }
 
 template <typename Op>
@@ -212,10 +280,7 @@ LogicalResult LowerOp(OpLowering& l) {
     return Call(l, Builtin("rms_norm", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {n.getEps().convertToDouble()},
                 {l.BufferOf(n.getX()), l.result(0)});
   }
-  if (auto n = llvm::dyn_cast<gpt::RmsNormGradOp>(op)) {
-    return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)},
-                {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
-  }
+  if (auto n = llvm::dyn_cast<gpt::RmsNormGradOp>(op)) return LowerRmsNormGrad(l, n);
   if (auto r = llvm::dyn_cast<gpt::RotaryOp>(op)) return LowerRotary(l, r, r.getX(), false);
   if (auto r = llvm::dyn_cast<gpt::RotaryGradOp>(op)) return LowerRotary(l, r, r.getDy(), true);
   if (auto a = llvm::dyn_cast<gpt::AttentionOp>(op)) return LowerAttention(l, a);

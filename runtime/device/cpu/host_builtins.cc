@@ -21,6 +21,7 @@
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/rotary.h"
+#include "runtime/kernels/cpu/rotary_rms_norm.h"
 
 namespace gpt_sft::runtime::device::cpu {
 namespace {
@@ -274,6 +275,42 @@ struct RotaryTablesCall {
   absl::Status Run(k::Workspace) const {
     if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
     k::RotaryFromTables(x, positions, cos, sin, y, s, kGrad, kRounding);
+    return absl::OkStatus();
+  }
+};
+
+/// The compiler's QK-norm fusion (rotary_rms_norm.h): (B, T, H, D, P; eps; x, positions, cos,
+/// sin, rot, y) forward, (B, T, H, D, P; eps; rot, dy, positions, cos, sin, dx) backward.
+template <typename T, bool kGrad>
+struct RotaryRmsNormCall {
+  static constexpr const char* kName = kGrad ? "rms_norm_rotary_grad" : "rotary_rms_norm";
+  const T *in, *dy = nullptr;  // in: x (forward) or rot (backward)
+  const int32_t* positions;
+  const float *cos, *sin;
+  T *rot = nullptr, *out;  // out: y (forward) or dx (backward)
+  k::RotaryShape s;
+  int64_t P;
+  double eps;
+  explicit RotaryRmsNormCall(ArgReader& r) {
+    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D"), P = r.Int("P");
+    eps = r.Float("eps");
+    const int64_t n = s.B * s.T * s.H * s.D;
+    in = r.Buffer<const T>(n, kGrad ? "rot" : "x");
+    if (kGrad) dy = r.Buffer<const T>(n, "dy");
+    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
+    cos = r.Buffer<const float>(P * (s.D / 2), "cos");
+    sin = r.Buffer<const float>(P * (s.D / 2), "sin");
+    if (!kGrad) rot = r.Buffer<T>(n, "rot");
+    out = r.Buffer<T>(n, kGrad ? "dx" : "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
+    if constexpr (kGrad) {
+      k::RmsNormRotaryGrad(in, dy, positions, cos, sin, out, s, T(eps));
+    } else {
+      k::RotaryRmsNorm(in, positions, cos, sin, rot, out, s, T(eps));
+    }
     return absl::OkStatus();
   }
 };
@@ -549,6 +586,10 @@ const HostBuiltin kBuiltins[] = {
     Entry<RotaryTablesCall<float, true>>("cpu.rotary_grad_tables.f32"),
     Entry<RotaryTablesCall<double, true>>("cpu.rotary_grad_tables.f64"),
     Entry<RotaryTablesCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_tables_bf16.f32"),
+    Entry<RotaryRmsNormCall<float, false>>("cpu.rotary_rms_norm.f32"),
+    Entry<RotaryRmsNormCall<double, false>>("cpu.rotary_rms_norm.f64"),
+    Entry<RotaryRmsNormCall<float, true>>("cpu.rms_norm_rotary_grad.f32"),
+    Entry<RotaryRmsNormCall<double, true>>("cpu.rms_norm_rotary_grad.f64"),
     Entry<RotaryTablesCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_tables_bf16.f32"),
     Entry<AttentionCall<float>>("cpu.attention.f32"),
     Entry<AttentionCall<double>>("cpu.attention.f64"),

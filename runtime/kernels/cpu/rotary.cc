@@ -132,6 +132,18 @@ void RotaryFromTables(const T* x, const int32_t* positions, const float* cos, co
   RotateBy(x, y, s, TabledCosSin{positions, cos, sin, s.D / 2}, grad ? -1.0f : +1.0f, rounding);
 }
 
+template <typename T>
+void RotateRowFromTables(const T* in, T* out, int64_t D, const float* cos, const float* sin, bool grad) {
+  const int64_t half = D / 2;
+  const float sign = grad ? -1.0f : +1.0f;
+  for (int64_t j = 0; j < half; ++j) {
+    const T c = T(cos[j]), sn = T(sign * sin[j]);
+    const T x1 = in[j], x2 = in[half + j];
+    out[j] = x1 * c + x2 * sn;
+    out[half + j] = -x1 * sn + x2 * c;
+  }
+}
+
 template void Rotary<float>(const float*, const int32_t*, float*, RotaryShape, double, RotaryRounding);
 template void Rotary<double>(const double*, const int32_t*, double*, RotaryShape, double, RotaryRounding);
 template void RotaryGrad<float>(const float*, const int32_t*, float*, RotaryShape, double, RotaryRounding);
@@ -141,6 +153,8 @@ template void Rotary<double>(const double*, const int32_t*, double*, RotaryShape
 template void RotaryGrad<float>(const float*, const int32_t*, float*, RotaryShape, double, Workspace, RotaryRounding);
 template void RotaryGrad<double>(const double*, const int32_t*, double*, RotaryShape, double, Workspace,
                                  RotaryRounding);
+template void RotateRowFromTables<float>(const float*, float*, int64_t, const float*, const float*, bool);
+template void RotateRowFromTables<double>(const double*, double*, int64_t, const float*, const float*, bool);
 template void RotaryFromTables<float>(const float*, const int32_t*, const float*, const float*, float*, RotaryShape,
                                       bool, RotaryRounding);
 template void RotaryFromTables<double>(const double*, const int32_t*, const float*, const float*, double*,

@@ -50,6 +50,13 @@ template <typename T>
 void RotaryFromTables(const T* x, const int32_t* positions, const float* cos, const float* sin, T* y, RotaryShape s,
                       bool grad, RotaryRounding rounding = RotaryRounding::kNone);
 
+/// One head row of D (no rounding): the rotation RotaryFromTables applies to it, with cos and
+/// sin the table rows [D/2] of the token's position, for kernels that fuse the rotation with
+/// a neighbour and must compute the same bits. `out` may be `in` (each pair is read before
+/// it is written).
+template <typename T>
+void RotateRowFromTables(const T* in, T* out, int64_t D, const float* cos, const float* sin, bool grad);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_

@@ -79,3 +79,42 @@ func.func @rotary_positions(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %p: tensor
   %g = gpt.rotary_grad %x, positions %p : tensor<2x4x3x8xf32>, tensor<2x4xi32>
   return %r, %g : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
 }
+
+// -----
+
+// QK-norm fusion: a rotary with the rms_norm of its result right after it is one
+// rotary_rms_norm launch (the rotation kept for the backward, the norm written beside it);
+// the norm's gradient followed by the rotary's is one rms_norm_rotary_grad launch, the
+// norm's gradient never written.
+// CHECK-LABEL: func.func @qk_norm
+// CHECK: gpt.call_builtin "cpu.rotary_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EPS:.*]], %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary"} : i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>
+// CHECK-NOT: gpt.call_builtin "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_rotary_grad.f32"({{.*}}, %[[ROT]], %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"} : i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[Y]], %[[DX]]
+func.func @qk_norm(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
+    -> (tensor<2x4x3x8xf32> {gpt.name = "y"}, tensor<2x4x3x8xf32> {gpt.name = "dx"}) {
+  %r = gpt.rotary %x : tensor<2x4x3x8xf32>
+  %y = gpt.rms_norm %r : tensor<2x4x3x8xf32>
+  %g = gpt.rms_norm_grad %r, %dy : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+  %dx = gpt.rotary_grad %g : tensor<2x4x3x8xf32>
+  return %y, %dx : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+}
+
+// -----
+
+// No QK-norm fusion where the rounding differs (nanochat's bf16 rotary) or the gradient of
+// the norm has another user: each op its own launch.
+// CHECK-LABEL: func.func @qk_norm_unfused
+// CHECK: gpt.call_builtin "cpu.rotary_tables_bf16.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad.f32"
+// CHECK: gpt.call_builtin "cpu.rotary_grad_tables.f32"
+func.func @qk_norm_unfused(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
+    -> (tensor<2x4x3x8xf32> {gpt.name = "y"}, tensor<2x4x3x8xf32> {gpt.name = "dx"}, tensor<2x4x3x8xf32> {gpt.name = "g"}) {
+  %r = gpt.rotary %x {round_bf16} : tensor<2x4x3x8xf32>
+  %y = gpt.rms_norm %r : tensor<2x4x3x8xf32>
+  %g = gpt.rms_norm_grad %r, %dy : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+  %dx = gpt.rotary_grad %g : tensor<2x4x3x8xf32>
+  return %y, %dx, %g : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+}
