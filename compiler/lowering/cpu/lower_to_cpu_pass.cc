@@ -10,6 +10,8 @@
 //   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
+//   * a softcap with the cross_entropy of its result right after it is one pass
+//     (softcap_cross_entropy);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -221,6 +223,37 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   return Call(l, Builtin("attention_grad", a.getQ()), dims, {}, buffers);
 }
 
+/// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but
+/// reshapes between, reading the softcap's result (through reshapes) as its logits, with
+/// ignore index -1, the softcap's input and result the same bytes or disjoint.
+gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap) {
+  mlir::Operation* next = softcap->getNextNode();
+  while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
+  auto ce = llvm::dyn_cast_or_null<gpt::CrossEntropyOp>(next);
+  if (!ce || ce.getIgnoreIndex() != -1) return {};
+  Value logits = ce.getLogits();
+  while (auto r = logits.getDefiningOp<gpt::ReshapeOp>()) logits = r.getX();
+  if (logits != softcap.getResult()) return {};
+  if (!SameOrDisjointBytes(l, softcap.getX(), softcap.getResult())) return {};
+  return ce;
+}
+
+/// softcap; when its cross_entropy follows, both in one pass (softcap_cross_entropy).
+LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
+  // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
+  if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
+  const double cap = e.getCap().convertToDouble();
+  if (gpt::CrossEntropyOp ce = LossAfter(l, e)) {
+    const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
+    l.RequireArgumentRange(ce.getTargets(), -1, V);
+    l.Absorb(ce);
+    return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
+                {l.BufferOf(e.getX()), l.BufferOf(ce.getTargets()), l.result(0), l.BufferOf(ce.getResult())});
+  }
+  return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
+              {l.BufferOf(e.getX()), l.result(0)});
+}
+
 LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
   if (ce.getIgnoreIndex() != -1) return ce.emitOpError("the cpu target ignores target -1 only");
   const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
@@ -289,11 +322,7 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto e = llvm::dyn_cast<gpt::MulOp>(op)) return pointwise("mul", {e.getLhs(), e.getRhs()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareOp>(op)) return pointwise("relu_square", {e.getX()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareGradOp>(op)) return pointwise("relu_square_grad", {e.getX(), e.getDy()}, {});
-  if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) {
-    // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
-    if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
-    return pointwise("softcap", {e.getX()}, {e.getCap().convertToDouble()});
-  }
+  if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) return LowerSoftcap(l, e);
   if (auto e = llvm::dyn_cast<gpt::SoftcapGradOp>(op)) {
     return pointwise("softcap_grad", {e.getY(), e.getDy()}, {e.getCap().convertToDouble()});
   }

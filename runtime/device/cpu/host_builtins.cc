@@ -434,6 +434,30 @@ struct CrossEntropyCall {  // (N, V; logits, targets, loss)
   }
 };
 
+/// The compiler's fusion of a softcap into the cross-entropy that reads it:
+/// (N, V; cap; x, targets, y, loss), y = softcap(x) written for every row and the loss of y.
+template <typename T>
+struct SoftcapCrossEntropyCall {
+  static constexpr const char* kName = "softcap_cross_entropy";
+  const T* x;
+  const int32_t* targets;
+  T *y, *loss;
+  int64_t N, V;
+  double cap;
+  explicit SoftcapCrossEntropyCall(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), cap = r.Float("cap");
+    x = r.Buffer<const T>(N * V, "x");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    y = r.Buffer<T>(N * V, "y");
+    loss = r.Buffer<T>(1, "loss");
+  }
+  int64_t Workspace(int) const { return k::CrossEntropyWorkspaceBytes(N); }
+  absl::Status Run(k::Workspace ws) const {
+    *loss = T(k::SoftcapCrossEntropy(x, T(cap), y, targets, N, V, ws).loss);
+    return absl::OkStatus();
+  }
+};
+
 /// The gradient, and with cap != 0 the softcap's gradient fused into it (the compiler's
 /// epilogue decision): (N, V, cap; logits, targets, dloss, dx).
 template <typename T>
@@ -609,6 +633,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<PointwiseCall<double, Pointwise::kSoftcapGrad>>("cpu.softcap_grad.f64"),
     Entry<CrossEntropyCall<float>>("cpu.cross_entropy.f32"),
     Entry<CrossEntropyCall<double>>("cpu.cross_entropy.f64"),
+    Entry<SoftcapCrossEntropyCall<float>>("cpu.softcap_cross_entropy.f32"),
+    Entry<SoftcapCrossEntropyCall<double>>("cpu.softcap_cross_entropy.f64"),
     Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
     Entry<AdamWCall<float>>("cpu.adamw.f32"),

@@ -31,8 +31,13 @@ int64_t CrossEntropyWorkspaceBytes(int64_t N) {
   return count.used();
 }
 
-template <typename T>
-CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace) {
+namespace {
+
+/// The mean loss over rows, each row first handed to `prepare_row(n)` (every row, counted or
+/// not: it may write the logits the loss then reads, while they are in cache).
+template <typename T, typename PrepareRow>
+CrossEntropyResult CrossEntropyOfRows(const T* logits, const int32_t* targets, int64_t N, int64_t V,
+                                      Workspace workspace, const PrepareRow& prepare_row) {
   const int64_t chunks = Chunks(N);
   WorkspaceCarver carver(workspace);
   double* partial = carver.Take<double>(chunks, "cross-entropy partial sums");
@@ -40,6 +45,7 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
     double sum = 0;
     for (int64_t n = begin; n < end; ++n) {
+      prepare_row(n);
       if (targets[n] < 0) continue;
       const T* row = logits + n * V;
       const T m = MaxOf(row, V);
@@ -51,6 +57,21 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
   for (int64_t c = 0; c < chunks; ++c) sum += partial[c];
   const int64_t count = CountTargets(targets, N);
   return {count > 0 ? sum / count : 0.0, count};
+}
+
+}  // namespace
+
+template <typename T>
+CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace) {
+  return CrossEntropyOfRows(logits, targets, N, V, workspace, [](int64_t) {});
+}
+
+template <typename T>
+CrossEntropyResult SoftcapCrossEntropy(const T* x, T cap, T* y, const int32_t* targets, int64_t N, int64_t V,
+                                       Workspace workspace) {
+  // Softcap's arithmetic exactly (pointwise.cc: ScaledTanh by 1/cap and cap, elementwise).
+  return CrossEntropyOfRows(y, targets, N, V, workspace,
+                            [&](int64_t n) { ScaledTanh(x + n * V, V, T(1) / cap, cap, y + n * V); });
 }
 
 template <typename T>
@@ -108,6 +129,10 @@ template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, in
 template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t);
 template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, int64_t, int64_t, Workspace);
 template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t, Workspace);
+template CrossEntropyResult SoftcapCrossEntropy<float>(const float*, float, float*, const int32_t*, int64_t, int64_t,
+                                                       Workspace);
+template CrossEntropyResult SoftcapCrossEntropy<double>(const double*, double, double*, const int32_t*, int64_t,
+                                                        int64_t, Workspace);
 template void CrossEntropyGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float*);
 template void CrossEntropyGrad<double>(const double*, const int32_t*, int64_t, int64_t, double, double*);
 template void CrossEntropySoftcapGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float, float*);

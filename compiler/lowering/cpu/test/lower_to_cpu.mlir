@@ -10,8 +10,9 @@
 // CHECK: gpt.call_builtin "cpu.rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.rms_norm"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>
 // CHECK: %[[Y:.*]] = memref.view %[[ARENA]]
 // CHECK: gpt.call_builtin "cpu.matmul.f32"({{.*}}, %[[Y]]) {gpt.op = "gpt.matmul"} : i64, i64, i64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
-// CHECK: gpt.call_builtin "cpu.softcap.f32"({{.*}}) {gpt.op = "gpt.softcap"} : i64, f64, memref<8x32xf32>, memref<8x32xf32>
-// CHECK: gpt.call_builtin "cpu.cross_entropy.f32"({{.*}}, %[[T]], {{.*}}) {gpt.op = "gpt.cross_entropy"} : i64, i64, memref<8x32xf32>, memref<8xi32>, memref<f32>
+// The softcap and the cross-entropy of its result are one pass, softcap_cross_entropy.
+// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"({{.*}}, %[[T]], {{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<8x32xf32>, memref<8xi32>, memref<8x32xf32>, memref<f32>
+// CHECK-NOT: "cpu.cross_entropy.f32"
 // CHECK: gpt.call_builtin "cpu.add.f32"({{.*}}, %[[ACC]], %[[Y]], %[[SUM:.*]]) {gpt.op = "gpt.add"}
 // CHECK: memref.copy %[[SUM]], %[[ACC]]
 // CHECK: return %{{.*}}, %[[ACC]]
@@ -117,4 +118,25 @@ func.func @qk_norm_unfused(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor
   %g = gpt.rms_norm_grad %r, %dy : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
   %dx = gpt.rotary_grad %g : tensor<2x4x3x8xf32>
   return %y, %dx, %g : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+}
+
+// -----
+
+// The loss fusion reaches the cross_entropy through reshapes; a softcap whose next op is not
+// its cross_entropy stays its own launch.
+// CHECK-LABEL: func.func @softcap_loss_through_reshape
+// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"({{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<2x4x32xf32>, memref<8xi32>, memref<2x4x32xf32>, memref<f32>
+// CHECK: gpt.call_builtin "cpu.softcap.f32"
+// CHECK: gpt.call_builtin "cpu.add.f32"
+// CHECK: gpt.call_builtin "cpu.cross_entropy.f32"
+func.func @softcap_loss_through_reshape(%x: tensor<2x4x32xf32> {gpt.name = "x"}, %t: tensor<8xi32> {gpt.name = "targets"})
+    -> (tensor<f32> {gpt.name = "loss"}, tensor<f32> {gpt.name = "loss2"}) {
+  %c = gpt.softcap %x {cap = 15.0 : f64} : tensor<2x4x32xf32>
+  %r = gpt.reshape %c to [8, 32] : tensor<2x4x32xf32>
+  %l = gpt.cross_entropy %r, %t : tensor<8x32xf32>, tensor<8xi32>
+  %c2 = gpt.softcap %x {cap = 15.0 : f64} : tensor<2x4x32xf32>
+  %a = gpt.add %c2, %x : tensor<2x4x32xf32>, tensor<2x4x32xf32>
+  %r2 = gpt.reshape %c2 to [8, 32] : tensor<2x4x32xf32>
+  %l2 = gpt.cross_entropy %r2, %t : tensor<8x32xf32>, tensor<8xi32>
+  return %l, %l2 : tensor<f32>, tensor<f32>
 }
