@@ -247,8 +247,12 @@ LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
     l.RequireArgumentRange(ce.getTargets(), -1, V);
     l.Absorb(ce);
+    // The targets as the step has them: a reshape of them between the two ops may be a copy
+    // that runs after this launch, and a reshape changes no byte.
+    Value targets = ce.getTargets();
+    while (auto r = targets.getDefiningOp<gpt::ReshapeOp>()) targets = r.getX();
     return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
-                {l.BufferOf(e.getX()), l.BufferOf(ce.getTargets()), l.result(0), l.BufferOf(ce.getResult())});
+                {l.BufferOf(e.getX()), l.BufferOf(targets), l.result(0), l.BufferOf(ce.getResult())});
   }
   return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
               {l.BufferOf(e.getX()), l.result(0)});

@@ -122,21 +122,24 @@ func.func @qk_norm_unfused(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor
 
 // -----
 
-// The loss fusion reaches the cross_entropy through reshapes; a softcap whose next op is not
-// its cross_entropy stays its own launch.
+// The loss fusion reaches the cross_entropy through reshapes, and reads the targets argument
+// itself when a reshape of it stands between the two ops (that reshape's copy would run after
+// the fused launch); a softcap whose next op is not its cross_entropy stays its own launch.
 // CHECK-LABEL: func.func @softcap_loss_through_reshape
-// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"({{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<2x4x32xf32>, memref<8xi32>, memref<2x4x32xf32>, memref<f32>
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<2x4x32xf32> {gpt.name = "x"}, %[[T:[a-z0-9]+]]: memref<2x4xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
+// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[T]], %{{.*}}, %{{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<2x4x32xf32>, memref<2x4xi32>, memref<2x4x32xf32>, memref<f32>
 // CHECK: gpt.call_builtin "cpu.softcap.f32"
 // CHECK: gpt.call_builtin "cpu.add.f32"
 // CHECK: gpt.call_builtin "cpu.cross_entropy.f32"
-func.func @softcap_loss_through_reshape(%x: tensor<2x4x32xf32> {gpt.name = "x"}, %t: tensor<8xi32> {gpt.name = "targets"})
+func.func @softcap_loss_through_reshape(%x: tensor<2x4x32xf32> {gpt.name = "x"}, %t: tensor<2x4xi32> {gpt.name = "targets"})
     -> (tensor<f32> {gpt.name = "loss"}, tensor<f32> {gpt.name = "loss2"}) {
   %c = gpt.softcap %x {cap = 15.0 : f64} : tensor<2x4x32xf32>
   %r = gpt.reshape %c to [8, 32] : tensor<2x4x32xf32>
-  %l = gpt.cross_entropy %r, %t : tensor<8x32xf32>, tensor<8xi32>
+  %tr = gpt.reshape %t to [8] : tensor<2x4xi32>
+  %l = gpt.cross_entropy %r, %tr : tensor<8x32xf32>, tensor<8xi32>
   %c2 = gpt.softcap %x {cap = 15.0 : f64} : tensor<2x4x32xf32>
   %a = gpt.add %c2, %x : tensor<2x4x32xf32>, tensor<2x4x32xf32>
   %r2 = gpt.reshape %c2 to [8, 32] : tensor<2x4x32xf32>
-  %l2 = gpt.cross_entropy %r2, %t : tensor<8x32xf32>, tensor<8xi32>
+  %l2 = gpt.cross_entropy %r2, %tr : tensor<8x32xf32>, tensor<8xi32>
   return %l, %l2 : tensor<f32>, tensor<f32>
 }
