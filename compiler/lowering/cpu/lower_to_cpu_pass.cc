@@ -11,7 +11,9 @@
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
 //   * a softcap with the cross_entropy of its result right after it is one pass
-//     (softcap_cross_entropy);
+//     (softcap_cross_entropy); a residual add with the rms_norm of its sum right after it too
+//     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
+//     gradient (rms_norm_grad_add);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -46,6 +48,8 @@ using ::mlir::Value;
 using lowering::OpLowering;
 
 constexpr int64_t kCpuBufferAlignment = 64;
+/// rms_norm_grad_add's rows live on its stack (runtime/kernels/cpu/residual_rms_norm.h).
+constexpr int64_t kMaxResidualRmsNormDim = 4096;
 
 mlir::ShapedType TypeOf(Value v) { return llvm::cast<mlir::ShapedType>(v.getType()); }
 int64_t Dim(Value v, int64_t i) { return TypeOf(v).getDimSize(i < 0 ? TypeOf(v).getRank() + i : i); }
@@ -124,6 +128,42 @@ gpt::RotaryGradOp RotaryGradAfter(OpLowering& l, gpt::RmsNormGradOp n) {
   return grad;
 }
 
+/// The rms_norm a residual add's fusion absorbs: the very next op, norming the sum (same
+/// type as the add's operands), every pair of a, b, sum and the norm's result the same bytes
+/// or disjoint (add_rms_norm works one row at a time).
+gpt::RmsNormOp NormAfter(OpLowering& l, gpt::AddOp add) {
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(add->getNextNode());
+  if (!norm || norm.getX() != add.getResult()) return {};
+  if (add.getLhs().getType() != add.getResult().getType() || add.getRhs().getType() != add.getResult().getType()) {
+    return {};
+  }
+  const Value y = norm.getResult();
+  for (Value v : {Value(add.getLhs()), Value(add.getRhs()), Value(add.getResult())}) {
+    if (!SameOrDisjointBytes(l, v, y)) return {};
+  }
+  if (!SameOrDisjointBytes(l, add.getLhs(), add.getResult()) || !SameOrDisjointBytes(l, add.getRhs(), add.getResult())) {
+    return {};
+  }
+  return norm;
+}
+
+/// The add that joins an rms_norm_grad's result to the residual gradient: the very next op
+/// and the gradient's only user, the other operand of the same type, the norm's rows at most
+/// kMaxResidualRmsNormDim long (the kernel's stack row), every pair of x, dy, r and the
+/// add's result the same bytes or disjoint.
+gpt::AddOp ResidualAddAfter(OpLowering& l, gpt::RmsNormGradOp n) {
+  auto add = llvm::dyn_cast_or_null<gpt::AddOp>(n->getNextNode());
+  const Value g = n.getResult();
+  if (!add || !g.hasOneUse() || (add.getLhs() != g && add.getRhs() != g) || add.getLhs() == add.getRhs()) return {};
+  if (add.getLhs().getType() != add.getRhs().getType() || add.getResult().getType() != g.getType()) return {};
+  if (Dim(n.getX(), -1) > kMaxResidualRmsNormDim) return {};
+  const Value r = add.getLhs() == g ? add.getRhs() : add.getLhs(), out = add.getResult();
+  for (Value v : {Value(n.getX()), Value(n.getDy()), r}) {
+    if (!SameOrDisjointBytes(l, v, out)) return {};
+  }
+  return add;
+}
+
 /// Rotary reads nanochat's cos/sin tables for positions 0..T-1, computed here once and
 /// carried as constants (one pair for every rotary of the step: OpLowering::Constant shares
 /// equal values), instead of each token evaluating cos and sin at run time: the builtin
@@ -172,8 +212,26 @@ LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
     return Call(l, Builtin("rms_norm_rotary_grad", in), RotaryDims(in), {eps},
                 {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), positions, cos, sin, l.BufferOf(grad.getResult())});
   }
+  if (gpt::AddOp add = ResidualAddAfter(l, n)) {
+    Value r = add.getLhs() == n.getResult() ? add.getRhs() : add.getLhs();
+    l.Absorb(add);
+    return Call(l, Builtin("rms_norm_grad_add", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+                {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
+  }
   return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
               {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
+}
+
+/// add; when the rms_norm of its sum follows, both in one pass (add_rms_norm).
+LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
+  if (gpt::RmsNormOp norm = NormAfter(l, add)) {
+    l.Absorb(norm);
+    return Call(l, Builtin("add_rms_norm", add.getResult()), {Rows(add.getResult()), Dim(add.getResult(), -1)},
+                {norm.getEps().convertToDouble()},
+                {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0), l.BufferOf(norm.getResult())});
+  }
+  llvm::SmallVector<Value> buffers = {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0)};
+  return Call(l, Builtin("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);
 }
 
 template <typename Op>
@@ -322,7 +380,7 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto r = llvm::dyn_cast<gpt::RotaryGradOp>(op)) return LowerRotary(l, r, r.getDy(), true);
   if (auto a = llvm::dyn_cast<gpt::AttentionOp>(op)) return LowerAttention(l, a);
   if (auto a = llvm::dyn_cast<gpt::AttentionGradOp>(op)) return LowerAttentionGrad(l, a);
-  if (auto e = llvm::dyn_cast<gpt::AddOp>(op)) return pointwise("add", {e.getLhs(), e.getRhs()}, {});
+  if (auto e = llvm::dyn_cast<gpt::AddOp>(op)) return LowerAdd(l, e);
   if (auto e = llvm::dyn_cast<gpt::MulOp>(op)) return pointwise("mul", {e.getLhs(), e.getRhs()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareOp>(op)) return pointwise("relu_square", {e.getX()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareGradOp>(op)) return pointwise("relu_square_grad", {e.getX(), e.getDy()}, {});

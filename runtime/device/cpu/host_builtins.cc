@@ -19,6 +19,7 @@
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
+#include "runtime/kernels/cpu/residual_rms_norm.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/rotary.h"
 #include "runtime/kernels/cpu/rotary_rms_norm.h"
@@ -216,6 +217,39 @@ struct RmsNormGradCall {
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
     k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
+    return absl::OkStatus();
+  }
+};
+
+/// The compiler's residual-stream fusions (residual_rms_norm.h): (rows, dim; eps; a, b, sum, y)
+/// forward, (rows, dim; eps; x, dy, r, out) backward.
+template <typename T, bool kGrad>
+struct ResidualRmsNormCall {
+  static constexpr const char* kName = kGrad ? "rms_norm_grad_add" : "add_rms_norm";
+  const T *in0, *in1, *in2;  // a, b, - (forward) or x, dy, r (backward)
+  T *out0, *out1 = nullptr;  // sum, y (forward) or out (backward)
+  int64_t rows, dim;
+  double eps;
+  explicit ResidualRmsNormCall(ArgReader& r) {
+    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
+    const int64_t n = rows * dim;
+    in0 = r.Buffer<const T>(n, kGrad ? "x" : "a");
+    in1 = r.Buffer<const T>(n, kGrad ? "dy" : "b");
+    in2 = kGrad ? r.Buffer<const T>(n, "r") : nullptr;
+    out0 = r.Buffer<T>(n, kGrad ? "out" : "sum");
+    if (!kGrad) out1 = r.Buffer<T>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if constexpr (kGrad) {
+      if (dim > k::kMaxResidualRmsNormDim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("rms_norm_grad_add: dim ", dim, " is above ", k::kMaxResidualRmsNormDim));
+      }
+      k::RmsNormGradAdd(in0, in1, in2, out0, rows, dim, T(eps));
+    } else {
+      k::AddRmsNorm(in0, in1, out0, out1, rows, dim, T(eps));
+    }
     return absl::OkStatus();
   }
 };
@@ -599,6 +633,10 @@ const HostBuiltin kBuiltins[] = {
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),
     Entry<RmsNormGradCall<double>>("cpu.rms_norm_grad.f64"),
+    Entry<ResidualRmsNormCall<float, false>>("cpu.add_rms_norm.f32"),
+    Entry<ResidualRmsNormCall<double, false>>("cpu.add_rms_norm.f64"),
+    Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),
+    Entry<ResidualRmsNormCall<double, true>>("cpu.rms_norm_grad_add.f64"),
     Entry<RotaryCall<float, false>>("cpu.rotary.f32"),
     Entry<RotaryCall<double, false>>("cpu.rotary.f64"),
     Entry<RotaryCall<float, true>>("cpu.rotary_grad.f32"),

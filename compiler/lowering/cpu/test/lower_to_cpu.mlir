@@ -143,3 +143,44 @@ func.func @softcap_loss_through_reshape(%x: tensor<2x4x32xf32> {gpt.name = "x"},
   %l2 = gpt.cross_entropy %r2, %tr : tensor<8x32xf32>, tensor<8xi32>
   return %l, %l2 : tensor<f32>, tensor<f32>
 }
+
+// -----
+
+// The residual stream: an add with the rms_norm of its sum right after it is one
+// add_rms_norm launch (the sum kept, the norm beside it); an rms_norm_grad whose only user is
+// the add right after it is one rms_norm_grad_add launch, the norm's gradient never written.
+// CHECK-LABEL: func.func @residual
+// CHECK: gpt.call_builtin "cpu.add_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[SUM:.*]], %[[Y:.*]]) {gpt.op = "gpt.add"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+// CHECK-NOT: "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad_add.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[SUM]], %arg2, %arg1, %[[OUT:.*]]) {gpt.op = "gpt.rms_norm_grad"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[Y]], %[[OUT]]
+func.func @residual(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
+                    %dy: tensor<8x64xf32> {gpt.name = "dy"})
+    -> (tensor<8x64xf32> {gpt.name = "y"}, tensor<8x64xf32> {gpt.name = "dx"}) {
+  %s = gpt.add %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  %y = gpt.rms_norm %s : tensor<8x64xf32>
+  %g = gpt.rms_norm_grad %s, %dy : tensor<8x64xf32>, tensor<8x64xf32>
+  %dx = gpt.add %g, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  return %y, %dx : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// No residual fusion when the norm's gradient has another user or the norm reads something
+// else than the sum: each op its own launch.
+// CHECK-LABEL: func.func @residual_unfused
+// CHECK: gpt.call_builtin "cpu.add.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad.f32"
+// CHECK: gpt.call_builtin "cpu.add.f32"
+func.func @residual_unfused(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
+                            %dy: tensor<8x64xf32> {gpt.name = "dy"})
+    -> (tensor<8x64xf32> {gpt.name = "s"}, tensor<8x64xf32> {gpt.name = "y"}, tensor<8x64xf32> {gpt.name = "dx"},
+        tensor<8x64xf32> {gpt.name = "g"}) {
+  %s = gpt.add %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  %y = gpt.rms_norm %a : tensor<8x64xf32>
+  %g = gpt.rms_norm_grad %s, %dy : tensor<8x64xf32>, tensor<8x64xf32>
+  %dx = gpt.add %g, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  return %s, %y, %dx, %g : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+}
