@@ -96,6 +96,15 @@ void RowGrad(const T* row, int32_t target, int64_t V, double scale, T* out) {
   out[target] -= T(scale);
 }
 
+/// SoftcapGrad's arithmetic on a row of gradients already in `out`, while the row is in cache.
+template <typename T>
+void SoftcapGradInPlace(const T* row, T cap, int64_t V, T* out) {
+  for (int64_t v = 0; v < V; ++v) {
+    const T t = row[v] / cap;
+    out[v] = out[v] * (T(1) - t * t);
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -115,12 +124,23 @@ void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int6
     for (int64_t n = begin; n < end; ++n) {
       const T* row = y + n * V;
       T* out = dx + n * V;
-      RowGrad(row, targets[n], V, scale, out);
-      // SoftcapGrad's arithmetic exactly, while the row is in cache.
+      const int32_t target = targets[n];
+      if (target < 0) {
+        RowGrad(row, target, V, scale, out);
+        SoftcapGradInPlace(row, cap, V, out);
+        continue;
+      }
+      // RowGrad's steps and then SoftcapGrad's, per element, in one pass after the exps:
+      // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
+      const T m = MaxOf(row, V);
+      const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
+      const T at_target = out[target] * factor - T(scale);
       for (int64_t v = 0; v < V; ++v) {
         const T t = row[v] / cap;
-        out[v] = out[v] * (T(1) - t * t);
+        out[v] = (out[v] * factor) * (T(1) - t * t);
       }
+      const T t = row[target] / cap;
+      out[target] = at_target * (T(1) - t * t);
     }
   });
 }
