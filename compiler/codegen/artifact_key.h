@@ -15,7 +15,7 @@ namespace gpt_sft::compiler {
 /// 8.2: the cpu target's rotary reads cos/sin tables baked into the artifact (rotary_tables).
 /// 8.3: the cpu target fuses rotary with its QK-norm (rotary_rms_norm, rms_norm_rotary_grad)
 ///      and a softcap with its loss (softcap_cross_entropy), the residual add with its
-///      rms_norm (add_rms_norm, rms_norm_grad_add).
+///      rms_norm (add_rms_norm, rms_norm_grad_add), a run of adds in one launch (add_list).
 inline constexpr char kCompilerVersion[] = "gptc-8.3";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)

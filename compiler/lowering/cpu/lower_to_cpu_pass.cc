@@ -13,7 +13,8 @@
 //   * a softcap with the cross_entropy of its result right after it is one pass
 //     (softcap_cross_entropy); a residual add with the rms_norm of its sum right after it too
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
-//     gradient (rms_norm_grad_add);
+//     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
+//     add_list launch;
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -50,6 +51,8 @@ using lowering::OpLowering;
 constexpr int64_t kCpuBufferAlignment = 64;
 /// rms_norm_grad_add's rows live on its stack (runtime/kernels/cpu/residual_rms_norm.h).
 constexpr int64_t kMaxResidualRmsNormDim = 4096;
+/// add_list takes at most this many adds (runtime/device/cpu/host_builtins.cc).
+constexpr int64_t kMaxAddList = 1024;
 
 mlir::ShapedType TypeOf(Value v) { return llvm::cast<mlir::ShapedType>(v.getType()); }
 int64_t Dim(Value v, int64_t i) { return TypeOf(v).getDimSize(i < 0 ? TypeOf(v).getRank() + i : i); }
@@ -147,6 +150,27 @@ gpt::RmsNormOp NormAfter(OpLowering& l, gpt::AddOp add) {
   return norm;
 }
 
+/// `add` and the adds right after it (the gradient accumulation's, one per parameter), as one
+/// add_list launch: each an elementwise add of one element type whose sum no rms_norm reads
+/// right after it (that add fuses with its norm instead). add_list runs them one after
+/// another in this order, so one may read another's sum, as separate launches could.
+llvm::SmallVector<gpt::AddOp> AddRunFrom(OpLowering& l, gpt::AddOp add) {
+  auto plain = [&](gpt::AddOp a) {
+    const mlir::Type t = a.getResult().getType();
+    return a.getLhs().getType() == t && a.getRhs().getType() == t &&
+           TypeOf(a.getResult()).getElementType() == TypeOf(add.getResult()).getElementType() && !NormAfter(l, a);
+  };
+  llvm::SmallVector<gpt::AddOp> run;
+  if (!plain(add)) return run;
+  run.push_back(add);
+  for (auto next = llvm::dyn_cast_or_null<gpt::AddOp>(add->getNextNode());
+       next && plain(next) && static_cast<int64_t>(run.size()) < kMaxAddList;
+       next = llvm::dyn_cast_or_null<gpt::AddOp>(next->getNextNode())) {
+    run.push_back(next);
+  }
+  return run;
+}
+
 /// The add that joins an rms_norm_grad's result to the residual gradient: the very next op
 /// and the gradient's only user, the other operand of the same type, the norm's rows at most
 /// kMaxResidualRmsNormDim long (the kernel's stack row), every pair of x, dy, r and the
@@ -229,6 +253,17 @@ LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
     return Call(l, Builtin("add_rms_norm", add.getResult()), {Rows(add.getResult()), Dim(add.getResult(), -1)},
                 {norm.getEps().convertToDouble()},
                 {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0), l.BufferOf(norm.getResult())});
+  }
+  llvm::SmallVector<gpt::AddOp> run = AddRunFrom(l, add);
+  if (run.size() > 1) {
+    llvm::SmallVector<int64_t> ints = {static_cast<int64_t>(run.size())};
+    llvm::SmallVector<Value> buffers;
+    for (gpt::AddOp a : run) {
+      ints.push_back(Elements(a.getResult()));
+      buffers.append({l.BufferOf(a.getLhs()), l.BufferOf(a.getRhs()), l.BufferOf(a.getResult())});
+      if (a != add) l.Absorb(a);
+    }
+    return Call(l, Builtin("add_list", add.getResult()), ints, {}, buffers);
   }
   llvm::SmallVector<Value> buffers = {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0)};
   return Call(l, Builtin("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);

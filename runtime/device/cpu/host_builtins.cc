@@ -448,6 +448,35 @@ struct PointwiseCall {
   }
 };
 
+/// The compiler's batch of adds (one launch for a run of them, the gradient accumulation's):
+/// (count, n[count]; a, b, y for each), run one after another in that order.
+template <typename T>
+struct AddListCall {
+  static constexpr const char* kName = "add_list";
+  static constexpr int64_t kMaxAdds = 1024;
+  struct One {
+    const T *a, *b;
+    T* y;
+    int64_t n;
+  };
+  std::array<One, kMaxAdds> adds;
+  int64_t count;
+  explicit AddListCall(ArgReader& r) {
+    count = std::clamp<int64_t>(r.Int("count"), 0, kMaxAdds);
+    for (int64_t i = 0; i < count; ++i) adds[i].n = r.Int("n");
+    for (int64_t i = 0; i < count; ++i) {
+      adds[i].a = r.Buffer<const T>(adds[i].n, "a");
+      adds[i].b = r.Buffer<const T>(adds[i].n, "b");
+      adds[i].y = r.Buffer<T>(adds[i].n, "y");
+    }
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    for (int64_t i = 0; i < count; ++i) k::Add(adds[i].a, adds[i].b, adds[i].y, adds[i].n);
+    return absl::OkStatus();
+  }
+};
+
 template <typename T>
 struct CrossEntropyCall {  // (N, V; logits, targets, loss)
   static constexpr const char* kName = "cross_entropy";
@@ -659,6 +688,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<AttentionGradCall<double>>("cpu.attention_grad.f64"),
     Entry<PointwiseCall<float, Pointwise::kAdd>>("cpu.add.f32"),
     Entry<PointwiseCall<double, Pointwise::kAdd>>("cpu.add.f64"),
+    Entry<AddListCall<float>>("cpu.add_list.f32"),
+    Entry<AddListCall<double>>("cpu.add_list.f64"),
     Entry<PointwiseCall<float, Pointwise::kMul>>("cpu.mul.f32"),
     Entry<PointwiseCall<double, Pointwise::kMul>>("cpu.mul.f64"),
     Entry<PointwiseCall<float, Pointwise::kReluSquare>>("cpu.relu_square.f32"),

@@ -184,3 +184,20 @@ func.func @residual_unfused(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x
   %dx = gpt.add %g, %b : tensor<8x64xf32>, tensor<8x64xf32>
   return %s, %y, %dx, %g : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// A run of adds (the gradient accumulation's, one per parameter) is one add_list launch:
+// the count, each add's elements, then a, b and the sum of each in order; the second reads
+// the first's sum, which add_list allows (it runs them one after another).
+// CHECK-LABEL: func.func @add_run
+// CHECK: gpt.call_builtin "cpu.add_list.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[S1:.*]], %[[S1]], %arg0, %[[S2:.*]], %arg2, %arg3, %[[S3:.*]]) {gpt.op = "gpt.add"} : i64, i64, i64, i64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>
+// CHECK-NOT: gpt.call_builtin
+func.func @add_run(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
+                   %c: tensor<4xf32> {gpt.name = "c"}, %d: tensor<4xf32> {gpt.name = "d"})
+    -> (tensor<8x64xf32> {gpt.name = "s2"}, tensor<4xf32> {gpt.name = "s3"}) {
+  %s1 = gpt.add %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  %s2 = gpt.add %s1, %a : tensor<8x64xf32>, tensor<8x64xf32>
+  %s3 = gpt.add %c, %d : tensor<4xf32>, tensor<4xf32>
+  return %s2, %s3 : tensor<8x64xf32>, tensor<4xf32>
+}
