@@ -12,7 +12,11 @@ namespace gpt_sft::compiler {
 /// to: artifacts of another version are never loaded.
 /// 8.0: keys name the dtype (bfloat16 steps).
 /// 8.1: the GPU rotary tables hold nanochat's bf16 cos/sin in every dtype (f32 steps too).
-inline constexpr char kCompilerVersion[] = "gptc-8.1";
+/// 8.2: the cpu target's rotary reads cos/sin tables baked into the artifact (rotary_tables).
+/// 8.3: the cpu target fuses rotary with its QK-norm (rotary_rms_norm, rms_norm_rotary_grad)
+///      and a softcap with its loss (softcap_cross_entropy), the residual add with its
+///      rms_norm (add_rms_norm, rms_norm_grad_add), a run of adds in one launch (add_list).
+inline constexpr char kCompilerVersion[] = "gptc-8.3";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it

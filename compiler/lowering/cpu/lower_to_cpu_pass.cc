@@ -7,6 +7,14 @@
 //   * every other op is a gpt.call_builtin of the cpu driver's library kernel
 //     (runtime/device/cpu/BUILTINS.md: the name "cpu.<op>.<f32|f64>", the dims and
 //     attributes as scalars first, then the buffers);
+//   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
+//     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
+//     norm's gradient with the rotary's (rms_norm_rotary_grad);
+//   * a softcap with the cross_entropy of its result right after it is one pass
+//     (softcap_cross_entropy); a residual add with the rms_norm of its sum right after it too
+//     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
+//     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
+//     add_list launch;
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -16,11 +24,14 @@
 
 #include "compiler/lowering/cpu/lower_to_cpu_pass.h"
 
+#include <array>
 #include <string>
+#include <type_traits>
 
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/planned_function.h"
+#include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -38,6 +49,10 @@ using ::mlir::Value;
 using lowering::OpLowering;
 
 constexpr int64_t kCpuBufferAlignment = 64;
+/// rms_norm_grad_add's rows live on its stack (runtime/kernels/cpu/residual_rms_norm.h).
+constexpr int64_t kMaxResidualRmsNormDim = 4096;
+/// add_list takes at most this many adds (runtime/device/cpu/host_builtins.cc).
+constexpr int64_t kMaxAddList = 1024;
 
 mlir::ShapedType TypeOf(Value v) { return llvm::cast<mlir::ShapedType>(v.getType()); }
 int64_t Dim(Value v, int64_t i) { return TypeOf(v).getDimSize(i < 0 ? TypeOf(v).getRank() + i : i); }
@@ -83,15 +98,175 @@ Value Iota(OpLowering& l, int64_t B, int64_t T) {
   return l.Constant(mlir::DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(values)));
 }
 
-/// round_bf16 (nanochat's bf16 rotary) is its own builtin, rotary_bf16 / rotary_grad_bf16.
+/// Whether the kernels may read `a` and write `b` row by row: their bytes are the same or
+/// disjoint, never a partial overlap. Both outside the arena (arguments, constants): only
+/// when they are the same value (two views of one argument are not told apart: no).
+bool SameOrDisjointBytes(OpLowering& l, Value a, Value b) {
+  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
+  if (pa && pb) return *pa == *pb || pa->second <= pb->first || pb->second <= pa->first;
+  if (pa || pb) return true;
+  return a == b;
+}
+
+/// The rms_norm a rotary's QK-norm fusion absorbs: the very next op, norming the rotary's
+/// result over its head dim, with the rotary's input, result and the norm's result each the
+/// same bytes as another or disjoint (rotary_rms_norm works one head row at a time).
+gpt::RmsNormOp QkNormAfter(OpLowering& l, gpt::RotaryOp r) {
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(r->getNextNode());
+  if (!norm || norm.getX() != r.getResult() || r.getRoundBf16()) return {};
+  Value x = r.getX(), rot = r.getResult(), y = norm.getResult();
+  if (!SameOrDisjointBytes(l, x, y) || !SameOrDisjointBytes(l, rot, y) || !SameOrDisjointBytes(l, x, rot)) return {};
+  return norm;
+}
+
+/// The rotary_grad that a QK-norm's rms_norm_grad absorbs: the very next op and the only
+/// user of the gradient, rotating it back; rot, dy and the rotary_grad's result the same
+/// bytes or disjoint.
+gpt::RotaryGradOp RotaryGradAfter(OpLowering& l, gpt::RmsNormGradOp n) {
+  auto grad = llvm::dyn_cast_or_null<gpt::RotaryGradOp>(n->getNextNode());
+  if (!grad || grad.getDy() != n.getResult() || !n.getResult().hasOneUse() || grad.getRoundBf16()) return {};
+  if (TypeOf(n.getX()).getRank() != 4) return {};
+  Value dx = grad.getResult();
+  if (!SameOrDisjointBytes(l, n.getX(), dx) || !SameOrDisjointBytes(l, n.getDy(), dx)) return {};
+  return grad;
+}
+
+/// The rms_norm a residual add's fusion absorbs: the very next op, norming the sum (same
+/// type as the add's operands), every pair of a, b, sum and the norm's result the same bytes
+/// or disjoint (add_rms_norm works one row at a time).
+gpt::RmsNormOp NormAfter(OpLowering& l, gpt::AddOp add) {
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(add->getNextNode());
+  if (!norm || norm.getX() != add.getResult()) return {};
+  if (add.getLhs().getType() != add.getResult().getType() || add.getRhs().getType() != add.getResult().getType()) {
+    return {};
+  }
+  const Value y = norm.getResult();
+  for (Value v : {Value(add.getLhs()), Value(add.getRhs()), Value(add.getResult())}) {
+    if (!SameOrDisjointBytes(l, v, y)) return {};
+  }
+  if (!SameOrDisjointBytes(l, add.getLhs(), add.getResult()) || !SameOrDisjointBytes(l, add.getRhs(), add.getResult())) {
+    return {};
+  }
+  return norm;
+}
+
+/// `add` and the adds right after it (the gradient accumulation's, one per parameter), as one
+/// add_list launch: each an elementwise add of one element type whose sum no rms_norm reads
+/// right after it (that add fuses with its norm instead). add_list runs them one after
+/// another in this order, so one may read another's sum, as separate launches could.
+llvm::SmallVector<gpt::AddOp> AddRunFrom(OpLowering& l, gpt::AddOp add) {
+  auto plain = [&](gpt::AddOp a) {
+    const mlir::Type t = a.getResult().getType();
+    return a.getLhs().getType() == t && a.getRhs().getType() == t &&
+           TypeOf(a.getResult()).getElementType() == TypeOf(add.getResult()).getElementType() && !NormAfter(l, a);
+  };
+  llvm::SmallVector<gpt::AddOp> run;
+  if (!plain(add)) return run;
+  run.push_back(add);
+  for (auto next = llvm::dyn_cast_or_null<gpt::AddOp>(add->getNextNode());
+       next && plain(next) && static_cast<int64_t>(run.size()) < kMaxAddList;
+       next = llvm::dyn_cast_or_null<gpt::AddOp>(next->getNextNode())) {
+    run.push_back(next);
+  }
+  return run;
+}
+
+/// The add that joins an rms_norm_grad's result to the residual gradient: the very next op
+/// and the gradient's only user, the other operand of the same type, the norm's rows at most
+/// kMaxResidualRmsNormDim long (the kernel's stack row), every pair of x, dy, r and the
+/// add's result the same bytes or disjoint.
+gpt::AddOp ResidualAddAfter(OpLowering& l, gpt::RmsNormGradOp n) {
+  auto add = llvm::dyn_cast_or_null<gpt::AddOp>(n->getNextNode());
+  const Value g = n.getResult();
+  if (!add || !g.hasOneUse() || (add.getLhs() != g && add.getRhs() != g) || add.getLhs() == add.getRhs()) return {};
+  if (add.getLhs().getType() != add.getRhs().getType() || add.getResult().getType() != g.getType()) return {};
+  if (Dim(n.getX(), -1) > kMaxResidualRmsNormDim) return {};
+  const Value r = add.getLhs() == g ? add.getRhs() : add.getLhs(), out = add.getResult();
+  for (Value v : {Value(n.getX()), Value(n.getDy()), r}) {
+    if (!SameOrDisjointBytes(l, v, out)) return {};
+  }
+  return add;
+}
+
+/// Rotary reads nanochat's cos/sin tables for positions 0..T-1, computed here once and
+/// carried as constants (one pair for every rotary of the step: OpLowering::Constant shares
+/// equal values), instead of each token evaluating cos and sin at run time: the builtin
+/// rotary_tables / rotary_grad_tables (+ _bf16 for round_bf16) computes the same bits as the
+/// interpreter's rotary. The positions argument carries [0, T) as its valid range (the
+/// runtime checks it on upload; compiled batches satisfy it: padded rows count 0..T-1, packed
+/// rows restart at 0 per conversation), the builtin checks it again per run.
+/// Returns the buffers for op `r` (rotary or rotary_grad) on x [B, T, H, D]: positions, cos, sin.
+template <typename Op>
+std::array<Value, 3> RotaryTableBuffers(OpLowering& l, Op r, Value in) {
+  const int64_t B = Dim(in, 0), T = Dim(in, 1), D = Dim(in, 3);
+  if (r.getPositions()) l.RequireArgumentRange(r.getPositions(), 0, T);
+  Value positions = r.getPositions() ? l.BufferOf(r.getPositions()) : Iota(l, B, T);
+  const lowering::RotaryTableConstants tables =
+      lowering::MakeRotaryTableConstants(l.builder().getContext(), T, D, r.getBase().convertToDouble());
+  return {positions, l.Constant(tables.cos), l.Constant(tables.sin)};
+}
+
+llvm::SmallVector<int64_t> RotaryDims(Value in) { return {Dim(in, 0), Dim(in, 1), Dim(in, 2), Dim(in, 3), Dim(in, 1)}; }
+
+/// A rotary followed by its QK-norm is one pass (rotary_rms_norm), which absorbs the norm.
 template <typename Op>
 LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
-  const int64_t B = Dim(in, 0), T = Dim(in, 1), H = Dim(in, 2), D = Dim(in, 3);
-  if (D % 2 != 0) return r.emitOpError("head dim must be even");
-  Value positions = r.getPositions() ? l.BufferOf(r.getPositions()) : Iota(l, B, T);
-  const std::string name = std::string(grad ? "rotary_grad" : "rotary") + (r.getRoundBf16() ? "_bf16" : "");
-  return Call(l, Builtin(name, in), {B, T, H, D}, {r.getBase().convertToDouble()},
-              {l.BufferOf(in), positions, l.result(0)});
+  if (Dim(in, 3) % 2 != 0) return r.emitOpError("head dim must be even");
+  const auto [positions, cos, sin] = RotaryTableBuffers(l, r, in);
+  if constexpr (std::is_same_v<Op, gpt::RotaryOp>) {
+    if (gpt::RmsNormOp norm = QkNormAfter(l, r)) {
+      l.Absorb(norm);
+      return Call(l, Builtin("rotary_rms_norm", in), RotaryDims(in), {norm.getEps().convertToDouble()},
+                  {l.BufferOf(in), positions, cos, sin, l.result(0), l.BufferOf(norm.getResult())});
+    }
+  }
+  const std::string name = std::string(grad ? "rotary_grad_tables" : "rotary_tables") + (r.getRoundBf16() ? "_bf16" : "");
+  return Call(l, Builtin(name, in), RotaryDims(in), {}, {l.BufferOf(in), positions, cos, sin, l.result(0)});
+}
+
+/// rms_norm_grad; when the QK-norm's rotary_grad follows, both in one pass
+/// (rms_norm_rotary_grad), the norm's gradient never written.
+LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
+  const double eps = n.getEps().convertToDouble();
+  if (gpt::RotaryGradOp grad = RotaryGradAfter(l, n)) {
+    Value in = grad.getDy();
+    if (Dim(in, 3) % 2 != 0) return grad.emitOpError("head dim must be even");
+    const auto [positions, cos, sin] = RotaryTableBuffers(l, grad, in);
+    l.Absorb(grad);
+    return Call(l, Builtin("rms_norm_rotary_grad", in), RotaryDims(in), {eps},
+                {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), positions, cos, sin, l.BufferOf(grad.getResult())});
+  }
+  if (gpt::AddOp add = ResidualAddAfter(l, n)) {
+    Value r = add.getLhs() == n.getResult() ? add.getRhs() : add.getLhs();
+    l.Absorb(add);
+    return Call(l, Builtin("rms_norm_grad_add", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+                {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
+  }
+  return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+              {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
+}
+
+/// add; when the rms_norm of its sum follows, both in one pass (add_rms_norm).
+LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
+  if (gpt::RmsNormOp norm = NormAfter(l, add)) {
+    l.Absorb(norm);
+    return Call(l, Builtin("add_rms_norm", add.getResult()), {Rows(add.getResult()), Dim(add.getResult(), -1)},
+                {norm.getEps().convertToDouble()},
+                {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0), l.BufferOf(norm.getResult())});
+  }
+  llvm::SmallVector<gpt::AddOp> run = AddRunFrom(l, add);
+  if (run.size() > 1) {
+    llvm::SmallVector<int64_t> ints = {static_cast<int64_t>(run.size())};
+    llvm::SmallVector<Value> buffers;
+    for (gpt::AddOp a : run) {
+      ints.push_back(Elements(a.getResult()));
+      buffers.append({l.BufferOf(a.getLhs()), l.BufferOf(a.getRhs()), l.BufferOf(a.getResult())});
+      if (a != add) l.Absorb(a);
+    }
+    return Call(l, Builtin("add_list", add.getResult()), ints, {}, buffers);
+  }
+  llvm::SmallVector<Value> buffers = {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0)};
+  return Call(l, Builtin("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);
 }
 
 template <typename Op>
@@ -139,6 +314,41 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   llvm::SmallVector<Value> buffers = inputs;
   buffers.append({l.BufferOf(a.getOut()), lse, l.BufferOf(a.getDout()), l.result(0), l.result(1), l.result(2)});
   return Call(l, Builtin("attention_grad", a.getQ()), dims, {}, buffers);
+}
+
+/// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but
+/// reshapes between, reading the softcap's result (through reshapes) as its logits, with
+/// ignore index -1, the softcap's input and result the same bytes or disjoint.
+gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap) {
+  mlir::Operation* next = softcap->getNextNode();
+  while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
+  auto ce = llvm::dyn_cast_or_null<gpt::CrossEntropyOp>(next);
+  if (!ce || ce.getIgnoreIndex() != -1) return {};
+  Value logits = ce.getLogits();
+  while (auto r = logits.getDefiningOp<gpt::ReshapeOp>()) logits = r.getX();
+  if (logits != softcap.getResult()) return {};
+  if (!SameOrDisjointBytes(l, softcap.getX(), softcap.getResult())) return {};
+  return ce;
+}
+
+/// softcap; when its cross_entropy follows, both in one pass (softcap_cross_entropy).
+LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
+  // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
+  if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
+  const double cap = e.getCap().convertToDouble();
+  if (gpt::CrossEntropyOp ce = LossAfter(l, e)) {
+    const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
+    l.RequireArgumentRange(ce.getTargets(), -1, V);
+    l.Absorb(ce);
+    // The targets as the step has them: a reshape of them between the two ops may be a copy
+    // that runs after this launch, and a reshape changes no byte.
+    Value targets = ce.getTargets();
+    while (auto r = targets.getDefiningOp<gpt::ReshapeOp>()) targets = r.getX();
+    return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
+                {l.BufferOf(e.getX()), l.BufferOf(targets), l.result(0), l.BufferOf(ce.getResult())});
+  }
+  return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
+              {l.BufferOf(e.getX()), l.result(0)});
 }
 
 LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
@@ -200,23 +410,16 @@ LogicalResult LowerOp(OpLowering& l) {
     return Call(l, Builtin("rms_norm", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {n.getEps().convertToDouble()},
                 {l.BufferOf(n.getX()), l.result(0)});
   }
-  if (auto n = llvm::dyn_cast<gpt::RmsNormGradOp>(op)) {
-    return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)},
-                {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
-  }
+  if (auto n = llvm::dyn_cast<gpt::RmsNormGradOp>(op)) return LowerRmsNormGrad(l, n);
   if (auto r = llvm::dyn_cast<gpt::RotaryOp>(op)) return LowerRotary(l, r, r.getX(), false);
   if (auto r = llvm::dyn_cast<gpt::RotaryGradOp>(op)) return LowerRotary(l, r, r.getDy(), true);
   if (auto a = llvm::dyn_cast<gpt::AttentionOp>(op)) return LowerAttention(l, a);
   if (auto a = llvm::dyn_cast<gpt::AttentionGradOp>(op)) return LowerAttentionGrad(l, a);
-  if (auto e = llvm::dyn_cast<gpt::AddOp>(op)) return pointwise("add", {e.getLhs(), e.getRhs()}, {});
+  if (auto e = llvm::dyn_cast<gpt::AddOp>(op)) return LowerAdd(l, e);
   if (auto e = llvm::dyn_cast<gpt::MulOp>(op)) return pointwise("mul", {e.getLhs(), e.getRhs()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareOp>(op)) return pointwise("relu_square", {e.getX()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareGradOp>(op)) return pointwise("relu_square_grad", {e.getX(), e.getDy()}, {});
-  if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) {
-    // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
-    if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
-    return pointwise("softcap", {e.getX()}, {e.getCap().convertToDouble()});
-  }
+  if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) return LowerSoftcap(l, e);
   if (auto e = llvm::dyn_cast<gpt::SoftcapGradOp>(op)) {
     return pointwise("softcap_grad", {e.getY(), e.getDy()}, {e.getCap().convertToDouble()});
   }

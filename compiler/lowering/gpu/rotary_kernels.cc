@@ -9,8 +9,9 @@
 // all the rotary ops of a model, with or without round_bf16: OpLowering::Constant shares
 // equal values): the kernels read exactly the interpreter's values, and a GPU never evaluates
 // a large angle in fp32. Positions are then indices into the tables. The bound relied on:
-// positions lie in [0, T). The CPU kernel has no table, so it implies none; the batches a
-// compiled step sees do: a packed row's positions restart at 0 per conversation and count up
+// positions lie in [0, T). The interpreter's CPU kernel has no table, so it implies none (the
+// compiled cpu step's tabled builtin does, as here: lowering/rotary_table_constants.h); the
+// batches a compiled step sees do: a packed row's positions restart at 0 per conversation and count up
 // by 1 (data/collate/batch.h checks it), a padded row's are t, so both stay below T.
 // (nanochat's cache of T * 10 positions serves generation, which runs on the interpreter.)
 // The positions argument carries [0, T) as its valid range, which the runtime checks on
@@ -21,35 +22,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include <vector>
+#include <algorithm>
 
 #include "compiler/dialect/gpt_ops.h"
-#include "compiler/numerics/rotary_table.h"
+#include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "compiler/transforms/elementwise_scalar.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
-namespace {
-
 using ::mlir::Value;
-
-struct Tables {
-  mlir::DenseElementsAttr cos, sin;
-};
-
-/// nanochat's cos and sin tables of positions 0 .. positions-1, [positions, D/2] f32 each,
-/// holding bf16 values.
-Tables RotaryTables(mlir::MLIRContext* ctx, int64_t positions, int64_t D, double base) {
-  const int64_t half = D / 2;
-  std::vector<float> cos(positions * half), sin(positions * half);
-  compiler::FillRotaryTables(positions, D, base, cos.data(), sin.data());
-  auto type = mlir::RankedTensorType::get({positions, half}, mlir::Float32Type::get(ctx));
-  return {mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(cos)),
-          mlir::DenseElementsAttr::get(type, llvm::ArrayRef<float>(sin))};
-}
-
-}  // namespace
 
 mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
   mlir::Operation* op = lowering.op();
@@ -70,7 +52,7 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
   Value positions = positions_tensor ? Flatten(host, loc, lowering.BufferOf(positions_tensor)) : Value();
   if (positions_tensor) lowering.RequireArgumentRange(positions_tensor, 0, T);
   mlir::MLIRContext* ctx = host.getContext();
-  const Tables tables = RotaryTables(ctx, T, D, base);
+  const lowering::RotaryTableConstants tables = lowering::MakeRotaryTableConstants(ctx, T, D, base);
   Value cos = Flatten(host, loc, lowering.Constant(tables.cos));
   Value sin = Flatten(host, loc, lowering.Constant(tables.sin));
   const int64_t n = B * T * H * half, block = 256, grid = std::min<int64_t>(CeilDiv(n, block), 65535);

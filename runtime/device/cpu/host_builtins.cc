@@ -19,8 +19,10 @@
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
+#include "runtime/kernels/cpu/residual_rms_norm.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/rotary.h"
+#include "runtime/kernels/cpu/rotary_rms_norm.h"
 
 namespace gpt_sft::runtime::device::cpu {
 namespace {
@@ -219,6 +221,39 @@ struct RmsNormGradCall {
   }
 };
 
+/// The compiler's residual-stream fusions (residual_rms_norm.h): (rows, dim; eps; a, b, sum, y)
+/// forward, (rows, dim; eps; x, dy, r, out) backward.
+template <typename T, bool kGrad>
+struct ResidualRmsNormCall {
+  static constexpr const char* kName = kGrad ? "rms_norm_grad_add" : "add_rms_norm";
+  const T *in0, *in1, *in2;  // a, b, - (forward) or x, dy, r (backward)
+  T *out0, *out1 = nullptr;  // sum, y (forward) or out (backward)
+  int64_t rows, dim;
+  double eps;
+  explicit ResidualRmsNormCall(ArgReader& r) {
+    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
+    const int64_t n = rows * dim;
+    in0 = r.Buffer<const T>(n, kGrad ? "x" : "a");
+    in1 = r.Buffer<const T>(n, kGrad ? "dy" : "b");
+    in2 = kGrad ? r.Buffer<const T>(n, "r") : nullptr;
+    out0 = r.Buffer<T>(n, kGrad ? "out" : "sum");
+    if (!kGrad) out1 = r.Buffer<T>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if constexpr (kGrad) {
+      if (dim > k::kMaxResidualRmsNormDim) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("rms_norm_grad_add: dim ", dim, " is above ", k::kMaxResidualRmsNormDim));
+      }
+      k::RmsNormGradAdd(in0, in1, in2, out0, rows, dim, T(eps));
+    } else {
+      k::AddRmsNorm(in0, in1, out0, out1, rows, dim, T(eps));
+    }
+    return absl::OkStatus();
+  }
+};
+
 template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
 struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows when the op has none)
   static constexpr bool kBf16 = kRounding == k::RotaryRounding::kBf16;
@@ -242,6 +277,73 @@ struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows w
       k::RotaryGrad(x, positions, y, s, base, ws, kRounding);
     } else {
       k::Rotary(x, positions, y, s, base, ws, kRounding);
+    }
+    return absl::OkStatus();
+  }
+};
+
+/// The compiler's tabled rotary: (B, T, H, D, P; x, positions, cos, sin, y) with cos and sin
+/// nanochat's tables [P, D/2] (f32 holding bf16 values, constants of the artifact), so no
+/// token evaluates cos and sin; bit-identical to RotaryCall. Positions outside [0, P) are an
+/// error (checked every run: B*T ints, far cheaper than the rotation).
+template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
+struct RotaryTablesCall {
+  static constexpr bool kBf16 = kRounding == k::RotaryRounding::kBf16;
+  static constexpr const char* kName = kGrad ? (kBf16 ? "rotary_grad_tables_bf16" : "rotary_grad_tables")
+                                             : (kBf16 ? "rotary_tables_bf16" : "rotary_tables");
+  const T* x;
+  const int32_t* positions;
+  const float *cos, *sin;
+  T* y;
+  k::RotaryShape s;
+  int64_t P;
+  explicit RotaryTablesCall(ArgReader& r) {
+    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D"), P = r.Int("P");
+    x = r.Buffer<const T>(s.B * s.T * s.H * s.D, "x");
+    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
+    cos = r.Buffer<const float>(P * (s.D / 2), "cos");
+    sin = r.Buffer<const float>(P * (s.D / 2), "sin");
+    y = r.Buffer<T>(s.B * s.T * s.H * s.D, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
+    k::RotaryFromTables(x, positions, cos, sin, y, s, kGrad, kRounding);
+    return absl::OkStatus();
+  }
+};
+
+/// The compiler's QK-norm fusion (rotary_rms_norm.h): (B, T, H, D, P; eps; x, positions, cos,
+/// sin, rot, y) forward, (B, T, H, D, P; eps; rot, dy, positions, cos, sin, dx) backward.
+template <typename T, bool kGrad>
+struct RotaryRmsNormCall {
+  static constexpr const char* kName = kGrad ? "rms_norm_rotary_grad" : "rotary_rms_norm";
+  const T *in, *dy = nullptr;  // in: x (forward) or rot (backward)
+  const int32_t* positions;
+  const float *cos, *sin;
+  T *rot = nullptr, *out;  // out: y (forward) or dx (backward)
+  k::RotaryShape s;
+  int64_t P;
+  double eps;
+  explicit RotaryRmsNormCall(ArgReader& r) {
+    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D"), P = r.Int("P");
+    eps = r.Float("eps");
+    const int64_t n = s.B * s.T * s.H * s.D;
+    in = r.Buffer<const T>(n, kGrad ? "rot" : "x");
+    if (kGrad) dy = r.Buffer<const T>(n, "dy");
+    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
+    cos = r.Buffer<const float>(P * (s.D / 2), "cos");
+    sin = r.Buffer<const float>(P * (s.D / 2), "sin");
+    if (!kGrad) rot = r.Buffer<T>(n, "rot");
+    out = r.Buffer<T>(n, kGrad ? "dx" : "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
+    if constexpr (kGrad) {
+      k::RmsNormRotaryGrad(in, dy, positions, cos, sin, out, s, T(eps));
+    } else {
+      k::RotaryRmsNorm(in, positions, cos, sin, rot, out, s, T(eps));
     }
     return absl::OkStatus();
   }
@@ -346,6 +448,35 @@ struct PointwiseCall {
   }
 };
 
+/// The compiler's batch of adds (one launch for a run of them, the gradient accumulation's):
+/// (count, n[count]; a, b, y for each), run one after another in that order.
+template <typename T>
+struct AddListCall {
+  static constexpr const char* kName = "add_list";
+  static constexpr int64_t kMaxAdds = 1024;
+  struct One {
+    const T *a, *b;
+    T* y;
+    int64_t n;
+  };
+  std::array<One, kMaxAdds> adds;
+  int64_t count;
+  explicit AddListCall(ArgReader& r) {
+    count = std::clamp<int64_t>(r.Int("count"), 0, kMaxAdds);
+    for (int64_t i = 0; i < count; ++i) adds[i].n = r.Int("n");
+    for (int64_t i = 0; i < count; ++i) {
+      adds[i].a = r.Buffer<const T>(adds[i].n, "a");
+      adds[i].b = r.Buffer<const T>(adds[i].n, "b");
+      adds[i].y = r.Buffer<T>(adds[i].n, "y");
+    }
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    for (int64_t i = 0; i < count; ++i) k::Add(adds[i].a, adds[i].b, adds[i].y, adds[i].n);
+    return absl::OkStatus();
+  }
+};
+
 template <typename T>
 struct CrossEntropyCall {  // (N, V; logits, targets, loss)
   static constexpr const char* kName = "cross_entropy";
@@ -362,6 +493,30 @@ struct CrossEntropyCall {  // (N, V; logits, targets, loss)
   int64_t Workspace(int) const { return k::CrossEntropyWorkspaceBytes(N); }
   absl::Status Run(k::Workspace ws) const {
     *loss = T(k::CrossEntropy(logits, targets, N, V, ws).loss);
+    return absl::OkStatus();
+  }
+};
+
+/// The compiler's fusion of a softcap into the cross-entropy that reads it:
+/// (N, V; cap; x, targets, y, loss), y = softcap(x) written for every row and the loss of y.
+template <typename T>
+struct SoftcapCrossEntropyCall {
+  static constexpr const char* kName = "softcap_cross_entropy";
+  const T* x;
+  const int32_t* targets;
+  T *y, *loss;
+  int64_t N, V;
+  double cap;
+  explicit SoftcapCrossEntropyCall(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), cap = r.Float("cap");
+    x = r.Buffer<const T>(N * V, "x");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    y = r.Buffer<T>(N * V, "y");
+    loss = r.Buffer<T>(1, "loss");
+  }
+  int64_t Workspace(int) const { return k::CrossEntropyWorkspaceBytes(N); }
+  absl::Status Run(k::Workspace ws) const {
+    *loss = T(k::SoftcapCrossEntropy(x, T(cap), y, targets, N, V, ws).loss);
     return absl::OkStatus();
   }
 };
@@ -507,18 +662,34 @@ const HostBuiltin kBuiltins[] = {
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),
     Entry<RmsNormGradCall<double>>("cpu.rms_norm_grad.f64"),
+    Entry<ResidualRmsNormCall<float, false>>("cpu.add_rms_norm.f32"),
+    Entry<ResidualRmsNormCall<double, false>>("cpu.add_rms_norm.f64"),
+    Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),
+    Entry<ResidualRmsNormCall<double, true>>("cpu.rms_norm_grad_add.f64"),
     Entry<RotaryCall<float, false>>("cpu.rotary.f32"),
     Entry<RotaryCall<double, false>>("cpu.rotary.f64"),
     Entry<RotaryCall<float, true>>("cpu.rotary_grad.f32"),
     Entry<RotaryCall<double, true>>("cpu.rotary_grad.f64"),
     Entry<RotaryCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_bf16.f32"),
     Entry<RotaryCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_bf16.f32"),
+    Entry<RotaryTablesCall<float, false>>("cpu.rotary_tables.f32"),
+    Entry<RotaryTablesCall<double, false>>("cpu.rotary_tables.f64"),
+    Entry<RotaryTablesCall<float, true>>("cpu.rotary_grad_tables.f32"),
+    Entry<RotaryTablesCall<double, true>>("cpu.rotary_grad_tables.f64"),
+    Entry<RotaryTablesCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_tables_bf16.f32"),
+    Entry<RotaryRmsNormCall<float, false>>("cpu.rotary_rms_norm.f32"),
+    Entry<RotaryRmsNormCall<double, false>>("cpu.rotary_rms_norm.f64"),
+    Entry<RotaryRmsNormCall<float, true>>("cpu.rms_norm_rotary_grad.f32"),
+    Entry<RotaryRmsNormCall<double, true>>("cpu.rms_norm_rotary_grad.f64"),
+    Entry<RotaryTablesCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_tables_bf16.f32"),
     Entry<AttentionCall<float>>("cpu.attention.f32"),
     Entry<AttentionCall<double>>("cpu.attention.f64"),
     Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),
     Entry<AttentionGradCall<double>>("cpu.attention_grad.f64"),
     Entry<PointwiseCall<float, Pointwise::kAdd>>("cpu.add.f32"),
     Entry<PointwiseCall<double, Pointwise::kAdd>>("cpu.add.f64"),
+    Entry<AddListCall<float>>("cpu.add_list.f32"),
+    Entry<AddListCall<double>>("cpu.add_list.f64"),
     Entry<PointwiseCall<float, Pointwise::kMul>>("cpu.mul.f32"),
     Entry<PointwiseCall<double, Pointwise::kMul>>("cpu.mul.f64"),
     Entry<PointwiseCall<float, Pointwise::kReluSquare>>("cpu.relu_square.f32"),
@@ -531,6 +702,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<PointwiseCall<double, Pointwise::kSoftcapGrad>>("cpu.softcap_grad.f64"),
     Entry<CrossEntropyCall<float>>("cpu.cross_entropy.f32"),
     Entry<CrossEntropyCall<double>>("cpu.cross_entropy.f64"),
+    Entry<SoftcapCrossEntropyCall<float>>("cpu.softcap_cross_entropy.f32"),
+    Entry<SoftcapCrossEntropyCall<double>>("cpu.softcap_cross_entropy.f64"),
     Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
     Entry<AdamWCall<float>>("cpu.adamw.f32"),

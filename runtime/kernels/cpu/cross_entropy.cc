@@ -31,8 +31,13 @@ int64_t CrossEntropyWorkspaceBytes(int64_t N) {
   return count.used();
 }
 
-template <typename T>
-CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace) {
+namespace {
+
+/// The mean loss over rows, each row first handed to `prepare_row(n)` (every row, counted or
+/// not: it may write the logits the loss then reads, while they are in cache).
+template <typename T, typename PrepareRow>
+CrossEntropyResult CrossEntropyOfRows(const T* logits, const int32_t* targets, int64_t N, int64_t V,
+                                      Workspace workspace, const PrepareRow& prepare_row) {
   const int64_t chunks = Chunks(N);
   WorkspaceCarver carver(workspace);
   double* partial = carver.Take<double>(chunks, "cross-entropy partial sums");
@@ -40,6 +45,7 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
     double sum = 0;
     for (int64_t n = begin; n < end; ++n) {
+      prepare_row(n);
       if (targets[n] < 0) continue;
       const T* row = logits + n * V;
       const T m = MaxOf(row, V);
@@ -51,6 +57,21 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
   for (int64_t c = 0; c < chunks; ++c) sum += partial[c];
   const int64_t count = CountTargets(targets, N);
   return {count > 0 ? sum / count : 0.0, count};
+}
+
+}  // namespace
+
+template <typename T>
+CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace) {
+  return CrossEntropyOfRows(logits, targets, N, V, workspace, [](int64_t) {});
+}
+
+template <typename T>
+CrossEntropyResult SoftcapCrossEntropy(const T* x, T cap, T* y, const int32_t* targets, int64_t N, int64_t V,
+                                       Workspace workspace) {
+  // Softcap's arithmetic exactly (pointwise.cc: ScaledTanh by 1/cap and cap, elementwise).
+  return CrossEntropyOfRows(y, targets, N, V, workspace,
+                            [&](int64_t n) { ScaledTanh(x + n * V, V, T(1) / cap, cap, y + n * V); });
 }
 
 template <typename T>
@@ -75,6 +96,15 @@ void RowGrad(const T* row, int32_t target, int64_t V, double scale, T* out) {
   out[target] -= T(scale);
 }
 
+/// SoftcapGrad's arithmetic on a row of gradients already in `out`, while the row is in cache.
+template <typename T>
+void SoftcapGradInPlace(const T* row, T cap, int64_t V, T* out) {
+  for (int64_t v = 0; v < V; ++v) {
+    const T t = row[v] / cap;
+    out[v] = out[v] * (T(1) - t * t);
+  }
+}
+
 }  // namespace
 
 template <typename T>
@@ -94,12 +124,23 @@ void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int6
     for (int64_t n = begin; n < end; ++n) {
       const T* row = y + n * V;
       T* out = dx + n * V;
-      RowGrad(row, targets[n], V, scale, out);
-      // SoftcapGrad's arithmetic exactly, while the row is in cache.
+      const int32_t target = targets[n];
+      if (target < 0) {
+        RowGrad(row, target, V, scale, out);
+        SoftcapGradInPlace(row, cap, V, out);
+        continue;
+      }
+      // RowGrad's steps and then SoftcapGrad's, per element, in one pass after the exps:
+      // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
+      const T m = MaxOf(row, V);
+      const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
+      const T at_target = out[target] * factor - T(scale);
       for (int64_t v = 0; v < V; ++v) {
         const T t = row[v] / cap;
-        out[v] = out[v] * (T(1) - t * t);
+        out[v] = (out[v] * factor) * (T(1) - t * t);
       }
+      const T t = row[target] / cap;
+      out[target] = at_target * (T(1) - t * t);
     }
   });
 }
@@ -108,6 +149,10 @@ template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, in
 template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t);
 template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, int64_t, int64_t, Workspace);
 template CrossEntropyResult CrossEntropy<double>(const double*, const int32_t*, int64_t, int64_t, Workspace);
+template CrossEntropyResult SoftcapCrossEntropy<float>(const float*, float, float*, const int32_t*, int64_t, int64_t,
+                                                       Workspace);
+template CrossEntropyResult SoftcapCrossEntropy<double>(const double*, double, double*, const int32_t*, int64_t,
+                                                        int64_t, Workspace);
 template void CrossEntropyGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float*);
 template void CrossEntropyGrad<double>(const double*, const int32_t*, int64_t, int64_t, double, double*);
 template void CrossEntropySoftcapGrad<float>(const float*, const int32_t*, int64_t, int64_t, double, float, float*);

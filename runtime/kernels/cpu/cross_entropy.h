@@ -21,6 +21,14 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
 template <typename T>
 CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V, Workspace workspace);
 int64_t CrossEntropyWorkspaceBytes(int64_t N);
+
+/// The loss of softcapped logits y = cap tanh(x / cap), computed in the same pass over each
+/// row: y is written (every row: the backward reads it) and the loss is CrossEntropy(y), bit
+/// for bit, without rereading the [N, V] y (the compiled step's fusion of gpt.softcap into
+/// its cross_entropy). y may be x's bytes. Workspace as CrossEntropy's.
+template <typename T>
+CrossEntropyResult SoftcapCrossEntropy(const T* x, T cap, T* y, const int32_t* targets, int64_t N, int64_t V,
+                                       Workspace workspace);
 /// dlogits for an upstream gradient `dloss` of the mean loss; rows with target -1 get 0.
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits);

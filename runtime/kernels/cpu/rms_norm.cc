@@ -20,27 +20,30 @@ double InvRms(const T* x, int64_t dim, T eps) {
 }  // namespace
 
 template <typename T>
+void RmsNormRow(const T* x, T* y, int64_t dim, T eps) {
+  const T inv = T(InvRms(x, dim, eps));
+  for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * inv;
+}
+
+template <typename T>
+void RmsNormGradRow(const T* x, const T* dy, T* dx, int64_t dim, T eps) {
+  const double inv = InvRms(x, dim, eps);
+  const double mean_dy_y = Dot(dy, x, dim) * inv / dim;
+  const T a = T(inv), b = T(inv * inv * mean_dy_y);
+  for (int64_t i = 0; i < dim; ++i) dx[i] = a * dy[i] - b * x[i];
+}
+
+template <typename T>
 void RmsNorm(const T* x, T* y, int64_t rows, int64_t dim, T eps) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xr = x + r * dim;
-      const T inv = T(InvRms(xr, dim, eps));
-      for (int64_t i = 0; i < dim; ++i) y[r * dim + i] = xr[i] * inv;
-    }
+    for (int64_t r = begin; r < end; ++r) RmsNormRow(x + r * dim, y + r * dim, dim, eps);
   });
 }
 
 template <typename T>
 void RmsNormGrad(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, T eps) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      const T* xr = x + r * dim;
-      const T* dyr = dy + r * dim;
-      const double inv = InvRms(xr, dim, eps);
-      const double mean_dy_y = Dot(dyr, xr, dim) * inv / dim;
-      const T a = T(inv), b = T(inv * inv * mean_dy_y);
-      for (int64_t i = 0; i < dim; ++i) dx[r * dim + i] = a * dyr[i] - b * xr[i];
-    }
+    for (int64_t r = begin; r < end; ++r) RmsNormGradRow(x + r * dim, dy + r * dim, dx + r * dim, dim, eps);
   });
 }
 
@@ -48,5 +51,9 @@ template void RmsNorm<float>(const float*, float*, int64_t, int64_t, float);
 template void RmsNorm<double>(const double*, double*, int64_t, int64_t, double);
 template void RmsNormGrad<float>(const float*, const float*, float*, int64_t, int64_t, float);
 template void RmsNormGrad<double>(const double*, const double*, double*, int64_t, int64_t, double);
+template void RmsNormRow<float>(const float*, float*, int64_t, float);
+template void RmsNormRow<double>(const double*, double*, int64_t, double);
+template void RmsNormGradRow<float>(const float*, const float*, float*, int64_t, float);
+template void RmsNormGradRow<double>(const double*, const double*, double*, int64_t, double);
 
 }  // namespace gpt_sft::runtime::kernels

@@ -14,6 +14,12 @@ template <typename T> void RmsNorm(const T* x, T* y, int64_t rows, int64_t dim, 
 template <typename T>
 void RmsNormGrad(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, T eps = T(kRmsNormEps));
 
+/// One row of each (what RmsNorm and RmsNormGrad run per row, for kernels that fuse a norm
+/// with its neighbour and must compute the same bits). The whole row is read before any of
+/// the output is written, so y (dx) may be the same row as x (or dy).
+template <typename T> void RmsNormRow(const T* x, T* y, int64_t dim, T eps);
+template <typename T> void RmsNormGradRow(const T* x, const T* dy, T* dx, int64_t dim, T eps);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_RMS_NORM_H_

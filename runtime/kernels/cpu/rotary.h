@@ -40,6 +40,23 @@ void RotaryGrad(const T* dy, const int32_t* positions, T* dx, RotaryShape s, dou
                 RotaryRounding rounding = RotaryRounding::kNone);
 int64_t RotaryWorkspaceBytes(RotaryShape s);
 
+/// The same rotation (grad: the VJP's) with cos and sin read from nanochat's tables
+/// (compiler/numerics/rotary_table.h, FillRotaryTables: [P, D/2] each) at the token's position
+/// instead of computed per token: the same entries and the same arithmetic, so the result is
+/// bit-identical to Rotary / RotaryGrad, without their trigonometry (the compiled cpu step's
+/// kernel: the compiler bakes the tables into the artifact). Every position must lie in
+/// [0, P); the caller checks (no check here).
+template <typename T>
+void RotaryFromTables(const T* x, const int32_t* positions, const float* cos, const float* sin, T* y, RotaryShape s,
+                      bool grad, RotaryRounding rounding = RotaryRounding::kNone);
+
+/// One head row of D (no rounding): the rotation RotaryFromTables applies to it, with cos and
+/// sin the table rows [D/2] of the token's position, for kernels that fuse the rotation with
+/// a neighbour and must compute the same bits. `out` may be `in` (each pair is read before
+/// it is written).
+template <typename T>
+void RotateRowFromTables(const T* in, T* out, int64_t D, const float* cos, const float* sin, bool grad);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ROTARY_H_

@@ -1,6 +1,7 @@
 #include "runtime/kernels/cpu/rotary.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "compiler/numerics/rotary_table.h"
@@ -102,6 +103,37 @@ TEST(Rotary, Bf16RoundsCosSinEveryProductAndEverySum) {
   for (size_t i = 0; i < x.size(); ++i) differ += r(once[i]) != y[i];
   EXPECT_GT(differ, 0);
 }
+
+// The tabled kernel (the compiled cpu step's) reads FillRotaryTables' entries instead of
+// computing them per token: the same bits as Rotary / RotaryGrad, forward and VJP, with and
+// without bf16 rounding, float and double, at packed (restarting) positions.
+template <typename T>
+void ExpectTablesGiveTheSameBits(RotaryRounding rounding) {
+  const RotaryShape s{2, 6, 3, 16};
+  const int64_t P = 50, n = s.B * s.T * s.H * s.D;
+  const std::vector<int32_t> pos = {0, 1, 2, 49, 3, 4, 0, 1, 17, 0, 2, 3};
+  std::vector<float> cos(P * s.D / 2), sin(P * s.D / 2);
+  compiler::FillRotaryTables(P, s.D, 10000.0, cos.data(), sin.data());
+  const Vec random = Random(n, 11);
+  const std::vector<T> x(random.begin(), random.end());
+  for (const bool grad : {false, true}) {
+    std::vector<T> computed(n), tabled(n);
+    if (grad) {
+      RotaryGrad(x.data(), pos.data(), computed.data(), s, 10000.0, rounding);
+    } else {
+      Rotary(x.data(), pos.data(), computed.data(), s, 10000.0, rounding);
+    }
+    RotaryFromTables(x.data(), pos.data(), cos.data(), sin.data(), tabled.data(), s, grad, rounding);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::memcmp(&computed[i], &tabled[i], sizeof(T)), 0)
+          << (grad ? "grad" : "forward") << " element " << i << ": " << computed[i] << " vs " << tabled[i];
+    }
+  }
+}
+
+TEST(Rotary, FromTablesIsBitIdenticalFloat) { ExpectTablesGiveTheSameBits<float>(RotaryRounding::kNone); }
+TEST(Rotary, FromTablesIsBitIdenticalDouble) { ExpectTablesGiveTheSameBits<double>(RotaryRounding::kNone); }
+TEST(Rotary, FromTablesIsBitIdenticalBf16) { ExpectTablesGiveTheSameBits<float>(RotaryRounding::kBf16); }
 
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

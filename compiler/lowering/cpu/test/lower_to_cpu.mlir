@@ -10,8 +10,9 @@
 // CHECK: gpt.call_builtin "cpu.rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.rms_norm"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>
 // CHECK: %[[Y:.*]] = memref.view %[[ARENA]]
 // CHECK: gpt.call_builtin "cpu.matmul.f32"({{.*}}, %[[Y]]) {gpt.op = "gpt.matmul"} : i64, i64, i64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
-// CHECK: gpt.call_builtin "cpu.softcap.f32"({{.*}}) {gpt.op = "gpt.softcap"} : i64, f64, memref<8x32xf32>, memref<8x32xf32>
-// CHECK: gpt.call_builtin "cpu.cross_entropy.f32"({{.*}}, %[[T]], {{.*}}) {gpt.op = "gpt.cross_entropy"} : i64, i64, memref<8x32xf32>, memref<8xi32>, memref<f32>
+// The softcap and the cross-entropy of its result are one pass, softcap_cross_entropy.
+// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"({{.*}}, %[[T]], {{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<8x32xf32>, memref<8xi32>, memref<8x32xf32>, memref<f32>
+// CHECK-NOT: "cpu.cross_entropy.f32"
 // CHECK: gpt.call_builtin "cpu.add.f32"({{.*}}, %[[ACC]], %[[Y]], %[[SUM:.*]]) {gpt.op = "gpt.add"}
 // CHECK: memref.copy %[[SUM]], %[[ACC]]
 // CHECK: return %{{.*}}, %[[ACC]]
@@ -43,11 +44,14 @@ func.func @backward(%y: tensor<8x32xf32> {gpt.name = "y"}, %t: tensor<8xi32> {gp
 
 // -----
 
-// A rotary without positions reads 0..T-1 from the constants; the permutation's dims and
-// axes are padded to rank 8.
+// A rotary without positions reads 0..T-1 from the constants, and rotates by nanochat's cos
+// and sin tables [T, D/2] baked in as constants (no trigonometry at run time); the
+// permutation's dims and axes are padded to rank 8.
 // CHECK-LABEL: func.func @rotary_and_transpose
 // CHECK: %[[POS:.*]] = memref.get_global
-// CHECK: gpt.call_builtin "cpu.rotary.f32"({{.*}}, %arg0, %[[POS]], %{{.*}})
+// CHECK: %[[COS:.*]] = memref.get_global {{.*}} : memref<4x4xf32>
+// CHECK: %[[SIN:.*]] = memref.get_global {{.*}} : memref<4x4xf32>
+// CHECK: gpt.call_builtin "cpu.rotary_tables.f32"({{.*}}, %arg0, %[[POS]], %[[COS]], %[[SIN]], %{{.*}}) {gpt.op = "gpt.rotary"} : i64, i64, i64, i64, i64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
 // CHECK: gpt.call_builtin "cpu.permute.b32"(
 // CHECK-SAME: i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<2x4x3x8xf32>, memref<3x2x4x8xf32>
 func.func @rotary_and_transpose(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
@@ -55,4 +59,145 @@ func.func @rotary_and_transpose(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
   %r = gpt.rotary %x {base = 10000.0 : f64} : tensor<2x4x3x8xf32>
   %p = gpt.transpose %x [2, 0, 1, 3] : tensor<2x4x3x8xf32>
   return %r, %p : tensor<2x4x3x8xf32>, tensor<3x2x4x8xf32>
+}
+
+// -----
+
+// Rotary with per-token positions (packed rows): the positions argument must lie in [0, T),
+// the tables' rows; forward and gradient share one pair of tables; round_bf16 picks the
+// _bf16 builtins.
+// CHECK-LABEL: func.func @rotary_positions
+// CHECK-SAME: memref<2x4xi32> {gpt.name = "positions", gpt.valid_range = array<i64: 0, 4>}
+// CHECK: %[[COS:.*]] = memref.get_global @[[COSG:[a-z_0-9]+]] : memref<4x4xf32>
+// CHECK: %[[SIN:.*]] = memref.get_global @[[SING:[a-z_0-9]+]] : memref<4x4xf32>
+// CHECK: gpt.call_builtin "cpu.rotary_tables_bf16.f32"({{.*}}, %arg1, %[[COS]], %[[SIN]], %{{.*}})
+// CHECK: %[[COS2:.*]] = memref.get_global @[[COSG]] : memref<4x4xf32>
+// CHECK: %[[SIN2:.*]] = memref.get_global @[[SING]] : memref<4x4xf32>
+// CHECK: gpt.call_builtin "cpu.rotary_grad_tables.f32"({{.*}}, %arg1, %[[COS2]], %[[SIN2]], %{{.*}})
+func.func @rotary_positions(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %p: tensor<2x4xi32> {gpt.name = "positions"})
+    -> (tensor<2x4x3x8xf32> {gpt.name = "r"}, tensor<2x4x3x8xf32> {gpt.name = "g"}) {
+  %r = gpt.rotary %x, positions %p {round_bf16} : tensor<2x4x3x8xf32>, tensor<2x4xi32>
+  %g = gpt.rotary_grad %x, positions %p : tensor<2x4x3x8xf32>, tensor<2x4xi32>
+  return %r, %g : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+}
+
+// -----
+
+// QK-norm fusion: a rotary with the rms_norm of its result right after it is one
+// rotary_rms_norm launch (the rotation kept for the backward, the norm written beside it);
+// the norm's gradient followed by the rotary's is one rms_norm_rotary_grad launch, the
+// norm's gradient never written.
+// CHECK-LABEL: func.func @qk_norm
+// CHECK: gpt.call_builtin "cpu.rotary_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EPS:.*]], %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary"} : i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>
+// CHECK-NOT: gpt.call_builtin "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_rotary_grad.f32"({{.*}}, %[[ROT]], %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"} : i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[Y]], %[[DX]]
+func.func @qk_norm(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
+    -> (tensor<2x4x3x8xf32> {gpt.name = "y"}, tensor<2x4x3x8xf32> {gpt.name = "dx"}) {
+  %r = gpt.rotary %x : tensor<2x4x3x8xf32>
+  %y = gpt.rms_norm %r : tensor<2x4x3x8xf32>
+  %g = gpt.rms_norm_grad %r, %dy : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+  %dx = gpt.rotary_grad %g : tensor<2x4x3x8xf32>
+  return %y, %dx : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+}
+
+// -----
+
+// No QK-norm fusion where the rounding differs (nanochat's bf16 rotary) or the gradient of
+// the norm has another user: each op its own launch.
+// CHECK-LABEL: func.func @qk_norm_unfused
+// CHECK: gpt.call_builtin "cpu.rotary_tables_bf16.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad.f32"
+// CHECK: gpt.call_builtin "cpu.rotary_grad_tables.f32"
+func.func @qk_norm_unfused(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
+    -> (tensor<2x4x3x8xf32> {gpt.name = "y"}, tensor<2x4x3x8xf32> {gpt.name = "dx"}, tensor<2x4x3x8xf32> {gpt.name = "g"}) {
+  %r = gpt.rotary %x {round_bf16} : tensor<2x4x3x8xf32>
+  %y = gpt.rms_norm %r : tensor<2x4x3x8xf32>
+  %g = gpt.rms_norm_grad %r, %dy : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+  %dx = gpt.rotary_grad %g : tensor<2x4x3x8xf32>
+  return %y, %dx, %g : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+}
+
+// -----
+
+// The loss fusion reaches the cross_entropy through reshapes, and reads the targets argument
+// itself when a reshape of it stands between the two ops (that reshape's copy would run after
+// the fused launch); a softcap whose next op is not its cross_entropy stays its own launch.
+// CHECK-LABEL: func.func @softcap_loss_through_reshape
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<2x4x32xf32> {gpt.name = "x"}, %[[T:[a-z0-9]+]]: memref<2x4xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
+// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[T]], %{{.*}}, %{{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<2x4x32xf32>, memref<2x4xi32>, memref<2x4x32xf32>, memref<f32>
+// CHECK: gpt.call_builtin "cpu.softcap.f32"
+// CHECK: gpt.call_builtin "cpu.add.f32"
+// CHECK: gpt.call_builtin "cpu.cross_entropy.f32"
+func.func @softcap_loss_through_reshape(%x: tensor<2x4x32xf32> {gpt.name = "x"}, %t: tensor<2x4xi32> {gpt.name = "targets"})
+    -> (tensor<f32> {gpt.name = "loss"}, tensor<f32> {gpt.name = "loss2"}) {
+  %c = gpt.softcap %x {cap = 15.0 : f64} : tensor<2x4x32xf32>
+  %r = gpt.reshape %c to [8, 32] : tensor<2x4x32xf32>
+  %tr = gpt.reshape %t to [8] : tensor<2x4xi32>
+  %l = gpt.cross_entropy %r, %tr : tensor<8x32xf32>, tensor<8xi32>
+  %c2 = gpt.softcap %x {cap = 15.0 : f64} : tensor<2x4x32xf32>
+  %a = gpt.add %c2, %x : tensor<2x4x32xf32>, tensor<2x4x32xf32>
+  %r2 = gpt.reshape %c2 to [8, 32] : tensor<2x4x32xf32>
+  %l2 = gpt.cross_entropy %r2, %tr : tensor<8x32xf32>, tensor<8xi32>
+  return %l, %l2 : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// The residual stream: an add with the rms_norm of its sum right after it is one
+// add_rms_norm launch (the sum kept, the norm beside it); an rms_norm_grad whose only user is
+// the add right after it is one rms_norm_grad_add launch, the norm's gradient never written.
+// CHECK-LABEL: func.func @residual
+// CHECK: gpt.call_builtin "cpu.add_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[SUM:.*]], %[[Y:.*]]) {gpt.op = "gpt.add"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+// CHECK-NOT: "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad_add.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[SUM]], %arg2, %arg1, %[[OUT:.*]]) {gpt.op = "gpt.rms_norm_grad"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[Y]], %[[OUT]]
+func.func @residual(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
+                    %dy: tensor<8x64xf32> {gpt.name = "dy"})
+    -> (tensor<8x64xf32> {gpt.name = "y"}, tensor<8x64xf32> {gpt.name = "dx"}) {
+  %s = gpt.add %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  %y = gpt.rms_norm %s : tensor<8x64xf32>
+  %g = gpt.rms_norm_grad %s, %dy : tensor<8x64xf32>, tensor<8x64xf32>
+  %dx = gpt.add %g, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  return %y, %dx : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// No residual fusion when the norm's gradient has another user or the norm reads something
+// else than the sum: each op its own launch.
+// CHECK-LABEL: func.func @residual_unfused
+// CHECK: gpt.call_builtin "cpu.add.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm.f32"
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad.f32"
+// CHECK: gpt.call_builtin "cpu.add.f32"
+func.func @residual_unfused(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
+                            %dy: tensor<8x64xf32> {gpt.name = "dy"})
+    -> (tensor<8x64xf32> {gpt.name = "s"}, tensor<8x64xf32> {gpt.name = "y"}, tensor<8x64xf32> {gpt.name = "dx"},
+        tensor<8x64xf32> {gpt.name = "g"}) {
+  %s = gpt.add %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  %y = gpt.rms_norm %a : tensor<8x64xf32>
+  %g = gpt.rms_norm_grad %s, %dy : tensor<8x64xf32>, tensor<8x64xf32>
+  %dx = gpt.add %g, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  return %s, %y, %dx, %g : tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// A run of adds (the gradient accumulation's, one per parameter) is one add_list launch:
+// the count, each add's elements, then a, b and the sum of each in order; the second reads
+// the first's sum, which add_list allows (it runs them one after another).
+// CHECK-LABEL: func.func @add_run
+// CHECK: gpt.call_builtin "cpu.add_list.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[S1:.*]], %[[S1]], %arg0, %[[S2:.*]], %arg2, %arg3, %[[S3:.*]]) {gpt.op = "gpt.add"} : i64, i64, i64, i64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<4xf32>, memref<4xf32>, memref<4xf32>
+// CHECK-NOT: gpt.call_builtin
+func.func @add_run(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
+                   %c: tensor<4xf32> {gpt.name = "c"}, %d: tensor<4xf32> {gpt.name = "d"})
+    -> (tensor<8x64xf32> {gpt.name = "s2"}, tensor<4xf32> {gpt.name = "s3"}) {
+  %s1 = gpt.add %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  %s2 = gpt.add %s1, %a : tensor<8x64xf32>, tensor<8x64xf32>
+  %s3 = gpt.add %c, %d : tensor<4xf32>, tensor<4xf32>
+  return %s2, %s3 : tensor<8x64xf32>, tensor<4xf32>
 }

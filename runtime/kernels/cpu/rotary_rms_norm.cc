@@ -1,0 +1,50 @@
+// Implements RotaryRmsNorm and RmsNormRotaryGrad, parallel over tokens like the rotary kernel.
+#include "runtime/kernels/cpu/rotary_rms_norm.h"
+
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/rms_norm.h"
+
+namespace gpt_sft::runtime::kernels {
+
+template <typename T>
+void RotaryRmsNorm(const T* x, const int32_t* positions, const float* cos, const float* sin, T* rot, T* y,
+                   RotaryShape s, T eps) {
+  const int64_t half = s.D / 2;
+  ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t bt = begin; bt < end; ++bt) {
+      const int64_t at = int64_t(positions[bt]) * half;
+      for (int64_t h = 0; h < s.H; ++h) {
+        const int64_t o = (bt * s.H + h) * s.D;
+        RotateRowFromTables(x + o, rot + o, s.D, cos + at, sin + at, /*grad=*/false);
+        RmsNormRow(rot + o, y + o, s.D, eps);
+      }
+    }
+  });
+}
+
+template <typename T>
+void RmsNormRotaryGrad(const T* rot, const T* dy, const int32_t* positions, const float* cos, const float* sin, T* dx,
+                       RotaryShape s, T eps) {
+  const int64_t half = s.D / 2;
+  ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t bt = begin; bt < end; ++bt) {
+      const int64_t at = int64_t(positions[bt]) * half;
+      for (int64_t h = 0; h < s.H; ++h) {
+        const int64_t o = (bt * s.H + h) * s.D;
+        RmsNormGradRow(rot + o, dy + o, dx + o, s.D, eps);  // rms_norm_grad's result, in dx's row
+        RotateRowFromTables(dx + o, dx + o, s.D, cos + at, sin + at, /*grad=*/true);
+      }
+    }
+  });
+}
+
+template void RotaryRmsNorm<float>(const float*, const int32_t*, const float*, const float*, float*, float*,
+                                   RotaryShape, float);
+template void RotaryRmsNorm<double>(const double*, const int32_t*, const float*, const float*, double*, double*,
+                                    RotaryShape, double);
+template void RmsNormRotaryGrad<float>(const float*, const float*, const int32_t*, const float*, const float*, float*,
+                                       RotaryShape, float);
+template void RmsNormRotaryGrad<double>(const double*, const double*, const int32_t*, const float*, const float*,
+                                        double*, RotaryShape, double);
+
+}  // namespace gpt_sft::runtime::kernels
