@@ -12,7 +12,7 @@ namespace gpt_sft::compiler {
 /// to: artifacts of another version are never loaded.
 /// 8.0: keys name the dtype (bfloat16 steps).
 /// 8.1: the GPU rotary tables hold nanochat's bf16 cos/sin in every dtype (f32 steps too).
-inline constexpr char kCompilerVersion[] = "gptc-8.1";
+inline constexpr char kCompilerVersion[] = "gptc-8.2";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it
