@@ -6,12 +6,12 @@
 
 #include <string>
 
-namespace gpt_sft::trainer::bench {
+namespace gpt_sft::bench {
 
 /// The matmul kernels this process ran, for a step of bf16 (`bf16`) or f32/f64 numerics. Call
 /// after the step ran: oneDNN names the implementations it picked as it makes them.
 std::string CpuMatmulKernels(bool bf16);
 
-}  // namespace gpt_sft::trainer::bench
+}  // namespace gpt_sft::bench
 
 #endif  // GPT_SFT_TRAINER_BENCH_CPU_KERNELS_REPORT_H_
