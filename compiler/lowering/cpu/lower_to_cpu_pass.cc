@@ -190,13 +190,14 @@ LogicalResult LowerOp(OpLowering& l) {
                 {l.BufferOf(e.getIds()), l.BufferOf(e.getDy()), l.result(0)});
   }
   // Under bf16 autocast a matmul's inputs are bf16 values: its builtin runs bf16 dot products.
-  const char* bf16 = UnderBf16Autocast(op) ? "_bf16" : "";
+  const std::string bf16 = UnderBf16Autocast(op) ? "_bf16" : "";
   if (auto m = llvm::dyn_cast<gpt::MatmulOp>(op)) {
-    return Call(l, Builtin(std::string("matmul") + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
+    return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
-    return Call(l, Builtin(std::string("matmul_weight_grad") + bf16, m.getX()), {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
+    return Call(l, Builtin("matmul_weight_grad" + bf16, m.getX()),
+                {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
   }
   if (auto n = llvm::dyn_cast<gpt::RmsNormOp>(op)) {

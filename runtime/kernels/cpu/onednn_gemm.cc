@@ -59,9 +59,9 @@ const Cached& Primitive(const Key& key) {
     ops.append_sum(1.0f);
     attr.set_post_ops(ops);
   }
-  dnnl::matmul::primitive_desc pd(
-      dnnl::matmul::desc(Matrix(M, K, lda, ta, dt::bf16), Matrix(K, N, ldb, tb, dt::bf16), Matrix(M, N, ldc, false, dt::f32)),
-      attr, Engine());
+  const dnnl::matmul::desc desc(Matrix(M, K, lda, ta, dt::bf16), Matrix(K, N, ldb, tb, dt::bf16),
+                                Matrix(M, N, ldc, false, dt::f32));
+  dnnl::matmul::primitive_desc pd(desc, attr, Engine());
   Used().insert(pd.impl_info_str());
   Cached cached{dnnl::matmul(pd), static_cast<int64_t>(pd.scratchpad_desc().get_size())};
   return Cache().emplace(key, std::move(cached)).first->second;
@@ -91,8 +91,8 @@ void OneDnnGemmBf16(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
   dnnl::memory cm(Matrix(M, N, ldc, false, dt::f32), Engine(), c);
   std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}};
   if (cached.scratchpad_bytes > 0) {
-    args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(
-        dnnl::memory::desc({cached.scratchpad_bytes}, dt::u8, dnnl::memory::format_tag::a), Engine(), scratchpad.data());
+    const dnnl::memory::desc bytes({cached.scratchpad_bytes}, dt::u8, dnnl::memory::format_tag::a);
+    args[DNNL_ARG_SCRATCHPAD] = dnnl::memory(bytes, Engine(), scratchpad.data());
   }
   cached.primitive.execute(stream, args);
   stream.wait();
