@@ -12,15 +12,13 @@
 
 #include <memory>
 
+#include "compiler/dialect/autocast.h"  // kAutocastAttr, the attribute the pass sets
+
 namespace mlir {
 class Pass;
 }  // namespace mlir
 
 namespace gpt_sft::compiler {
-
-/// The module attribute the pass sets, `gpt.autocast = "bf16"`: printed IR and artifacts say
-/// which numerics the step has.
-inline constexpr char kAutocastAttr[] = "gpt.autocast";
 
 /// `--gpt-autocast-bf16`, on a module.
 std::unique_ptr<mlir::Pass> CreateAutocastBf16Pass();

@@ -7,10 +7,13 @@
 // Tolerances, and why. The forward rounds the same values at the same points as PyTorch (rotary
 // and softcap included, through their round_bf16 attributes), so the logits are bf16 values
 // equal to the golden's but where a last-bit difference of f32 arithmetic (tanh, cos, sums in
-// another order) moves a value across a rounding boundary: at least 99.9% bitwise equal, and
-// the norm-wise error at most 1e-3 (measured: all equal, error 0; f32 logits differ by 7.1e-3).
-// The loss within 1e-5 (measured 0; f32's 6.0e-5). The backward differs from PyTorch's: there
-// every intermediate cotangent is a bf16 tensor and cotangents of a value used twice are summed
+// another order) moves a value across a rounding boundary, and each such move in a hidden
+// layer moves many logits. The matmuls' f32 sums run in OpenBLAS's order (the fp32 fallback
+// of runtime/kernels/cpu/matmul_bf16.h) or oneDNN's (AMX / AVX512_BF16), so: at least 95%
+// bitwise equal, and the norm-wise error at most 1e-3 (measured: fp32 fallback all equal,
+// error 0; oneDNN AMX 98.1% equal, error 5.7e-4; f32 logits differ by 7.1e-3). The loss
+// within 3e-5 (measured: fallback 0, oneDNN 1.4e-5; f32's 6.0e-5). The backward differs from
+// PyTorch's: there every intermediate cotangent is a bf16 tensor and cotangents of a value used twice are summed
 // in bf16; here cotangents are rounded at the rounding points only (gpt.round_bf16's VJP, the
 // bf16 rotary and softcap), f32 in between. So each gradient within 1e-2 norm-wise (measured
 // at most 7.3e-3), and, summed over the parameters, well closer to the golden than the f32
@@ -33,8 +36,8 @@ namespace {
 
 using runtime::Tensor;
 
-constexpr double kLossTolerance = 1e-5, kGradTolerance = 1e-2;
-constexpr double kEqualLogitsFraction = 0.999, kLogitTolerance = 1e-3;
+constexpr double kLossTolerance = 3e-5, kGradTolerance = 1e-2;
+constexpr double kEqualLogitsFraction = 0.95, kLogitTolerance = 1e-3;
 
 bool IsBf16Value(float x) {
   uint32_t bits;

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include "base/command_line.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "trainer/bench/cpu_kernels_report.h"
 #include "trainer/bench/mixture_batches.h"
 #include "trainer/bench/peer_interpreter.h"
 #include "trainer/bench/peer_modes.h"
@@ -527,6 +528,8 @@ int Main(int argc, char** argv) {
                              {"gflops_per_second", double(config.model.FlopsPerToken()) * tokens / ours_median / 1e9},
                              {"peak_rss_bytes", ours->peak_rss},
                              {"peak_tensor_bytes", ours->peak_live}};
+    report["interpreter"]["matmul_kernels"] = bench::CpuMatmulKernels(config.dtype == compiler::ElementType::kBF16);
+    std::cout << "  matmuls: " << report["interpreter"]["matmul_kernels"].get<std::string>() << "\n";
     if (absl::GetFlag(FLAGS_mixture)) {
       absl::StatusOr<nlohmann::ordered_json> mixture = RunMixture("interpreter", config, threads, warmup, steps);
       if (!mixture.ok()) {
@@ -547,6 +550,9 @@ int Main(int argc, char** argv) {
         return 1;
       }
       compiled = CompiledJson(*c, tokens, flops);
+      if (c->device.rfind("cpu", 0) == 0) {
+        compiled["matmul_kernels"] = bench::CpuMatmulKernels(config.dtype == compiler::ElementType::kBF16);
+      }
       if (absl::GetFlag(FLAGS_mixture)) {
         absl::StatusOr<nlohmann::ordered_json> mixture = RunMixture("compiled", config, threads, warmup, steps);
         if (!mixture.ok()) {
@@ -577,6 +583,9 @@ int Main(int argc, char** argv) {
                              compiled["device_bytes"].get<int64_t>() / 1e9, compiled["arena_bytes"].get<int64_t>() / 1e9,
                              compiled["launches_per_micro_step"].get<int>(), compiled["distinct_kernels"].get<int>(),
                              compiled["loss"].get<double>()));
+    if (compiled.contains("matmul_kernels")) {
+      std::cout << "  matmuls: " << compiled["matmul_kernels"].get<std::string>() << "\n";
+    }
     std::cout << absl::StrFormat("  compile: cold %.2f s, warm start (cache hit) %.3f s\n",
                                  compiled["cold_compile_seconds"].get<double>(), compiled["warm_start_seconds"].get<double>());
     if (!profile_text.empty()) std::cout << "\ncompiled step by launch (per step, timed steps):\n" << profile_text;

@@ -28,6 +28,7 @@
 #include <string>
 #include <type_traits>
 
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/planned_function.h"
@@ -398,12 +399,15 @@ LogicalResult LowerOp(OpLowering& l) {
                 {static_cast<int64_t>(e.getVocabSize()), Dim(e.getDy(), -1), Elements(e.getIds())}, {},
                 {l.BufferOf(e.getIds()), l.BufferOf(e.getDy()), l.result(0)});
   }
+  // Under bf16 autocast a matmul's inputs are bf16 values: its builtin runs bf16 dot products.
+  const std::string bf16 = UnderBf16Autocast(op) ? "_bf16" : "";
   if (auto m = llvm::dyn_cast<gpt::MatmulOp>(op)) {
-    return Call(l, Builtin("matmul", m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
+    return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
-    return Call(l, Builtin("matmul_weight_grad", m.getX()), {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
+    return Call(l, Builtin("matmul_weight_grad" + bf16, m.getX()),
+                {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
   }
   if (auto n = llvm::dyn_cast<gpt::RmsNormOp>(op)) {

@@ -12,12 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/gpu/gemm.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "compiler/lowering/gpu/matmul_fusion.h"
-#include "compiler/transforms/autocast_bf16_pass.h"
 #include "compiler/transforms/elementwise_scalar.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
@@ -125,11 +125,7 @@ mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering, const GpuLowering
   mlir::Location loc = lowering.loc();
   GemmSpec spec = llvm::isa<gpt::MatmulOp>(op) ? MatmulSpec(lowering, llvm::cast<gpt::MatmulOp>(op))
                                                : WeightGradSpec(lowering, llvm::cast<gpt::MatmulWeightGradOp>(op));
-  // Under bf16 autocast every matmul's operands are bf16 values: the weights and activations
-  // are rounded where they enter it, and each cotangent by the VJP of the round after a matmul.
-  auto module = op->getParentOfType<mlir::ModuleOp>();
-  auto autocast = module ? module->getAttrOfType<mlir::StringAttr>(kAutocastAttr) : nullptr;
-  spec.inputs_bf16 = autocast && autocast.getValue() == "bf16";
+  spec.inputs_bf16 = UnderBf16Autocast(op);
   Value r = op->getResult(0);
   if (mlir::Operation* z = AbsorbableConsumer(lowering)) {
     const bool stores_r = llvm::any_of(r.getUsers(), [&](mlir::Operation* u) { return u != z; });

@@ -16,6 +16,7 @@
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/embedding.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
@@ -144,9 +145,11 @@ struct EmbeddingGradCall {
   }
 };
 
-template <typename T>
+// kBf16Inputs: the inputs are bf16 values (gpt.matmul under bf16 autocast), so the GEMM
+// runs matmul_bf16.h's kernel, the one the interpreter runs for the same op.
+template <typename T, bool kBf16Inputs = false>
 struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
-  static constexpr const char* kName = "matmul";
+  static constexpr const char* kName = kBf16Inputs ? "matmul_bf16" : "matmul";
   const T *x, *w;
   T* y;
   int64_t M, N, K;
@@ -158,14 +161,18 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::Matmul(x, w, y, M, N, K);
+    if constexpr (kBf16Inputs) {
+      k::MatmulBf16Inputs(x, w, y, M, N, K);
+    } else {
+      k::Matmul(x, w, y, M, N, K);
+    }
     return absl::OkStatus();
   }
 };
 
-template <typename T>
+template <typename T, bool kBf16Inputs = false>
 struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
-  static constexpr const char* kName = "matmul_weight_grad";
+  static constexpr const char* kName = kBf16Inputs ? "matmul_weight_grad_bf16" : "matmul_weight_grad";
   const T *dy, *x;
   T* dw;
   int64_t M, N, K;
@@ -177,7 +184,11 @@ struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::MatmulGradWeight(dy, x, dw, M, N, K, /*accumulate=*/false);
+    if constexpr (kBf16Inputs) {
+      k::MatmulGradWeightBf16Inputs(dy, x, dw, M, N, K, /*accumulate=*/false);
+    } else {
+      k::MatmulGradWeight(dy, x, dw, M, N, K, /*accumulate=*/false);
+    }
     return absl::OkStatus();
   }
 };
@@ -658,6 +669,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulCall<double>>("cpu.matmul.f64"),
     Entry<MatmulWeightGradCall<float>>("cpu.matmul_weight_grad.f32"),
     Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
+    Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
+    Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),

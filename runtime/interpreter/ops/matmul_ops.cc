@@ -1,14 +1,23 @@
 // gpt.matmul (x [..., K] @ w [N, K]^T) and gpt.matmul_weight_grad (dy [..., N]^T x [..., K]
-// over all leading dims), through runtime/kernels/cpu/matmul.h (OpenBLAS).
+// over all leading dims), through runtime/kernels/cpu/matmul.h (OpenBLAS), or under bf16
+// autocast runtime/kernels/cpu/matmul_bf16.h (oneDNN's bf16 kernels where the CPU has them).
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
 
 namespace gpt_sft::runtime::interp {
 namespace {
 
 namespace gpt = ::gpt_sft::compiler::gpt;
 namespace k = ::gpt_sft::runtime::kernels;
+
+/// Under bf16 autocast an f32 matmul reads bf16 values only (compiler/dialect/autocast.h): it
+/// runs matmul_bf16.h's kernel, as the compiled cpu step's matmul_bf16 builtins do.
+bool Bf16Inputs(mlir::Operation* op, const Tensor& x) {
+  return x.dtype() == DType::kF32 && ::gpt_sft::compiler::UnderBf16Autocast(op);
+}
 
 absl::Status Matmul(OpContext& ctx) {
   auto op = ctx.As<gpt::MatmulOp>();
@@ -23,6 +32,10 @@ absl::Status Matmul(OpContext& ctx) {
   shape.back() = N;
   auto y = ctx.AllocateResult(op.getResult(), shape);
   if (!y.ok()) return y.status();
+  if (Bf16Inputs(op, x)) {
+    k::MatmulBf16Inputs(x.data<float>(), w.data<float>(), y->template data<float>(), M, N, K);
+    return absl::OkStatus();
+  }
   return DispatchFloat(ctx, "x", x, [&](auto zero) {
     using T = decltype(zero);
     k::Matmul(x.data<T>(), w.data<T>(), y->template data<T>(), M, N, K);
@@ -43,6 +56,11 @@ absl::Status MatmulWeightGrad(OpContext& ctx) {
   const int64_t M = LeadingElements(x), N = dy.dim(dy.rank() - 1), K = x.dim(x.rank() - 1);
   auto dw = ctx.AllocateResult(op.getResult(), {N, K});
   if (!dw.ok()) return dw.status();
+  if (Bf16Inputs(op, dy)) {
+    k::MatmulGradWeightBf16Inputs(dy.data<float>(), x.data<float>(), dw->template data<float>(), M, N, K,
+                                  /*accumulate=*/false);
+    return absl::OkStatus();
+  }
   return DispatchFloat(ctx, "dy", dy, [&](auto zero) {
     using T = decltype(zero);
     k::MatmulGradWeight(dy.data<T>(), x.data<T>(), dw->template data<T>(), M, N, K, /*accumulate=*/false);

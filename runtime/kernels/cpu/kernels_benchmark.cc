@@ -8,15 +8,19 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
+#include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -61,6 +65,48 @@ void BM_MatmulGradWeight(benchmark::State& state) {
 MODEL_LINEARS(BM_Matmul);
 MODEL_LINEARS(BM_MatmulGradInput);
 MODEL_LINEARS(BM_MatmulGradWeight);
+
+// The same on bf16 values (--dtype=bfloat16), by each kernel (range 2: 0 oneDNN, 1 the fp32
+// fallback), labelled with what ran. The VJP's dx is a matmul by the transposed weight, so
+// (N, K) also takes the lm_head's dx shape (C, V).
+std::vector<float> RandomBf16(int64_t n, uint32_t seed) {
+  std::vector<float> v = Random(n, seed);
+  for (float& x : v) x = RoundToBf16(x);
+  return v;
+}
+Bf16Gemm KernelArg(benchmark::State& state) {
+  if (state.range(2) == 0 && !OneDnnHasBf16DotProduct()) state.SkipWithError("this CPU has no AVX512_BF16");
+  return state.range(2) == 0 ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
+}
+std::string KernelLabel(Bf16Gemm kernel) {
+  if (kernel == Bf16Gemm::kFp32) return "fp32 sgemm";
+  std::string used;
+  for (const std::string& impl : OneDnnKernelsUsed()) used += (used.empty() ? "" : ",") + impl;
+  return "onednn[" + used + "]";
+}
+void BM_MatmulBf16(benchmark::State& state) {
+  const int64_t N = state.range(0), K = state.range(1);
+  const Bf16Gemm kernel = KernelArg(state);
+  std::vector<float> x = RandomBf16(kBT * K, 1), w = RandomBf16(N * K, 2), y(kBT * N);
+  for (auto _ : state) GemmBf16Inputs(kernel, false, true, kBT, N, K, x.data(), K, w.data(), K, false, y.data(), N);
+  Rate(state, "FLOP/s", 2.0 * kBT * N * K);
+  state.SetLabel(KernelLabel(kernel));
+}
+void BM_MatmulGradWeightBf16(benchmark::State& state) {
+  const int64_t N = state.range(0), K = state.range(1);
+  const Bf16Gemm kernel = KernelArg(state);
+  std::vector<float> dy = RandomBf16(kBT * N, 1), x = RandomBf16(kBT * K, 2), dw(N * K);
+  for (auto _ : state) GemmBf16Inputs(kernel, true, false, N, K, kBT, dy.data(), N, x.data(), K, true, dw.data(), K);
+  Rate(state, "FLOP/s", 2.0 * kBT * N * K);
+  state.SetLabel(KernelLabel(kernel));
+}
+void ModelLinearsBf16(benchmark::internal::Benchmark* b) {
+  for (int64_t kernel : {0, 1})
+    for (auto [n, k] : {std::pair{kC, kC}, {4 * kC, kC}, {kC, 4 * kC}, {kV, kC}, {kC, kV}}) b->Args({n, k, kernel});
+  b->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+BENCHMARK(BM_MatmulBf16)->Apply(ModelLinearsBf16);
+BENCHMARK(BM_MatmulGradWeightBf16)->Apply(ModelLinearsBf16);
 
 void BM_RmsNorm(benchmark::State& state) {
   std::vector<float> x = Random(kBT * kC, 3), y(kBT * kC);

@@ -201,3 +201,20 @@ func.func @add_run(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {
   %s3 = gpt.add %c, %d : tensor<4xf32>, tensor<4xf32>
   return %s2, %s3 : tensor<8x64xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Under bf16 autocast (gpt-autocast-bf16 marks the module) a matmul's inputs are bf16 values:
+// both matmuls launch the bf16 builtins, which run bf16 dot products where the CPU has them.
+// CHECK-LABEL: func.func @autocast_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_bf16.f32"({{.*}}) {gpt.op = "gpt.matmul"} : i64, i64, i64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.matmul_weight_grad"} : i64, i64, i64, memref<8x32xf32>, memref<8x64xf32>, memref<32x64xf32>
+module attributes {gpt.autocast = "bf16"} {
+  func.func @autocast_bf16(%x: tensor<8x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
+                           %dy: tensor<8x32xf32> {gpt.name = "dy"})
+      -> (tensor<8x32xf32> {gpt.name = "y"}, tensor<32x64xf32> {gpt.name = "dw"}) {
+    %y = gpt.matmul %x, %w : tensor<8x64xf32>, tensor<32x64xf32>
+    %dw = gpt.matmul_weight_grad %dy, %x : tensor<8x32xf32>, tensor<8x64xf32>
+    return %y, %dw : tensor<8x32xf32>, tensor<32x64xf32>
+  }
+}

@@ -1,0 +1,154 @@
+// Implements the bf16-input matmuls: the dispatch, the narrowing to bf16 (AVX512), and the
+// split of C's rows over the pool. B is narrowed once per call into the calling thread's
+// buffer; each chunk of C's rows narrows its rows of A into its own thread's buffer, so the
+// extra memory is B plus a chunk of A per thread, never a bf16 copy of all of A (the
+// logits' cotangent is the largest operand).
+#include "runtime/kernels/cpu/matmul_bf16.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/onednn_gemm.h"
+#include "runtime/kernels/cpu/parallel.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+constexpr char kEnv[] = "GPT_SFT_CPU_BF16_GEMM";
+
+// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
+// (_mm512_undefined_epi32) and warns about them where its intrinsics are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+/// 16 f32 bit patterns rounded to bf16 (to nearest even; a NaN quieted so it stays one), in
+/// their low halves.
+[[gnu::target("avx512f")]] inline __m512i RoundedHalves(__m512i bits) {
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i lsb = _mm512_and_si512(_mm512_srlv_epi32(bits, _mm512_set1_epi32(16)), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  const __m512i quieted = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
+  return _mm512_srlv_epi32(_mm512_mask_blend_epi32(nan, rounded, quieted), _mm512_set1_epi32(16));
+}
+
+/// n f32 values to bf16 bit patterns, rounding as RoundToBf16 does (exact on bf16 values).
+/// AVX512F: only called where oneDNN has bf16 dot products, which implies it.
+[[gnu::target("avx512f")]] void NarrowToBf16(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(x + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(RoundedHalves(bits)));
+  }
+  if (i < n) {
+    const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(tail, x + i));
+    _mm512_mask_cvtepi32_storeu_epi16(y + i, tail, RoundedHalves(bits));
+  }
+}
+
+#pragma GCC diagnostic pop
+
+/// A [rows, cols] block of a row-major f32 matrix (leading dim ld) narrowed into a compact
+/// [rows, cols] bf16 one.
+void NarrowBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, uint16_t* y) {
+  if (ld == cols) return NarrowToBf16(x, y, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) NarrowToBf16(x + r * ld, y + r * cols, cols);
+}
+
+uint16_t* Grown(std::vector<uint16_t>& buffer, int64_t n) {
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+  return buffer.data();
+}
+
+/// op(A)'s rows m0..m1 as a compact bf16 block (transposed: stored [K, m1 - m0]); its leading dim.
+int64_t NarrowRowsOfA(bool trans_a, const float* a, int64_t lda, int64_t m0, int64_t m1, int64_t K, uint16_t* out) {
+  if (!trans_a) {
+    NarrowBlock(a + m0 * lda, lda, m1 - m0, K, out);
+    return K;
+  }
+  NarrowBlock(a + m0, lda, K, m1 - m0, out);
+  return m1 - m0;
+}
+
+void OneDnnGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  // B narrowed once, compact: [N, K] when transposed, else [K, N].
+  thread_local std::vector<uint16_t> b_buffer;
+  uint16_t* b16 = Grown(b_buffer, N * K);
+  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  ParallelFor(b_rows, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, b_cols)), [&](int64_t r0, int64_t r1) {
+    NarrowBlock(b + r0 * ldb, ldb, r1 - r0, b_cols, b16 + r0 * b_cols);
+  });
+  auto rows = [&](int64_t m0, int64_t m1) {
+    thread_local std::vector<uint16_t> a_buffer;
+    uint16_t* a16 = Grown(a_buffer, (m1 - m0) * K);
+    const int64_t lda16 = NarrowRowsOfA(trans_a, a, lda, m0, m1, K, a16);
+    OneDnnGemmBf16(trans_a, trans_b, m1 - m0, N, K, a16, lda16, b16, b_cols, accumulate, c + m0 * ldc, ldc);
+  };
+  const int threads = NumThreads();
+  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) return rows(0, M);
+  // As Gemm (matmul.h): four chunks per thread, handed out dynamically, rows a multiple of 16.
+  const int64_t chunk = std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
+  ParallelFor(M, chunk, rows);
+}
+
+Bf16Gemm Choose() {
+  const bool has = OneDnnHasBf16DotProduct();
+  const char* forced = std::getenv(kEnv);
+  if (forced == nullptr || *forced == '\0') return has ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
+  if (std::strcmp(forced, "fp32") == 0) return Bf16Gemm::kFp32;
+  if (std::strcmp(forced, "onednn") == 0) {
+    if (has) return Bf16Gemm::kOneDnn;
+    std::fprintf(stderr, "%s=onednn: oneDNN has no bf16 dot-product kernel on this CPU (no AVX512_BF16); "
+                 "the bf16 matmuls run the fp32 fallback\n", kEnv);
+    return Bf16Gemm::kFp32;
+  }
+  std::fprintf(stderr, "%s=%s is not one of onednn, fp32; choosing from the CPU's flags (%s)\n", kEnv, forced,
+               has ? "onednn" : "fp32");
+  return has ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
+}
+
+}  // namespace
+
+Bf16Gemm ActiveBf16Gemm() {
+  static const Bf16Gemm kernel = Choose();
+  return kernel;
+}
+
+std::string Bf16GemmDescription() {
+  if (ActiveBf16Gemm() == Bf16Gemm::kFp32) {
+    return OneDnnHasBf16DotProduct() ? "fp32 (sgemm on bf16 values; forced by " + std::string(kEnv) + ")"
+                                     : "fp32 (sgemm on bf16 values; this CPU has no AVX512_BF16)";
+  }
+  std::string used;
+  for (const std::string& impl : OneDnnKernelsUsed()) used += (used.empty() ? "" : ",") + impl;
+  return "onednn[" + used + "]";
+}
+
+void GemmBf16Inputs(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (kernel == Bf16Gemm::kOneDnn && K > 0) {
+    OneDnnGemm(trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc);
+  } else {
+    Gemm<float>(trans_a, trans_b, M, N, K, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+  }
+}
+
+void MatmulBf16Inputs(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K) {
+  GemmBf16Inputs(ActiveBf16Gemm(), false, true, M, N, K, x, K, w, K, /*accumulate=*/false, y, N);
+}
+
+void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                bool accumulate) {
+  GemmBf16Inputs(ActiveBf16Gemm(), true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
+}
+
+}  // namespace gpt_sft::runtime::kernels

@@ -1,0 +1,149 @@
+#include "runtime/kernels/cpu/matmul_bf16.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/onednn_gemm.h"
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+/// n values uniform in [-2, 2), rounded to bf16 when `bf16_valued` (what autocast feeds a matmul).
+std::vector<float> Random(int64_t n, int seed, bool bf16_valued = true) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = bf16_valued ? RoundToBf16(u(gen)) : u(gen);
+  return v;
+}
+
+struct Case {
+  bool ta, tb, accumulate;
+  int64_t M, N, K;
+};
+
+/// Runs GemmBf16Inputs by `kernel` on a case (leading dims padded past the compact ones, so
+/// the strided views are exercised) and checks every element against a double-precision sum
+/// of the same products: any order of f32 sums of K exact products is within
+/// K * 2^-24 * sum |a b| of it (plus the f32 rounding of the start value when accumulating).
+void ExpectMatchesExactSum(Bf16Gemm kernel, const Case& t) {
+  const int64_t a_rows = t.ta ? t.K : t.M, a_cols = t.ta ? t.M : t.K, lda = a_cols + 3;
+  const int64_t b_rows = t.tb ? t.N : t.K, b_cols = t.tb ? t.K : t.N, ldb = b_cols + 5;
+  const int64_t ldc = t.N + 2;
+  const std::vector<float> a = Random(a_rows * lda, 1), b = Random(b_rows * ldb, 2), c0 = Random(t.M * ldc, 3, false);
+  std::vector<float> c = c0;
+  GemmBf16Inputs(kernel, t.ta, t.tb, t.M, t.N, t.K, a.data(), lda, b.data(), ldb, t.accumulate, c.data(), ldc);
+  int bad = 0;
+  for (int64_t m = 0; m < t.M; ++m) {
+    for (int64_t n = 0; n < t.N; ++n) {
+      double sum = t.accumulate ? c0[m * ldc + n] : 0.0, magnitude = std::abs(sum);
+      for (int64_t k = 0; k < t.K; ++k) {
+        const double p = double(t.ta ? a[k * lda + m] : a[m * lda + k]) * (t.tb ? b[n * ldb + k] : b[k * ldb + n]);
+        sum += p;
+        magnitude += std::abs(p);
+      }
+      const double bound = (t.K + 1) * std::ldexp(1.0, -24) * magnitude + 1e-30;
+      if (std::abs(c[m * ldc + n] - sum) > bound && ++bad <= 5) {
+        ADD_FAILURE() << "C[" << m << "," << n << "] = " << c[m * ldc + n] << ", exact " << sum << ", bound " << bound;
+      }
+    }
+  }
+  // The padding between C's rows is left alone.
+  for (int64_t m = 0; m < t.M; ++m) EXPECT_EQ(c[m * ldc + t.N], c0[m * ldc + t.N]) << "row " << m;
+  EXPECT_EQ(bad, 0) << "ta " << t.ta << " tb " << t.tb << " M " << t.M << " N " << t.N << " K " << t.K;
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (bool accumulate : {false, true}) {
+        cases.push_back({ta, tb, accumulate, 7, 5, 3});      // one call, odd everything
+        cases.push_back({ta, tb, accumulate, 301, 67, 131});  // split over the pool, ragged last chunk
+      }
+  return cases;
+}
+
+TEST(MatmulBf16, OneDnnMatchesTheExactSumOnBf16Values) {
+  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16: the oneDNN path never runs here";
+  const int saved = NumThreads();
+  for (int threads : {1, 3}) {
+    SetNumThreads(threads);
+    for (const Case& t : Cases()) ExpectMatchesExactSum(Bf16Gemm::kOneDnn, t);
+  }
+  SetNumThreads(saved);
+  EXPECT_FALSE(OneDnnKernelsUsed().empty());
+}
+
+TEST(MatmulBf16, Fp32FallbackMatchesTheExactSumOnBf16Values) {
+  for (const Case& t : Cases()) ExpectMatchesExactSum(Bf16Gemm::kFp32, t);
+}
+
+// Both kernels against each other at the depth-4 model's MLP shape: the same values within
+// the f32 summation bound, and the oneDNN result independent of the thread count.
+TEST(MatmulBf16, OneDnnAgreesWithTheFallbackAndWithItselfOverThreadCounts) {
+  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  const int64_t M = 512, N = 1024, K = 256;
+  const std::vector<float> x = Random(M * K, 4), w = Random(N * K, 5);
+  std::vector<float> fp32(M * N), one(M * N), two(M * N);
+  GemmBf16Inputs(Bf16Gemm::kFp32, false, true, M, N, K, x.data(), K, w.data(), K, false, fp32.data(), N);
+  const int saved = NumThreads();
+  SetNumThreads(1);
+  GemmBf16Inputs(Bf16Gemm::kOneDnn, false, true, M, N, K, x.data(), K, w.data(), K, false, one.data(), N);
+  SetNumThreads(2);
+  GemmBf16Inputs(Bf16Gemm::kOneDnn, false, true, M, N, K, x.data(), K, w.data(), K, false, two.data(), N);
+  SetNumThreads(saved);
+  double worst = 0;
+  for (int64_t i = 0; i < M * N; ++i) {
+    worst = std::max(worst, std::abs(double(one[i]) - fp32[i]) / (std::abs(double(fp32[i])) + 1.0));
+  }
+  EXPECT_LT(worst, 1e-5);
+  EXPECT_EQ(one, two);
+}
+
+// Inputs that are not bf16 values are narrowed by rounding to nearest even (gpt.round_bf16's
+// rounding, ties included), so the oneDNN path equals the exact product of the rounded values.
+TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesToNearestEven) {
+  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  const int64_t M = 3, N = 2, K = 18;  // K past one 16-lane block: the tail path too
+  std::vector<float> x = Random(M * K, 6, false), w(N * K, 0.0f);
+  x[0] = 1.0f + std::ldexp(1.0f, -8);                            // a tie: rounds down to even 1.0
+  x[1] = 1.0f + 3 * std::ldexp(1.0f, -8);                        // a tie: rounds up to even
+  for (int64_t k = 0; k < K; ++k) w[k] = (k < 2) ? 1.0f : 0.0f;  // y[0,0] = x0 + x1
+  w[K + 17] = 1.0f;                                              // y[m,1] = x[m,17], the tail
+  std::vector<float> y(M * N);
+  GemmBf16Inputs(Bf16Gemm::kOneDnn, false, true, M, N, K, x.data(), K, w.data(), K, false, y.data(), N);
+  EXPECT_EQ(y[0], 1.0f + (1.0f + 4 * std::ldexp(1.0f, -8)));
+  for (int64_t m = 0; m < M; ++m) EXPECT_EQ(y[m * N + 1], RoundToBf16(x[m * K + 17])) << "row " << m;
+}
+
+TEST(MatmulBf16, DispatchFollowsTheCpuFlags) {
+  if (std::getenv("GPT_SFT_CPU_BF16_GEMM") != nullptr) {
+    GTEST_SKIP() << "GPT_SFT_CPU_BF16_GEMM is set: this test checks the choice without the override";
+  }
+  EXPECT_EQ(ActiveBf16Gemm(), OneDnnHasBf16DotProduct() ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32);
+  EXPECT_EQ(Bf16GemmDescription().rfind(OneDnnHasBf16DotProduct() ? "onednn[" : "fp32 (", 0), 0u)
+      << Bf16GemmDescription();
+}
+
+// The model's entry points are the GEMMs of matmul.h on the active kernel.
+TEST(MatmulBf16, MatmulAndWeightGradAreTheirGemms) {
+  const int64_t M = 40, N = 24, K = 56;
+  const std::vector<float> x = Random(M * K, 7), w = Random(N * K, 8), dy = Random(M * N, 9);
+  std::vector<float> y(M * N), y_gemm(M * N), dw(N * K, 1.0f), dw_gemm(N * K, 1.0f);
+  MatmulBf16Inputs(x.data(), w.data(), y.data(), M, N, K);
+  GemmBf16Inputs(ActiveBf16Gemm(), false, true, M, N, K, x.data(), K, w.data(), K, false, y_gemm.data(), N);
+  EXPECT_EQ(y, y_gemm);
+  MatmulGradWeightBf16Inputs(dy.data(), x.data(), dw.data(), M, N, K, /*accumulate=*/true);
+  GemmBf16Inputs(ActiveBf16Gemm(), true, false, N, K, M, dy.data(), N, x.data(), K, true, dw_gemm.data(), K);
+  EXPECT_EQ(dw, dw_gemm);
+}
+
+}  // namespace
+}  // namespace gpt_sft::runtime::kernels
