@@ -10,18 +10,12 @@
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/same_bits.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-template <typename T>
-void ExpectSameBits(const std::vector<T>& want, const std::vector<T>& got, const char* what) {
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    ASSERT_EQ(std::memcmp(&want[i], &got[i], sizeof(T)), 0) << what << " element " << i << ": " << want[i] << " vs "
-                                                            << got[i];
-  }
-}
+using testing::ExpectSameBits;
 
 template <typename T>
 std::vector<T> Of(const testing::Vec& v) {
