@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/atomic_file.h"
+#include "base/fnv1a.h"
 #include "base/json_fields.h"
 #include "base/json_file.h"
 #include "base/read_file.h"
@@ -25,13 +26,6 @@ constexpr int kFormatVersion = 1;
 
 std::string Exact(double v) { return absl::StrFormat("%.17g", v); }
 
-/// FNV-1a 64 of `bytes`, in hex.
-std::string Fingerprint(const std::string& bytes) {
-  uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-  return absl::StrFormat("%016x", h);
-}
-
 /// What the training data is made of: the built-in switch, the repeat count and each --jsonl
 /// file's name with a fingerprint of its contents, so a resume on edited data is refused even
 /// when its row count stayed the same.
@@ -41,7 +35,7 @@ std::string TrainingDataShape(const data::TrainingDataOptions& d) {
   for (size_t i = 0; i < d.jsonl.size(); ++i) {
     absl::StatusOr<std::string> bytes = base::ReadFile(d.jsonl[i]);
     absl::StrAppend(&shape, i ? ", " : "", fs::path(d.jsonl[i]).filename().string(), "#",
-                    bytes.ok() ? Fingerprint(*bytes) : "unreadable");
+                    bytes.ok() ? absl::StrFormat("%016x", base::Fnv1a64(*bytes)) : "unreadable");
   }
   return shape + "]";
 }

@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/with_commas.h"
 #include "data/collate/loader.h"
 #include "data/pipeline/pad_token.h"
 #include "data/pipeline/task_source.h"
@@ -53,16 +54,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
-
-/// 1234567 -> "1,234,567" (Python's {:,}).
-std::string WithCommas(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
 
 struct Setup {
   std::string base_dir;
@@ -584,7 +575,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     ++result.steps_trained;
     if (!leader) continue;
     log << absl::StrFormat("Step %05d/%05d | Training loss: %.6f| lrm: %.6f| num_tokens: %s", it, num_iterations,
-                           loss, lrm, WithCommas(supervised))
+                           loss, lrm, base::WithCommas(supervised))
         << std::endl;
     if ((it + 1) % 10 == 0 && meter.measured_steps() > 0) {
       log << absl::StrFormat("[VALIDATION] Step %d | avg time/step: %.1f ms | tokens/sec: %.0f | supervised "

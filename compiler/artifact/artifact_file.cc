@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/fnv1a.h"
 #include "nlohmann/json.hpp"
 
 namespace gpt_sft::artifact {
@@ -240,14 +241,14 @@ std::string ReadBlob(const json& entry, std::string_view data, const std::string
                            data.size(), " bytes of blobs): truncated")};
   }
   std::string_view blob = data.substr(offset, bytes);
-  const std::string got = absl::StrCat(absl::Hex(Fnv1a64(blob), absl::kZeroPad16));
+  const std::string got = absl::StrCat(absl::Hex(base::Fnv1a64(blob), absl::kZeroPad16));
   if (got != hash) throw Bad{absl::StrCat(path, ": hash ", got, " differs from the manifest's ", hash, ": damaged")};
   return std::string(blob);
 }
 
 json BlobEntry(std::string& blobs, const std::string& bytes) {
   json e = {{"offset", blobs.size()}, {"bytes", bytes.size()},
-            {"fnv1a64", absl::StrCat(absl::Hex(Fnv1a64(bytes), absl::kZeroPad16))}};
+            {"fnv1a64", absl::StrCat(absl::Hex(base::Fnv1a64(bytes), absl::kZeroPad16))}};
   blobs += bytes;
   return e;
 }
@@ -265,15 +266,6 @@ std::string RefText(const Artifact& a, const BufferRef& r) {
 }
 
 }  // namespace
-
-uint64_t Fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 std::string SerializeArtifact(const Artifact& artifact) {
   json manifest = ManifestBody(artifact);

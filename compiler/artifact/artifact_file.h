@@ -35,9 +35,6 @@ std::string ManifestJson(const Artifact& artifact);
 /// <- gpt.matmul at loc(...)".
 std::string LaunchListText(const Artifact& artifact);
 
-/// FNV-1a over the bytes (the blobs' check).
-uint64_t Fnv1a64(std::string_view bytes);
-
 }  // namespace gpt_sft::artifact
 
 #endif  // GPT_SFT_COMPILER_ARTIFACT_ARTIFACT_FILE_H_

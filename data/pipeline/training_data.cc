@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/with_commas.h"
 #include "data/pipeline/sft_mixture.h"
 
 namespace gpt_sft::data {
@@ -52,20 +53,10 @@ absl::StatusOr<Tasks> BuiltinTasks(const TrainingDataOptions& o, bool test_split
   return BuildSftTasks(b);
 }
 
-// "1,234": row counts as nanochat's logs print them.
-std::string WithCommas(int64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // "<rows> rows: SpellingBee 2000, CustomJSON(a.jsonl) 12 x2": each task once, in order,
 // with how many times it was listed.
 std::string Describe(const TaskMixture& mixture) {
-  std::string out = absl::StrCat(WithCommas(mixture.size()), " rows:");
+  std::string out = absl::StrCat(base::WithCommas(mixture.size()), " rows:");
   const Tasks& tasks = mixture.tasks();
   for (size_t i = 0; i < tasks.size();) {
     size_t j = i;
