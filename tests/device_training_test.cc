@@ -24,7 +24,7 @@
 #include "trainer/checkpoint_reload_check.h"
 #include "trainer/demo_setup.h"
 #include "trainer/eager_step.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 #include "trainer/step_compile.h"
 
 namespace gpt_sft {
@@ -48,7 +48,7 @@ TrainingData MakeSetup() {
   s.checkpoint_dir = base + "/base_checkpoints/d2";
   s.tokenizer = std::make_shared<const data::Tokenizer>(*data::Tokenizer::Load(trainer::TokenizerPath(base)));
   data::SftMixtureOptions mix;
-  mix.words_path = *trainer::FindRunfile("external/wordlist/words");
+  mix.words_path = *base::FindRunfile("external/wordlist/words");
   mix.spelling_bee = mix.simple_spelling = mix.synthetic_mc = 200;
   auto mixture = data::BuildSftMixture(mix);
   EXPECT_TRUE(mixture.ok()) << mixture.status();

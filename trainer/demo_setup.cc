@@ -10,7 +10,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/random_checkpoint.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -23,7 +23,7 @@ absl::Status TrainTokenizer(const std::string& path, int vocab_size, const char*
   std::vector<std::string> texts;
   int64_t bytes = 0;
   for (const char* name : kDemoTexts) {
-    absl::StatusOr<std::string> file = FindRunfile(name);
+    absl::StatusOr<std::string> file = base::FindRunfile(name);
     if (!file.ok()) return file.status();
     std::ifstream in(*file, std::ios::binary);
     std::stringstream ss;

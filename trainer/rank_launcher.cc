@@ -14,7 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -51,7 +51,7 @@ absl::Status RelaunchAsRanks(int nproc, int argc, char** argv) {
         "--nproc_per_node=", nproc, " starts the ranks with OpenMPI's mpirun, which is not on PATH (install "
         "openmpi-bin, or name it with $MPIRUN)"));
   }
-  absl::StatusOr<std::string> script = FindRunfile("gpt_sft/runtime/collectives/run_ranks.sh");
+  absl::StatusOr<std::string> script = base::FindRunfile("gpt_sft/runtime/collectives/run_ranks.sh");
   if (!script.ok()) return script.status();
   std::error_code ec;
   const std::string self = std::filesystem::read_symlink("/proc/self/exe", ec).string();

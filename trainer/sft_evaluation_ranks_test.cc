@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "runtime/collectives/mpi_test_world.h"
 #include "runtime/params/param_store.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 #include "trainer/sft_evaluation.h"
 
 namespace gpt_sft::trainer {
@@ -23,7 +23,7 @@ namespace {
 runtime::collectives::Communicator& World() { return runtime::collectives::MpiTestWorld(); }
 
 TEST(SftEvaluationRanks, DealtOutProblemsGiveTheOneRankMetrics) {
-  absl::StatusOr<std::string> words = FindRunfile("external/wordlist/words");
+  absl::StatusOr<std::string> words = base::FindRunfile("external/wordlist/words");
   ASSERT_TRUE(words.ok()) << words.status();
   std::ifstream in(*words);
   std::stringstream text;

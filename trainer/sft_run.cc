@@ -42,7 +42,7 @@
 #include "trainer/metrics_log.h"
 #include "trainer/param_checksum.h"
 #include "trainer/run_summary.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 #include "trainer/resume_state.h"
 #include "trainer/run_directory.h"
 #include "trainer/stop_signal.h"
@@ -108,7 +108,7 @@ absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
         "the tokenizer at ", tokenizer_path, " has ", s.tokenizer->vocab_size(), " tokens but the model at ",
         s.source.model_path, " has vocab_size ", s.params->config().vocab_size, "; they must match"));
   }
-  absl::StatusOr<std::string> words = FindRunfile("external/wordlist/words");
+  absl::StatusOr<std::string> words = base::FindRunfile("external/wordlist/words");
   if (!words.ok()) return words.status();
   s.words_path = *words;
   // The user's --jsonl files and/or the built-in tasks; --val_jsonl or the built-in tasks'

@@ -10,13 +10,13 @@
 #include "data/pipeline/task_source.h"
 #include "data/tokenizer/tokenizer.h"
 #include "trainer/batch_tensors.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 
 namespace gpt_sft::bench {
 namespace {
 
 absl::StatusOr<std::string> ReadRunfile(const std::string& name) {
-  absl::StatusOr<std::string> path = trainer::FindRunfile(name);
+  absl::StatusOr<std::string> path = base::FindRunfile(name);
   if (!path.ok()) return path.status();
   std::ifstream in(*path, std::ios::binary);
   std::stringstream ss;
@@ -46,7 +46,7 @@ absl::StatusOr<std::shared_ptr<const data::Tokenizer>> BenchTokenizer(int vocab_
 absl::StatusOr<MixtureBatches> SftMixtureBatches(int vocab_size, int B, int T, data::Packing packing, int count) {
   absl::StatusOr<std::shared_ptr<const data::Tokenizer>> tok = BenchTokenizer(vocab_size);
   if (!tok.ok()) return tok.status();
-  absl::StatusOr<std::string> words = trainer::FindRunfile("external/wordlist/words");
+  absl::StatusOr<std::string> words = base::FindRunfile("external/wordlist/words");
   if (!words.ok()) return words.status();
   data::SftMixtureOptions mixture_options;
   mixture_options.words_path = *words;

@@ -1,6 +1,6 @@
 #include "trainer/bench/pytorch_peer.h"
 
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -219,7 +219,7 @@ absl::Status WritePeerBatch(const std::string& path, const PeerBatch& b) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> FindPeerScript() { return trainer::FindRunfile("trainer/bench/pytorch_peer.py"); }
+absl::StatusOr<std::string> FindPeerScript() { return base::FindRunfile("trainer/bench/pytorch_peer.py"); }
 
 absl::StatusOr<PeerResult> RunPytorchPeer(const PeerOptions& options) {
   std::string script = options.script;

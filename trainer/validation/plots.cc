@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/json_file.h"
 #include "trainer/bench/subprocess.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 #include "trainer/validation/logged_process.h"
 
 namespace gpt_sft::trainer::validation {
@@ -21,7 +21,7 @@ constexpr char kInstall[] =
 }  // namespace
 
 std::string FindPlotScript(std::string& error) {
-  absl::StatusOr<std::string> script = FindRunfile("trainer/validation/plot_validation.py");
+  absl::StatusOr<std::string> script = base::FindRunfile("trainer/validation/plot_validation.py");
   if (!script.ok()) {
     error = std::string(script.status().message());
     return "";

@@ -11,7 +11,7 @@
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/bench/subprocess.h"
 #include "trainer/demo_setup.h"
-#include "trainer/runfiles.h"
+#include "base/runfiles.h"
 #include "trainer/validation/criteria.h"
 #include "trainer/validation/environment.h"
 #include "trainer/validation/logged_process.h"
@@ -139,7 +139,7 @@ class Validation {
 
  private:
   absl::Status Prepare() {
-    absl::StatusOr<std::string> trainer = FindRunfile("trainer/trainer");
+    absl::StatusOr<std::string> trainer = base::FindRunfile("trainer/trainer");
     if (!trainer.ok()) return trainer.status();
     trainer_ = fs::absolute(*trainer).string();
     base_dir_ = o_.base_dir;
