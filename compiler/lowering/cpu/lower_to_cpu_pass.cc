@@ -446,7 +446,9 @@ LogicalResult LowerOp(OpLowering& l) {
     if (!u.getNesterov() || u.getNsSteps() != 5) {
       return u.emitOpError("the cpu target runs Nesterov Muon with 5 Newton-Schulz steps");
     }
-    return Call(l, Builtin("muon", u.getGrad()), {Dim(u.getGrad(), 0), Dim(u.getGrad(), 1)},
+    // Under bf16 autocast Newton-Schulz runs in bf16, as nanochat's does.
+    return Call(l, bf16.empty() ? Builtin("muon", u.getGrad()) : Builtin("muon_bf16", u.getGrad()),
+                {Dim(u.getGrad(), 0), Dim(u.getGrad(), 1)},
                 {u.getMomentum().convertToDouble()},
                 {l.BufferOf(u.getParam()), l.BufferOf(u.getGrad()), l.BufferOf(u.getMomentumBuffer()),
                  l.BufferOf(u.getLr()), l.result(0), l.result(1)});

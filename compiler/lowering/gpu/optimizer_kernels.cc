@@ -15,6 +15,10 @@
 //                 4. five Newton-Schulz steps in f32 on the tiled gemm, epilogues doing the
 //                    sums: A = X X^T; B = c A A + b A; X' = a X + B X (ping-pong buffers);
 //                 5. p -= lr sqrt(max(1, R/S)) X (transposed back).
+//                 Under bf16 autocast (nanochat's Muon): the Nesterov gradient is rounded to
+//                 bf16 before its norm, X after the division, and each product's epilogue
+//                 result (runtime/kernels/cpu/newton_schulz_bf16.h, the same points); the
+//                 gemms are told their inputs are bf16 values.
 // Every element's kernel reads all its inputs before writing its results, so a result may
 // share its buffer with its own input (the plan donates p, m, v, buf: in place) or not (the
 // results' buffers are written from the inputs': no copy needed first).
@@ -24,10 +28,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/gpu/gemm.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
+#include "compiler/transforms/elementwise_scalar.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -89,9 +95,9 @@ mlir::LogicalResult EmitAdamW(lowering::OpLowering& lowering, gpt::AdamwUpdateOp
 
 /// Step 1 of Muon: buf = mu buf + (1 - mu) g; nesterov = (1 - mu) g + mu buf (f64, each
 /// rounded to f32 where the CPU stores it); partial[w] = sum over workgroup w's elements of
-/// nesterov^2 in f64.
+/// nesterov^2 in f64. `bf16`: nesterov is rounded to bf16 (stored and summed so).
 void EmitMomentum(lowering::OpLowering& lowering, Value g, Value buf, Value new_buf, Value nesterov, Value partial,
-                  int64_t n, double mu) {
+                  int64_t n, double mu, bool bf16) {
   mlir::OpBuilder& host = lowering.builder();
   mlir::Type f64 = host.getF64Type(), f32 = host.getF32Type();
   const int64_t grid = GridFor(n);
@@ -106,6 +112,7 @@ void EmitMomentum(lowering::OpLowering& lowering, Value g, Value buf, Value new_
                                    Value bi = k.FCast(b32, f64);  // rounded as stored, then read back
                                    Value n32 = k.FCast(
                                        k.FAdd(k.FMul(k.Float(f64, 1 - mu), gi), k.FMul(k.Float(f64, mu), bi)), f32);
+                                   if (bf16) n32 = EmitRoundToBf16(k.b(), lowering.loc(), n32);
                                    k.Store(b32, new_buf, {i});
                                    k.Store(n32, nesterov, {i});
                                    Value e = k.FCast(n32, f64);
@@ -154,20 +161,34 @@ mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u
   auto scratch = [&](int64_t size, mlir::Type t) { return lowering.Scratch(mlir::MemRefType::get({size}, t)); };
 
   Value nesterov = scratch(n_elems, f32), partial = scratch(GridFor(n_elems), f64), inv = scratch(1, f64);
-  EmitMomentum(lowering, g, buf, nbuf, nesterov, partial, n_elems, u.getMomentum().convertToDouble());
+  const bool bf16 = UnderBf16Autocast(u);
+  auto round = [&](KernelBuilder& k, Value v) { return bf16 ? EmitRoundToBf16(k.b(), loc, v) : v; };
+  EmitMomentum(lowering, g, buf, nbuf, nesterov, partial, n_elems, u.getMomentum().convertToDouble(), bf16);
   EmitInverseNorm(lowering, partial, GridFor(n_elems), inv);
   Value x = scratch(r * n, f32), x_next = scratch(r * n, f32), A = scratch(r * r, f32), B = scratch(r * r, f32);
   ElementwiseLaunch(host, loc, "muon_normalize", n_elems, [&](KernelBuilder& k, Value e) {
     Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));  // G[i, j]
     Value to = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
     Value scaled = k.FMul(k.FCast(k.Load(nesterov, {e}), f64), k.Load(inv, {k.Index(0)}));
-    k.Store(k.FCast(scaled, f32), x, {to});
+    k.Store(round(k, k.FCast(scaled, f32)), x, {to});
   });
   for (int step = 0; step < 5; ++step) {
-    // A = X X^T; B = c (A A) + b A; X' = (B X) + a X: the CPU's Gemm calls and sums in f32.
-    EmitGemm(lowering, {"muon_gram", r, r, n, {x, false}, {x, true}, A}, gemm);
-    EmitGemm(lowering, {"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A}, gemm);
-    EmitGemm(lowering, {"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x}, gemm);
+    // A = X X^T; B = c (A A) + b A; X' = (B X) + a X: the CPU's Gemm calls and sums in f32
+    // (under bf16, each result rounded as the epilogue stores it).
+    GemmSpec gram{"muon_gram", r, r, n, {x, false}, {x, true}, A};
+    GemmSpec poly{"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A};
+    GemmSpec apply{"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x};
+    if (bf16) {
+      for (auto [spec, out] : {std::pair{&gram, A}, std::pair{&poly, B}, std::pair{&apply, x_next}}) {
+        spec->inputs_bf16 = true;
+        spec->epilogue = [&, out = out](KernelBuilder& k, Value value, Value at, Value, Value) {
+          k.Store(round(k, value), out, {at});
+        };
+      }
+    }
+    EmitGemm(lowering, gram, gemm);
+    EmitGemm(lowering, poly, gemm);
+    EmitGemm(lowering, apply, gemm);
     std::swap(x, x_next);
   }
   const double shape_scale = std::sqrt(std::max(1.0, double(R) / double(S)));

@@ -590,10 +590,11 @@ struct AdamWCall {
   }
 };
 
-/// (rows, cols, momentum; p, g, buf, lr, new_p, new_buf): Nesterov, 5 Newton-Schulz steps.
-template <typename T>
+/// (rows, cols, momentum; p, g, buf, lr, new_p, new_buf): Nesterov, 5 Newton-Schulz steps;
+/// `Bf16`: in bf16 as nanochat runs them (muon_bf16, the step under bf16 autocast).
+template <typename T, bool Bf16 = false>
 struct MuonCall {
-  static constexpr const char* kName = "muon";
+  static constexpr const char* kName = Bf16 ? "muon_bf16" : "muon";
   const T *p, *g, *buf, *lr;
   T *np, *nbuf;
   int64_t rows, cols;
@@ -610,7 +611,7 @@ struct MuonCall {
     const int64_t n = rows * cols;
     if (np != p) std::memmove(np, p, n * sizeof(T));
     if (nbuf != buf) std::memmove(nbuf, buf, n * sizeof(T));
-    k::MuonUpdate(np, nbuf, g, rows, cols, k::MuonHyper{double(*lr), momentum}, reinterpret_cast<T*>(ws.data));
+    k::MuonUpdate(np, nbuf, g, rows, cols, k::MuonHyper{double(*lr), momentum, Bf16}, reinterpret_cast<T*>(ws.data));
     return absl::OkStatus();
   }
 };
@@ -723,6 +724,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<AdamWCall<double>>("cpu.adamw.f64"),
     Entry<MuonCall<float>>("cpu.muon.f32"),
     Entry<MuonCall<double>>("cpu.muon.f64"),
+    Entry<MuonCall<float, true>>("cpu.muon_bf16.f32"),
     Entry<PermuteCall<uint32_t>>("cpu.permute.b32"),
     Entry<PermuteCall<uint64_t>>("cpu.permute.b64"),
 };

@@ -5,6 +5,7 @@
 // their rank-0 operands at run time.
 #include <cmath>
 
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/optimizers.h"
@@ -85,7 +86,10 @@ absl::Status MuonUpdate(OpContext& ctx) {
   }
   auto lr = ScalarOperand(ctx, "lr", ctx.Get(op.getLr()));
   if (!lr.ok()) return lr.status();
-  const k::MuonHyper hyper{*lr, op.getMomentum().convertToDouble()};
+  // Under bf16 autocast Muon orthogonalises in bf16, as nanochat does (newton_schulz_bf16.h).
+  const bool bf16 = ::gpt_sft::compiler::UnderBf16Autocast(op);
+  if (bf16 && grad.dtype() != DType::kF32) return ctx.Error("bf16 Newton-Schulz needs f32 grad, got " + grad.ShapeString());
+  const k::MuonHyper hyper{*lr, op.getMomentum().convertToDouble(), bf16};
   const int64_t rows = grad.dim(0), cols = grad.dim(1);
   auto scratch = ctx.Scratch(grad.dtype(), {k::MuonScratchSize(rows, cols)});
   if (!scratch.ok()) return scratch.status();

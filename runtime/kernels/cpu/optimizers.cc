@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <type_traits>
 
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/newton_schulz_bf16.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
@@ -68,7 +71,16 @@ void MuonUpdate(T* p, T* buf, const T* g, int64_t rows, int64_t cols, const Muon
       nesterov[i] = T((1 - mu) * g[i] + mu * buf[i]);
     }
   });
-  NewtonSchulz5(nesterov, ortho, rows, cols, ortho + n);
+  if constexpr (std::is_same_v<T, float>) {
+    if (h.newton_schulz_bf16) {
+      NewtonSchulz5Bf16(nesterov, ortho, rows, cols, ortho + n);
+    } else {
+      NewtonSchulz5(nesterov, ortho, rows, cols, ortho + n);
+    }
+  } else {
+    if (h.newton_schulz_bf16) std::abort();  // bf16 autocast steps hold f32 tensors only
+    NewtonSchulz5(nesterov, ortho, rows, cols, ortho + n);
+  }
   const double scale = h.lr * std::sqrt(std::max(1.0, double(rows) / double(cols)));
   ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) p[i] = T(p[i] - scale * ortho[i]);

@@ -18,10 +18,14 @@ template <typename T> void AdamWUpdate(T* p, T* m, T* v, const T* g, int64_t n, 
 
 struct MuonHyper {
   double lr, momentum = 0.95;
+  /// NS5 in bf16 as nanochat runs it (newton_schulz_bf16.h; float only): Muon under
+  /// `--dtype=bfloat16`. Else NS5 in T.
+  bool newton_schulz_bf16 = false;
 };
 
 /// For a [rows, cols] matrix: buf = mu buf + (1-mu) g; g' = (1-mu) g + mu buf (Nesterov);
 /// p -= lr sqrt(max(1, rows/cols)) NS5(g'). `scratch` holds MuonScratchSize(rows, cols).
+/// newton_schulz_bf16 with T = double is a programming error (aborts).
 template <typename T>
 void MuonUpdate(T* p, T* buf, const T* g, int64_t rows, int64_t cols, const MuonHyper& h, T* scratch);
 
