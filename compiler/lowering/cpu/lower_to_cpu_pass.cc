@@ -10,6 +10,8 @@
 //   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
+//   * the lm_head's matmul, softcap, loss and their VJP down to dx are one launch
+//     (linear_loss_fusion.h: the logits are never written);
 //   * a softcap with the cross_entropy of its result right after it is one pass
 //     (softcap_cross_entropy); a residual add with the rms_norm of its sum right after it too
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
@@ -31,6 +33,7 @@
 #include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
+#include "compiler/lowering/cpu/linear_loss_fusion.h"
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
@@ -380,6 +383,47 @@ LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
   return Call(l, bits == 32 ? "cpu.permute.b32" : "cpu.permute.b64", ints, {}, {l.BufferOf(t.getX()), l.result(0)});
 }
 
+/// Whether `a` and `b` share no byte: in the arena by their planned ranges; an arena value and
+/// an argument or constant never do; two of those when they are different values.
+bool NoSharedBytes(OpLowering& l, Value a, Value b) {
+  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
+  if (pa && pb) return pa->second <= pb->first || pb->second <= pa->first;
+  return pa || pb || a != b;
+}
+
+/// The lm_head's loss chain as one launch (linear_loss_fusion.h) when what it writes (loss,
+/// dy, dx) shares no byte with what it reads or with each other; else false, nothing emitted.
+mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
+  std::optional<lowering::LinearLossChain> c = lowering::MatchLinearLoss(m);
+  if (!c) return false;
+  const Value x = m.getX(), w = m.getW();
+  const Value loss = c->loss.getResult(), dy = c->softcap_grad.getResult(), dx = c->grad_input.getResult();
+  for (Value out : {loss, dy, dx}) {
+    for (Value in : {x, w, c->targets, c->dloss}) {
+      if (!NoSharedBytes(l, out, in)) return false;
+    }
+  }
+  if (!NoSharedBytes(l, loss, dy) || !NoSharedBytes(l, loss, dx) || !NoSharedBytes(l, dy, dx)) return false;
+  const int64_t N = Rows(x), C = Dim(x, -1), V = Dim(w, 0);
+  l.RequireArgumentRange(c->targets, -1, V);
+  // w^T for dx, as the unfused product reads it; into scratch, since the transpose's own
+  // buffer is placed for the transpose's later place.
+  mlir::Type f = TypeOf(w).getElementType();
+  const Value wt = l.Scratch(mlir::MemRefType::get({C * V}, f));
+  const std::string permute = f.isF32() ? "cpu.permute.b32" : "cpu.permute.b64";
+  if (failed(Call(l, permute, {2, V, C, 1, 1, 1, 1, 1, 1, 1, 0, 2, 3, 4, 5, 6, 7}, {}, {l.BufferOf(w), wt}))) {
+    return mlir::failure();
+  }
+  for (mlir::Operation* op : c->Absorbed()) l.Absorb(op);
+  if (failed(Call(l, Builtin("linear_softcap_cross_entropy_grad", x), {N, V, C},
+                  {c->softcap.getCap().convertToDouble()},
+                  {l.BufferOf(x), l.BufferOf(w), wt, l.BufferOf(c->targets), l.BufferOf(c->dloss), l.BufferOf(loss),
+                   l.BufferOf(dy), l.BufferOf(dx)}))) {
+    return mlir::failure();
+  }
+  return true;
+}
+
 LogicalResult LowerOp(OpLowering& l) {
   mlir::Operation* op = l.op();
   auto pointwise = [&](const char* name, llvm::ArrayRef<Value> in, llvm::ArrayRef<double> floats) {
@@ -402,6 +446,11 @@ LogicalResult LowerOp(OpLowering& l) {
   // Under bf16 autocast a matmul's inputs are bf16 values: its builtin runs bf16 dot products.
   const std::string bf16 = UnderBf16Autocast(op) ? "_bf16" : "";
   if (auto m = llvm::dyn_cast<gpt::MatmulOp>(op)) {
+    if (bf16.empty()) {
+      mlir::FailureOr<bool> fused = LowerLinearLoss(l, m);
+      if (failed(fused)) return failure();
+      if (*fused) return success();
+    }
     return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }

@@ -15,6 +15,7 @@
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/embedding.h"
+#include "runtime/kernels/cpu/linear_cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/optimizers.h"
@@ -561,6 +562,31 @@ struct CrossEntropyGradCall {
   }
 };
 
+/// The lm_head's loss and gradient in one launch (the compiler's fusion of matmul, softcap,
+/// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, wt, targets, dloss, loss, dy, dx).
+template <typename T>
+struct LinearSoftcapCrossEntropyGradCall {
+  static constexpr const char* kName = "linear_softcap_cross_entropy_grad";
+  const T *x, *w, *wt, *dloss;
+  const int32_t* targets;
+  T *loss, *dy, *dx;
+  k::LinearLossShape s;
+  double cap;
+  explicit LinearSoftcapCrossEntropyGradCall(ArgReader& r) {
+    s.N = r.Int("N"), s.V = r.Int("V"), s.C = r.Int("C"), cap = r.Float("cap");
+    x = r.Buffer<const T>(s.N * s.C, "x"), w = r.Buffer<const T>(s.V * s.C, "w");
+    wt = r.Buffer<const T>(s.C * s.V, "wt");
+    targets = r.Buffer<const int32_t>(s.N, "targets");
+    dloss = r.Buffer<const T>(1, "dloss");
+    loss = r.Buffer<T>(1, "loss"), dy = r.Buffer<T>(s.N * s.V, "dy"), dx = r.Buffer<T>(s.N * s.C, "dx");
+  }
+  int64_t Workspace(int) const { return k::LinearSoftcapCrossEntropyWorkspaceBytes<T>(s); }
+  absl::Status Run(k::Workspace ws) const {
+    *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, wt, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
+    return absl::OkStatus();
+  }
+};
+
 /// (n, beta1, beta2, eps, weight_decay; p, g, m, v, lr, step, new_p, new_m, new_v): the new
 /// state lands in the new_* buffers (the inputs' own when the plan donated them).
 template <typename T>
@@ -720,6 +746,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<SoftcapCrossEntropyCall<double>>("cpu.softcap_cross_entropy.f64"),
     Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
+    Entry<LinearSoftcapCrossEntropyGradCall<float>>("cpu.linear_softcap_cross_entropy_grad.f32"),
+    Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad.f64"),
     Entry<AdamWCall<float>>("cpu.adamw.f32"),
     Entry<AdamWCall<double>>("cpu.adamw.f64"),
     Entry<MuonCall<float>>("cpu.muon.f32"),

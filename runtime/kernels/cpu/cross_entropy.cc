@@ -1,29 +1,20 @@
 // Implements CrossEntropy and its VJP with a max-shifted log-sum-exp per row, parallel over
-// rows. The loss is summed per fixed chunk of rows and the chunk sums in order, so it does
-// not depend on the thread count.
+// rows (the row arithmetic: cross_entropy_rows.h). The loss is summed per fixed chunk of rows
+// and the chunk sums in order, so it does not depend on the thread count.
 #include "runtime/kernels/cpu/cross_entropy.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "runtime/kernels/cpu/cross_entropy_rows.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
-namespace {
 
-constexpr int64_t kRowsPerChunk = 16;
-
-int64_t CountTargets(const int32_t* targets, int64_t N) {
-  int64_t count = 0;
-  for (int64_t n = 0; n < N; ++n) count += targets[n] >= 0;
-  return count;
-}
-
-
-int64_t Chunks(int64_t N) { return (N + kRowsPerChunk - 1) / kRowsPerChunk; }
-
-}  // namespace
+using cross_entropy_rows::Chunks;
+using cross_entropy_rows::CountTargets;
+using cross_entropy_rows::kRowsPerChunk;
 
 int64_t CrossEntropyWorkspaceBytes(int64_t N) {
   WorkspaceCarver count;
@@ -47,9 +38,7 @@ CrossEntropyResult CrossEntropyOfRows(const T* logits, const int32_t* targets, i
     for (int64_t n = begin; n < end; ++n) {
       prepare_row(n);
       if (targets[n] < 0) continue;
-      const T* row = logits + n * V;
-      const T m = MaxOf(row, V);
-      sum += double(m) + std::log(ExpShiftedSum(row, V, m)) - double(row[targets[n]]);
+      sum += cross_entropy_rows::LossTerm(logits + n * V, targets[n], V);
     }
     partial[begin / kRowsPerChunk] = sum;
   });
@@ -80,39 +69,13 @@ CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t
   return CrossEntropy(logits, targets, N, V, scratch.get());
 }
 
-namespace {
-
-/// One row's gradient: softmax(row) * scale, minus scale at the target; zero for an
-/// ignored row. softmax * scale = exp(x - m) * (scale / sum exp(x - m)), m the row max.
-template <typename T>
-void RowGrad(const T* row, int32_t target, int64_t V, double scale, T* out) {
-  if (target < 0) {
-    std::fill(out, out + V, T(0));
-    return;
-  }
-  const T m = MaxOf(row, V);
-  const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
-  for (int64_t v = 0; v < V; ++v) out[v] *= factor;
-  out[target] -= T(scale);
-}
-
-/// SoftcapGrad's arithmetic on a row of gradients already in `out`, while the row is in cache.
-template <typename T>
-void SoftcapGradInPlace(const T* row, T cap, int64_t V, T* out) {
-  for (int64_t v = 0; v < V; ++v) {
-    const T t = row[v] / cap;
-    out[v] = out[v] * (T(1) - t * t);
-  }
-}
-
-}  // namespace
-
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits) {
   const int64_t count = CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) RowGrad(logits + n * V, targets[n], V, scale, dlogits + n * V);
+    for (int64_t n = begin; n < end; ++n)
+      cross_entropy_rows::RowGrad(logits + n * V, targets[n], V, scale, dlogits + n * V);
   });
 }
 
@@ -121,27 +84,8 @@ void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int6
   const int64_t count = CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t n = begin; n < end; ++n) {
-      const T* row = y + n * V;
-      T* out = dx + n * V;
-      const int32_t target = targets[n];
-      if (target < 0) {
-        RowGrad(row, target, V, scale, out);
-        SoftcapGradInPlace(row, cap, V, out);
-        continue;
-      }
-      // RowGrad's steps and then SoftcapGrad's, per element, in one pass after the exps:
-      // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
-      const T m = MaxOf(row, V);
-      const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
-      const T at_target = out[target] * factor - T(scale);
-      for (int64_t v = 0; v < V; ++v) {
-        const T t = row[v] / cap;
-        out[v] = (out[v] * factor) * (T(1) - t * t);
-      }
-      const T t = row[target] / cap;
-      out[target] = at_target * (T(1) - t * t);
-    }
+    for (int64_t n = begin; n < end; ++n)
+      cross_entropy_rows::SoftcapRowGrad(y + n * V, targets[n], V, scale, cap, dx + n * V);
   });
 }
 

@@ -24,18 +24,29 @@ void Blas(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const
 
 }  // namespace
 
+int64_t GemmBlockRows(int64_t M, int64_t N, int64_t K) {
+  const int threads = NumThreads();
+  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) return std::max<int64_t>(M, 1);
+  // Four chunks per thread, handed out dynamically so a thread the OS delays does not hold
+  // up the rest; rows a multiple of 16 (BLAS's register blocks), at least 64.
+  return std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
+}
+
+template <typename T>
+void GemmBlock(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (M > 0 && N > 0) Blas(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 template <typename T>
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
-  const int threads = NumThreads();
-  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) {
+  const int64_t rows = GemmBlockRows(M, N, K);
+  if (rows >= M) {
     Blas(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
-  // Four chunks per thread, handed out dynamically so a thread the OS delays does not hold
-  // up the rest; rows a multiple of 16 (BLAS's register blocks), at least 64.
-  const int64_t rows = std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
   ParallelFor(M, rows, [&](int64_t m0, int64_t m1) {
     const T* a0 = trans_a ? a + m0 : a + m0 * lda;
     Blas(trans_a, trans_b, m1 - m0, N, K, alpha, a0, lda, b, ldb, beta, c + m0 * ldc, ldc);
@@ -62,7 +73,9 @@ void MatmulGradWeight(const T* dy, const T* x, T* dw, int64_t M, int64_t N, int6
   template void MatmulGradInput<T>(const T*, const T*, T*, int64_t, int64_t, int64_t);                      \
   template void MatmulGradWeight<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);               \
   template void Gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \
-                        int64_t);
+                        int64_t);                                                                           \
+  template void GemmBlock<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, \
+                             T*, int64_t);
 INSTANTIATE(float)
 INSTANTIATE(double)
 #undef INSTANTIATE

@@ -23,6 +23,15 @@ template <typename T>
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc);
 
+/// The rows of C that Gemm gives each BLAS call for these sizes (M itself when it makes one
+/// call): a fused kernel that calls GemmBlock on the same row blocks computes Gemm's very bits.
+int64_t GemmBlockRows(int64_t M, int64_t N, int64_t K);
+
+/// One BLAS call on the calling thread, whatever the size: what Gemm runs per block.
+template <typename T>
+void GemmBlock(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T beta, T* c, int64_t ldc);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_H_

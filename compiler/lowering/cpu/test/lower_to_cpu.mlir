@@ -218,3 +218,58 @@ module attributes {gpt.autocast = "bf16"} {
     return %y, %dw : tensor<8x32xf32>, tensor<32x64xf32>
   }
 }
+
+// -----
+
+// The lm_head's loss and its VJP down to dx are one launch at the matmul's place: w is
+// transposed into scratch (the transpose op's own buffer is placed for later), then
+// linear_softcap_cross_entropy_grad writes the loss, dy and dx; the logits are never written,
+// and the weight gradient stays its own launch reading dy.
+// CHECK-LABEL: func.func @lm_head_loss
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<2x4x16xf32> {gpt.name = "x"}, %[[W:[a-z0-9]+]]: memref<32x16xf32> {gpt.name = "w"}, %[[T:[a-z0-9]+]]: memref<2x4xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
+// CHECK: gpt.call_builtin "cpu.permute.b32"({{.*}}, %[[W]], %[[WT:.*]]) {gpt.op = "gpt.matmul"} : {{.*}}, memref<32x16xf32>, memref<512xf32>
+// CHECK-NOT: gpt.call_builtin
+// CHECK: gpt.call_builtin "cpu.linear_softcap_cross_entropy_grad.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[WT]], %[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gpt.op = "gpt.matmul"} : i64, i64, i64, f64, memref<2x4x16xf32>, memref<32x16xf32>, memref<512xf32>, memref<2x4xi32>, memref<f32>, memref<f32>, memref<2x4x32xf32>, memref<2x4x16xf32>
+// CHECK-NOT: cpu.softcap
+// CHECK-NOT: cpu.cross_entropy
+// CHECK-NOT: "cpu.matmul.f32"
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad.f32"
+func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
+                        %t: tensor<2x4xi32> {gpt.name = "targets"})
+    -> (tensor<f32> {gpt.name = "loss"}, tensor<2x4x16xf32> {gpt.name = "dx"}, tensor<32x16xf32> {gpt.name = "dw"}) {
+  %d = arith.constant dense<1.0> : tensor<f32>
+  %y = gpt.matmul %x, %w : tensor<2x4x16xf32>, tensor<32x16xf32>
+  %c = gpt.softcap %y {cap = 15.0 : f64} : tensor<2x4x32xf32>
+  %r = gpt.reshape %c to [-1, 32] : tensor<2x4x32xf32>
+  %tr = gpt.reshape %t to [-1] : tensor<2x4xi32>
+  %l = gpt.cross_entropy %r, %tr : tensor<8x32xf32>, tensor<8xi32>
+  %g = gpt.cross_entropy_grad %r, %tr, %d : tensor<8x32xf32>, tensor<8xi32>, tensor<f32>
+  %gr = gpt.reshape %g to [2, 4, 32] : tensor<8x32xf32>
+  %dy = gpt.softcap_grad %c, %gr {cap = 15.0 : f64} : tensor<2x4x32xf32>, tensor<2x4x32xf32>
+  %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+  %dx = gpt.matmul %dy, %wt : tensor<2x4x32xf32>, tensor<16x32xf32>
+  %dw = gpt.matmul_weight_grad %dy, %x : tensor<2x4x32xf32>, tensor<2x4x16xf32>
+  return %l, %dx, %dw : tensor<f32>, tensor<2x4x16xf32>, tensor<32x16xf32>
+}
+
+// -----
+
+// Not fused when the softcapped logits have another reader (here a function result): the
+// chain runs as before.
+// CHECK-LABEL: func.func @lm_head_loss_logits_kept
+// CHECK: gpt.call_builtin "cpu.matmul.f32"
+// CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"
+// CHECK-NOT: linear_softcap_cross_entropy_grad
+func.func @lm_head_loss_logits_kept(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
+                                    %t: tensor<8xi32> {gpt.name = "targets"})
+    -> (tensor<f32> {gpt.name = "loss"}, tensor<8x16xf32> {gpt.name = "dx"}, tensor<8x32xf32> {gpt.name = "logits"}) {
+  %d = arith.constant dense<1.0> : tensor<f32>
+  %y = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+  %c = gpt.softcap %y {cap = 15.0 : f64} : tensor<8x32xf32>
+  %l = gpt.cross_entropy %c, %t : tensor<8x32xf32>, tensor<8xi32>
+  %g = gpt.cross_entropy_grad %c, %t, %d : tensor<8x32xf32>, tensor<8xi32>, tensor<f32>
+  %dy = gpt.softcap_grad %c, %g {cap = 15.0 : f64} : tensor<8x32xf32>, tensor<8x32xf32>
+  %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+  %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
+  return %l, %dx, %c : tensor<f32>, tensor<8x16xf32>, tensor<8x32xf32>
+}

@@ -1,0 +1,83 @@
+// The per-row arithmetic of the cross-entropy kernels (cross_entropy.cc) and of the fused
+// lm_head loss (linear_cross_entropy.cc), in one place so the fused kernel computes the same
+// bits as the unfused ones: a row's loss term, its gradient, and the softcap's gradient
+// carried through it.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_ROWS_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_ROWS_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "runtime/kernels/cpu/vec_math.h"
+
+namespace gpt_sft::runtime::kernels::cross_entropy_rows {
+
+/// Rows per chunk of the loss's partial sums: the loss is summed per chunk, then the chunk
+/// sums in order, so it does not depend on the thread count.
+inline constexpr int64_t kRowsPerChunk = 16;
+
+inline int64_t Chunks(int64_t N) { return (N + kRowsPerChunk - 1) / kRowsPerChunk; }
+
+inline int64_t CountTargets(const int32_t* targets, int64_t N) {
+  int64_t count = 0;
+  for (int64_t n = 0; n < N; ++n) count += targets[n] >= 0;
+  return count;
+}
+
+/// -log softmax(row)[target] = m + log sum exp(row - m) - row[target], m the row max; the
+/// caller skips ignored rows (target < 0).
+template <typename T>
+double LossTerm(const T* row, int32_t target, int64_t V) {
+  const T m = MaxOf(row, V);
+  return double(m) + std::log(ExpShiftedSum(row, V, m)) - double(row[target]);
+}
+
+/// One row's gradient: softmax(row) * scale, minus scale at the target; zero for an
+/// ignored row. softmax * scale = exp(x - m) * (scale / sum exp(x - m)), m the row max.
+template <typename T>
+void RowGrad(const T* row, int32_t target, int64_t V, double scale, T* out) {
+  if (target < 0) {
+    std::fill(out, out + V, T(0));
+    return;
+  }
+  const T m = MaxOf(row, V);
+  const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
+  for (int64_t v = 0; v < V; ++v) out[v] *= factor;
+  out[target] -= T(scale);
+}
+
+/// SoftcapGrad's arithmetic on a row of gradients already in `out`, while the row is in cache.
+template <typename T>
+void SoftcapGradInPlace(const T* row, T cap, int64_t V, T* out) {
+  for (int64_t v = 0; v < V; ++v) {
+    const T t = row[v] / cap;
+    out[v] = out[v] * (T(1) - t * t);
+  }
+}
+
+/// The cross-entropy gradient of softcapped logits `y` (one row) carried through the softcap:
+/// RowGrad's steps and then SoftcapGrad's, per element, in one pass after the exps. `out`
+/// must not share bytes with `y`.
+template <typename T>
+void SoftcapRowGrad(const T* y, int32_t target, int64_t V, double scale, T cap, T* out) {
+  if (target < 0) {
+    RowGrad(y, target, V, scale, out);
+    SoftcapGradInPlace(y, cap, V, out);
+    return;
+  }
+  // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
+  const T m = MaxOf(y, V);
+  const T factor = T(scale / ExpShifted(y, V, m, T(1), out));
+  const T at_target = out[target] * factor - T(scale);
+  for (int64_t v = 0; v < V; ++v) {
+    const T t = y[v] / cap;
+    out[v] = (out[v] * factor) * (T(1) - t * t);
+  }
+  const T t = y[target] / cap;
+  out[target] = at_target * (T(1) - t * t);
+}
+
+}  // namespace gpt_sft::runtime::kernels::cross_entropy_rows
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_ROWS_H_

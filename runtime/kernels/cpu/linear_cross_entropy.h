@@ -1,0 +1,42 @@
+// The lm_head's loss and its gradient down to the hidden states, in one pass over blocks of
+// rows: the compiled step's fusion of gpt.matmul (x W^T) -> gpt.softcap -> gpt.cross_entropy
+// with the VJP gpt.cross_entropy_grad -> gpt.softcap_grad -> gpt.matmul (dy W).
+//
+// Unfused, the [N, V] logits are written by the matmul, read and rewritten by the softcap
+// (with the loss in the same pass), read again by the gradient: three trips through memory of
+// the step's largest tensor (268 MB at the benchmark config). Here each block of rows is
+// multiplied into a per-thread scratch block, softcapped, its loss terms and gradient rows
+// computed while the block is hot, and dx = dy W for those rows follows at once; only the
+// gradient dy is written in full (the weight gradient, a separate launch, reads it).
+//
+// Bit for bit the unfused kernels: the blocks are Gemm's own BLAS calls (GemmBlockRows), each
+// row runs cross_entropy_rows.h's arithmetic, and the loss keeps its 16-row partial sums.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_LINEAR_CROSS_ENTROPY_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_LINEAR_CROSS_ENTROPY_H_
+
+#include <cstdint>
+
+#include "runtime/kernels/cpu/cross_entropy.h"
+#include "runtime/kernels/cpu/workspace.h"
+
+namespace gpt_sft::runtime::kernels {
+
+/// x [N, C] hidden states, w [V, C] the lm_head, wt [C, V] its transpose (the unfused dx
+/// product reads it, so the fused one does too), targets [N] (-1: ignored).
+struct LinearLossShape {
+  int64_t N, V, C;
+};
+
+/// loss = mean CE(cap tanh(x w^T / cap), targets) (returned); dy [N, V] = its gradient times
+/// `dloss` with respect to the pre-softcap logits; dx [N, C] = dy w. dy and dx must not share
+/// bytes with the inputs or with each other. `workspace`: LinearSoftcapCrossEntropyWorkspaceBytes.
+template <typename T>
+CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, const T* wt, const int32_t* targets,
+                                                     LinearLossShape s, T cap, double dloss, T* dy, T* dx,
+                                                     Workspace workspace);
+template <typename T>
+int64_t LinearSoftcapCrossEntropyWorkspaceBytes(LinearLossShape s);
+
+}  // namespace gpt_sft::runtime::kernels
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_LINEAR_CROSS_ENTROPY_H_

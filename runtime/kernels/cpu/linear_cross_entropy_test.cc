@@ -1,0 +1,119 @@
+#include "runtime/kernels/cpu/linear_cross_entropy.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/cpu/cross_entropy.h"
+#include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/same_bits.h"
+#include "runtime/kernels/cpu/workspace.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+using testing::ExpectSameBits;
+
+template <typename T>
+std::vector<T> Random(int64_t n, uint32_t seed, double scale) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> d(0.0, scale);
+  std::vector<T> v(n);
+  for (T& x : v) x = T(d(rng));
+  return v;
+}
+
+std::vector<int32_t> Targets(int64_t N, int64_t V, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> t(N);
+  for (int64_t n = 0; n < N; ++n) t[n] = n % 7 == 3 ? -1 : static_cast<int32_t>(rng() % V);
+  return t;
+}
+
+template <typename T>
+struct Outputs {
+  double loss = 0;
+  std::vector<T> dy, dx;
+};
+
+// The unfused chain the compiled step and the interpreter run: the lm_head matmul, softcap +
+// loss, the loss's gradient through the softcap, the transpose, dx = dy (w^T)^T.
+template <typename T>
+Outputs<T> Unfused(const std::vector<T>& x, const std::vector<T>& w, const std::vector<int32_t>& targets,
+                   LinearLossShape s, T cap, double dloss) {
+  std::vector<T> logits(s.N * s.V), y(s.N * s.V), wt(s.C * s.V);
+  Outputs<T> out{0, std::vector<T>(s.N * s.V), std::vector<T>(s.N * s.C)};
+  Matmul(x.data(), w.data(), logits.data(), s.N, s.V, s.C);
+  const ScratchBuffer scratch(CrossEntropyWorkspaceBytes(s.N));
+  out.loss = SoftcapCrossEntropy(logits.data(), cap, y.data(), targets.data(), s.N, s.V, scratch.get()).loss;
+  CrossEntropySoftcapGrad(y.data(), targets.data(), s.N, s.V, dloss, cap, out.dy.data());
+  for (int64_t v = 0; v < s.V; ++v)
+    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  Matmul(out.dy.data(), wt.data(), out.dx.data(), s.N, s.C, s.V);
+  return out;
+}
+
+template <typename T>
+Outputs<T> Fused(const std::vector<T>& x, const std::vector<T>& w, const std::vector<int32_t>& targets,
+                 LinearLossShape s, T cap, double dloss) {
+  std::vector<T> wt(s.C * s.V);
+  for (int64_t v = 0; v < s.V; ++v)
+    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  Outputs<T> out{0, std::vector<T>(s.N * s.V), std::vector<T>(s.N * s.C)};
+  const ScratchBuffer scratch(LinearSoftcapCrossEntropyWorkspaceBytes<T>(s));
+  out.loss = LinearSoftcapCrossEntropyWithGrad(x.data(), w.data(), wt.data(), targets.data(), s, cap, dloss,
+                                               out.dy.data(), out.dx.data(), scratch.get())
+                 .loss;
+  return out;
+}
+
+template <typename T>
+void ExpectFusedIsUnfused(LinearLossShape s, uint32_t seed) {
+  const std::vector<T> x = Random<T>(s.N * s.C, seed, 1.0), w = Random<T>(s.V * s.C, seed + 1, 0.5);
+  const std::vector<int32_t> targets = Targets(s.N, s.V, seed + 2);
+  const T cap = T(15);
+  const double dloss = 0.75;
+  const Outputs<T> want = Unfused(x, w, targets, s, cap, dloss), got = Fused(x, w, targets, s, cap, dloss);
+  EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
+  ExpectSameBits(want.dy, got.dy, "dy");
+  ExpectSameBits(want.dx, got.dx, "dx");
+  EXPECT_TRUE(std::isfinite(got.loss));
+  EXPECT_GT(got.loss, 0.0);
+}
+
+// One BLAS call (small), several blocks with a short last one, and the benchmark's rows.
+TEST(LinearSoftcapCrossEntropy, EqualsTheUnfusedChainBitForBit) {
+  ExpectFusedIsUnfused<float>({37, 50, 16}, 1);
+  ExpectFusedIsUnfused<float>({1000, 700, 64}, 2);
+  ExpectFusedIsUnfused<double>({1000, 300, 32}, 3);
+  ExpectFusedIsUnfused<float>({2048, 2048, 128}, 4);
+}
+
+// The thread count changes who computes which block, not the bits (the unfused kernels' own
+// guarantee, kept).
+TEST(LinearSoftcapCrossEntropy, SameBitsOnOneAndThreeThreads) {
+  const LinearLossShape s{1200, 500, 48};
+  const int saved = NumThreads();
+  for (int threads : {1, 3}) {
+    SetNumThreads(threads);
+    ExpectFusedIsUnfused<float>(s, 5);
+  }
+  SetNumThreads(saved);
+}
+
+// Every target ignored: loss 0 and zero gradients, as the unfused kernels give.
+TEST(LinearSoftcapCrossEntropy, AllTargetsIgnored) {
+  const LinearLossShape s{64, 40, 8};
+  const std::vector<float> x = Random<float>(s.N * s.C, 6, 1.0), w = Random<float>(s.V * s.C, 7, 0.5);
+  const std::vector<int32_t> targets(s.N, -1);
+  const Outputs<float> got = Fused(x, w, targets, s, 15.0f, 1.0);
+  EXPECT_EQ(got.loss, 0.0);
+  for (float v : got.dy) ASSERT_EQ(v, 0.0f);
+  for (float v : got.dx) ASSERT_EQ(v, 0.0f);
+}
+
+}  // namespace
+}  // namespace gpt_sft::runtime::kernels
