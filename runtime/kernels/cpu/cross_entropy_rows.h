@@ -56,19 +56,17 @@ void SoftcapGradInPlace(const T* row, T cap, int64_t V, T* out) {
   }
 }
 
-/// The cross-entropy gradient of softcapped logits `y` (one row) carried through the softcap:
-/// RowGrad's steps and then SoftcapGrad's, per element, in one pass after the exps. `out`
-/// must not share bytes with `y`.
+/// For a counted row (target >= 0) of softcapped logits `y`: its LossTerm (returned) and its
+/// gradient carried through the softcap into `out` (RowGrad's steps, then SoftcapGrad's, per
+/// element, in one pass after the exps), from one max and one pass of exps: ExpShiftedSum and
+/// ExpShifted add the same exps in the same order, so both results are the separate
+/// functions' bits. `out` must not share bytes with `y`.
 template <typename T>
-void SoftcapRowGrad(const T* y, int32_t target, int64_t V, double scale, T cap, T* out) {
-  if (target < 0) {
-    RowGrad(y, target, V, scale, out);
-    SoftcapGradInPlace(y, cap, V, out);
-    return;
-  }
-  // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
+double SoftcapRowLossAndGrad(const T* y, int32_t target, int64_t V, double scale, T cap, T* out) {
   const T m = MaxOf(y, V);
-  const T factor = T(scale / ExpShifted(y, V, m, T(1), out));
+  const double sum = ExpShifted(y, V, m, T(1), out);
+  // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
+  const T factor = T(scale / sum);
   const T at_target = out[target] * factor - T(scale);
   for (int64_t v = 0; v < V; ++v) {
     const T t = y[v] / cap;
@@ -76,6 +74,19 @@ void SoftcapRowGrad(const T* y, int32_t target, int64_t V, double scale, T cap, 
   }
   const T t = y[target] / cap;
   out[target] = at_target * (T(1) - t * t);
+  return double(m) + std::log(sum) - double(y[target]);
+}
+
+/// The cross-entropy gradient of softcapped logits `y` (one row) carried through the softcap;
+/// zero times the softcap's factor for an ignored row. `out` must not share bytes with `y`.
+template <typename T>
+void SoftcapRowGrad(const T* y, int32_t target, int64_t V, double scale, T cap, T* out) {
+  if (target < 0) {
+    RowGrad(y, target, V, scale, out);
+    SoftcapGradInPlace(y, cap, V, out);
+    return;
+  }
+  SoftcapRowLossAndGrad(y, target, V, scale, cap, out);
 }
 
 }  // namespace gpt_sft::runtime::kernels::cross_entropy_rows

@@ -63,8 +63,11 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
           for (int64_t n = c0; n < std::min(m1, c0 + rows::kRowsPerChunk); ++n) {
             T* y = logits + (n - m0) * V;
             ScaledTanh(y, V, T(1) / cap, cap, y);  // softcap's arithmetic, in place
-            if (targets[n] >= 0) sum += rows::LossTerm(y, targets[n], V);
-            rows::SoftcapRowGrad(y, targets[n], V, scale, cap, dy + n * V);
+            if (targets[n] >= 0) {
+              sum += rows::SoftcapRowLossAndGrad(y, targets[n], V, scale, cap, dy + n * V);
+            } else {
+              rows::SoftcapRowGrad(y, targets[n], V, scale, cap, dy + n * V);
+            }
           }
           ws.partial[c0 / rows::kRowsPerChunk] = sum;
         }

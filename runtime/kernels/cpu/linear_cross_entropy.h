@@ -6,8 +6,9 @@
 // (with the loss in the same pass), read again by the gradient: three trips through memory of
 // the step's largest tensor (268 MB at the benchmark config). Here each block of rows is
 // multiplied into a per-thread scratch block, softcapped, its loss terms and gradient rows
-// computed while the block is hot, and dx = dy W for those rows follows at once; only the
-// gradient dy is written in full (the weight gradient, a separate launch, reads it).
+// computed while the block is hot, from one pass of exps per row (the unfused loss and its
+// gradient each make one), and dx = dy W for those rows follows at once; only the gradient dy
+// is written in full (the weight gradient, a separate launch, reads it).
 //
 // Bit for bit the unfused kernels: the blocks are Gemm's own BLAS calls (GemmBlockRows), each
 // row runs cross_entropy_rows.h's arithmetic, and the loss keeps its 16-row partial sums.
