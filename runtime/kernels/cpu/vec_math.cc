@@ -1,7 +1,9 @@
-// Implements the row primitives. The float exp: x = k ln2 + r with k = round(x log2 e),
+// Implements the row primitives, on AVX-512 where the CPU has it (the AVX2 kernels' very
+// operations on 16 lanes, sums added in their order: the same bits), else AVX2. The float exp: x = k ln2 + r with k = round(x log2 e),
 // r in [-ln2/2, ln2/2] (ln2 split in two parts for an exact product), exp(r) by a degree-7
 // polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/vec_math_isa.h"
 
 #include <immintrin.h>
 
@@ -17,6 +19,11 @@ bool DetectAvx2() {
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 const bool kHasAvx2 = DetectAvx2();
+bool DetectAvx512() {
+  __builtin_cpu_init();
+  return kHasAvx2 && __builtin_cpu_supports("avx512f");
+}
+const bool kHasAvx512 = DetectAvx512();
 
 [[gnu::target("avx2,fma")]] inline __m256 Exp8(__m256 x) {
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
@@ -60,12 +67,11 @@ const bool kHasAvx2 = DetectAvx2();
   return r;
 }
 
-// e = exp(mult * x - shift); e * scale into out when out != nullptr; returns the sum of e.
-[[gnu::target("avx2,fma")]] double ExpAvx2(const float* x, int64_t n, float mult, float shift, float scale,
-                                           float* out) {
+// e = exp(mult * x - shift) for elements [j, n); e * scale into out when out != nullptr; adds
+// e into the accumulators lo (lanes 0-3 of each group of 8) and hi (lanes 4-7).
+[[gnu::target("avx2,fma")]] void ExpAvx2From(const float* x, int64_t j, int64_t n, float mult, float shift,
+                                             float scale, float* out, __m256d& lo, __m256d& hi) {
   const __m256 s = _mm256_set1_ps(shift), sc = _mm256_set1_ps(scale), mu = _mm256_set1_ps(mult);
-  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
-  int64_t j = 0;
   for (; j + 8 <= n; j += 8) {
     const __m256 e = Exp8(_mm256_fmsub_ps(_mm256_loadu_ps(x + j), mu, s));
     AddToDouble(e, lo, hi);
@@ -80,6 +86,50 @@ const bool kHasAvx2 = DetectAvx2();
     _mm256_store_ps(t, _mm256_mul_ps(e, sc));
     if (out != nullptr) std::copy(t, t + (n - j), out + j);
   }
+}
+
+// e = exp(mult * x - shift); e * scale into out when out != nullptr; returns the sum of e.
+[[gnu::target("avx2,fma")]] double ExpAvx2(const float* x, int64_t n, float mult, float shift, float scale,
+                                           float* out) {
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  ExpAvx2From(x, 0, n, mult, shift, scale, out, lo, hi);
+  return HorizontalSum(lo, hi);
+}
+
+// Exp8's operations on 16 lanes: each element's value is Exp8's, bit for bit.
+[[gnu::target("avx512f")]] inline __m512 Exp16(__m512 x) {
+  const __mmask16 underflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.37626f));
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
+  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
+  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
+  y = _mm512_mul_ps(y, _mm512_castsi512_ps(bits));
+  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), y);
+}
+
+// ExpAvx2 with the exps 16 at a time; the sums added 8 lanes at a time in ExpAvx2's order, so
+// the result is ExpAvx2's bit for bit.
+[[gnu::target("avx512f,avx2,fma")]] double ExpAvx512(const float* x, int64_t n, float mult, float shift,
+                                                     float scale, float* out) {
+  const __m512 s = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale), mu = _mm512_set1_ps(mult);
+  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 e = Exp16(_mm512_fmsub_ps(_mm512_loadu_ps(x + j), mu, s));
+    AddToDouble(_mm512_castps512_ps256(e), lo, hi);
+    AddToDouble(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)), lo, hi);
+    if (out != nullptr) _mm512_storeu_ps(out + j, _mm512_mul_ps(e, sc));
+  }
+  ExpAvx2From(x, j, n, mult, shift, scale, out, lo, hi);
   return HorizontalSum(lo, hi);
 }
 
@@ -115,6 +165,35 @@ const bool kHasAvx2 = DetectAvx2();
   }
 }
 
+// Tanh8's operations on 16 lanes.
+[[gnu::target("avx512f")]] inline __m512 Tanh16(__m512 x) {
+  const __m512 limit = _mm512_set1_ps(7.90531110763549805f);
+  x = _mm512_min_ps(limit, _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), limit), x));
+  const __m512 x2 = _mm512_mul_ps(x, x);
+  __m512 p = _mm512_set1_ps(-2.76076847742355e-16f);
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(2.00018790482477e-13f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(-8.60467152213735e-11f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(5.12229709037114e-08f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(1.48572235717979e-05f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(6.37261928875436e-04f));
+  p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(4.89352455891786e-03f));
+  p = _mm512_mul_ps(p, x);
+  __m512 q = _mm512_set1_ps(1.19825839466702e-06f);
+  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(1.18534705686654e-04f));
+  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(2.26843463243900e-03f));
+  q = _mm512_fmadd_ps(q, x2, _mm512_set1_ps(4.89352518554385e-03f));
+  return _mm512_div_ps(p, q);
+}
+
+[[gnu::target("avx512f,avx2,fma")]] void TanhAvx512(const float* x, int64_t n, float in_scale, float out_scale,
+                                                    float* out) {
+  const __m512 a = _mm512_set1_ps(in_scale), b = _mm512_set1_ps(out_scale);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16)
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(b, Tanh16(_mm512_mul_ps(a, _mm512_loadu_ps(x + j)))));
+  if (j < n) TanhAvx2(x + j, n - j, in_scale, out_scale, out + j);
+}
+
 template <typename T>
 double ExpPortable(const T* x, int64_t n, T mult, T shift, T scale, T* out) {
   double sum = 0;
@@ -127,6 +206,24 @@ double ExpPortable(const T* x, int64_t n, T mult, T shift, T scale, T* out) {
 }
 
 }  // namespace
+
+namespace vec_math_isa {
+
+bool HasAvx512() { return kHasAvx512; }
+double ExpAffineAvx2(const float* x, int64_t n, float mult, float shift, float* out) {
+  return ExpAvx2(x, n, mult, shift, 1.f, out);
+}
+double ExpAffineAvx512(const float* x, int64_t n, float mult, float shift, float* out) {
+  return ExpAvx512(x, n, mult, shift, 1.f, out);
+}
+void ScaledTanhAvx2(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  TanhAvx2(x, n, in_scale, out_scale, out);
+}
+void ScaledTanhAvx512(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  TanhAvx512(x, n, in_scale, out_scale, out);
+}
+
+}  // namespace vec_math_isa
 
 template <typename T>
 double Dot(const T* x, const T* y, int64_t n) {
@@ -160,6 +257,7 @@ double MaxOf<double>(const double* x, int64_t n) {
 
 template <>
 double ExpShiftedSum<float>(const float* x, int64_t n, float shift) {
+  if (kHasAvx512) return ExpAvx512(x, n, 1.f, shift, 1.f, nullptr);
   if (kHasAvx2) return ExpAvx2(x, n, 1.f, shift, 1.f, nullptr);
   return ExpPortable<float>(x, n, 1.f, shift, 1.f, nullptr);
 }
@@ -170,6 +268,7 @@ double ExpShiftedSum<double>(const double* x, int64_t n, double shift) {
 
 template <>
 double ExpShifted<float>(const float* x, int64_t n, float shift, float scale, float* out) {
+  if (kHasAvx512) return ExpAvx512(x, n, 1.f, shift, scale, out);
   if (kHasAvx2) return ExpAvx2(x, n, 1.f, shift, scale, out);
   return ExpPortable<float>(x, n, 1.f, shift, scale, out);
 }
@@ -180,6 +279,7 @@ double ExpShifted<double>(const double* x, int64_t n, double shift, double scale
 
 template <>
 void ScaledTanh<float>(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  if (kHasAvx512) return TanhAvx512(x, n, in_scale, out_scale, out);
   if (kHasAvx2) return TanhAvx2(x, n, in_scale, out_scale, out);
   for (int64_t j = 0; j < n; ++j) out[j] = out_scale * std::tanh(in_scale * x[j]);
 }
@@ -190,6 +290,7 @@ void ScaledTanh<double>(const double* x, int64_t n, double in_scale, double out_
 
 template <>
 double ExpAffine<float>(const float* x, int64_t n, float mult, float shift, float* out) {
+  if (kHasAvx512) return ExpAvx512(x, n, mult, shift, 1.f, out);
   if (kHasAvx2) return ExpAvx2(x, n, mult, shift, 1.f, out);
   return ExpPortable<float>(x, n, mult, shift, 1.f, out);
 }
