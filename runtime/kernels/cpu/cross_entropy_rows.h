@@ -48,12 +48,10 @@ void RowGrad(const T* row, int32_t target, int64_t V, double scale, T* out) {
 }
 
 /// SoftcapGrad's arithmetic on a row of gradients already in `out`, while the row is in cache.
+/// (out * 1 is out: ScaleSoftcapGrad with factor 1 is this expression exactly.)
 template <typename T>
 void SoftcapGradInPlace(const T* row, T cap, int64_t V, T* out) {
-  for (int64_t v = 0; v < V; ++v) {
-    const T t = row[v] / cap;
-    out[v] = out[v] * (T(1) - t * t);
-  }
+  ScaleSoftcapGrad(row, V, T(1), cap, out);
 }
 
 /// For a counted row (target >= 0) of softcapped logits `y`: its LossTerm (returned) and its
@@ -68,10 +66,7 @@ double SoftcapRowLossAndGrad(const T* y, int32_t target, int64_t V, double scale
   // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
   const T factor = T(scale / sum);
   const T at_target = out[target] * factor - T(scale);
-  for (int64_t v = 0; v < V; ++v) {
-    const T t = y[v] / cap;
-    out[v] = (out[v] * factor) * (T(1) - t * t);
-  }
+  ScaleSoftcapGrad(y, V, factor, cap, out);
   const T t = y[target] / cap;
   out[target] = at_target * (T(1) - t * t);
   return double(m) + std::log(sum) - double(y[target]);

@@ -194,6 +194,37 @@ const bool kHasAvx512 = DetectAvx512();
   if (j < n) TanhAvx2(x + j, n - j, in_scale, out_scale, out + j);
 }
 
+// ScaleSoftcapGrad's element expression; the file is built with -ffp-contract=off, so the
+// vector forms below round each operation as this does.
+template <typename T>
+inline T SoftcapGradElement(T y, T out, T factor, T cap) {
+  const T t = y / cap;
+  return (out * factor) * (T(1) - t * t);
+}
+
+[[gnu::target("avx2,fma")]] void ScaleSoftcapGradAvx2(const float* y, int64_t n, float factor, float cap, float* out) {
+  const __m256 f = _mm256_set1_ps(factor), c = _mm256_set1_ps(cap), one = _mm256_set1_ps(1.f);
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 t = _mm256_div_ps(_mm256_loadu_ps(y + j), c);
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(out + j), f),
+                                            _mm256_sub_ps(one, _mm256_mul_ps(t, t))));
+  }
+  for (; j < n; ++j) out[j] = SoftcapGradElement(y[j], out[j], factor, cap);
+}
+
+[[gnu::target("avx512f,avx2,fma")]] void ScaleSoftcapGradAvx512(const float* y, int64_t n, float factor, float cap,
+                                                                float* out) {
+  const __m512 f = _mm512_set1_ps(factor), c = _mm512_set1_ps(cap), one = _mm512_set1_ps(1.f);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 t = _mm512_div_ps(_mm512_loadu_ps(y + j), c);
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(out + j), f),
+                                            _mm512_sub_ps(one, _mm512_mul_ps(t, t))));
+  }
+  ScaleSoftcapGradAvx2(y + j, n - j, factor, cap, out + j);
+}
+
 template <typename T>
 double ExpPortable(const T* x, int64_t n, T mult, T shift, T scale, T* out) {
   double sum = 0;
@@ -221,6 +252,16 @@ void ScaledTanhAvx2(const float* x, int64_t n, float in_scale, float out_scale, 
 }
 void ScaledTanhAvx512(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
   TanhAvx512(x, n, in_scale, out_scale, out);
+}
+
+void ScaleSoftcapGradAvx2(const float* y, int64_t n, float factor, float cap, float* out) {
+  ::gpt_sft::runtime::kernels::ScaleSoftcapGradAvx2(y, n, factor, cap, out);
+}
+void ScaleSoftcapGradAvx512(const float* y, int64_t n, float factor, float cap, float* out) {
+  ::gpt_sft::runtime::kernels::ScaleSoftcapGradAvx512(y, n, factor, cap, out);
+}
+void ScaleSoftcapGradScalar(const float* y, int64_t n, float factor, float cap, float* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = SoftcapGradElement(y[j], out[j], factor, cap);
 }
 
 }  // namespace vec_math_isa
@@ -286,6 +327,17 @@ void ScaledTanh<float>(const float* x, int64_t n, float in_scale, float out_scal
 template <>
 void ScaledTanh<double>(const double* x, int64_t n, double in_scale, double out_scale, double* out) {
   for (int64_t j = 0; j < n; ++j) out[j] = out_scale * std::tanh(in_scale * x[j]);
+}
+
+template <>
+void ScaleSoftcapGrad<float>(const float* y, int64_t n, float factor, float cap, float* out) {
+  if (kHasAvx512) return ScaleSoftcapGradAvx512(y, n, factor, cap, out);
+  if (kHasAvx2) return ScaleSoftcapGradAvx2(y, n, factor, cap, out);
+  for (int64_t j = 0; j < n; ++j) out[j] = SoftcapGradElement(y[j], out[j], factor, cap);
+}
+template <>
+void ScaleSoftcapGrad<double>(const double* y, int64_t n, double factor, double cap, double* out) {
+  for (int64_t j = 0; j < n; ++j) out[j] = SoftcapGradElement(y[j], out[j], factor, cap);
 }
 
 template <>

@@ -32,6 +32,12 @@ template <typename T> double ExpAffine(const T* x, int64_t n, T mult, T shift, T
 /// accurate down to tiny |x|); otherwise std::tanh.
 template <typename T> void ScaledTanh(const T* x, int64_t n, T in_scale, T out_scale, T* out);
 
+/// out[j] = (out[j] * factor) * (1 - t * t) with t = y[j] / cap: a row of loss gradients
+/// scaled and carried through the softcap y = cap tanh(x / cap). Each element's operations in
+/// this order, rounded one by one (no fused multiply-add), so every element equals that scalar
+/// expression on every CPU; vectorised for float on AVX-512 and AVX2.
+template <typename T> void ScaleSoftcapGrad(const T* y, int64_t n, T factor, T cap, T* out);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_

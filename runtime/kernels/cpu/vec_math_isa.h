@@ -13,6 +13,9 @@ double ExpAffineAvx2(const float* x, int64_t n, float mult, float shift, float* 
 double ExpAffineAvx512(const float* x, int64_t n, float mult, float shift, float* out);
 void ScaledTanhAvx2(const float* x, int64_t n, float in_scale, float out_scale, float* out);
 void ScaledTanhAvx512(const float* x, int64_t n, float in_scale, float out_scale, float* out);
+void ScaleSoftcapGradScalar(const float* y, int64_t n, float factor, float cap, float* out);
+void ScaleSoftcapGradAvx2(const float* y, int64_t n, float factor, float cap, float* out);
+void ScaleSoftcapGradAvx512(const float* y, int64_t n, float factor, float cap, float* out);
 
 }  // namespace gpt_sft::runtime::kernels::vec_math_isa
 

@@ -40,5 +40,19 @@ TEST(VecMathIsa, Avx512EqualsAvx2BitForBit) {
   }
 }
 
+// The softcap gradient's element expression: scalar, AVX2 and AVX-512 forms equal bit for bit.
+TEST(VecMathIsa, ScaleSoftcapGradIsTheScalarExpressionOnEveryIsa) {
+  for (int64_t n = 0; n <= 70; ++n) {
+    const std::vector<float> y = Inputs(n, 100 + n), g = Inputs(n, 200 + n);
+    std::vector<float> scalar = g, avx2 = g, avx512 = g;
+    ScaleSoftcapGradScalar(y.data(), n, 0.37f, 15.f, scalar.data());
+    ScaleSoftcapGradAvx2(y.data(), n, 0.37f, 15.f, avx2.data());
+    ASSERT_EQ(std::memcmp(scalar.data(), avx2.data(), n * sizeof(float)), 0) << "avx2, n = " << n;
+    if (!HasAvx512()) continue;
+    ScaleSoftcapGradAvx512(y.data(), n, 0.37f, 15.f, avx512.data());
+    ASSERT_EQ(std::memcmp(scalar.data(), avx512.data(), n * sizeof(float)), 0) << "avx512, n = " << n;
+  }
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels::vec_math_isa
