@@ -12,6 +12,7 @@
 #include "benchmark/benchmark.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/interpreter/test_module.h"
+#include "runtime/kernels/cpu/benchmark_main.h"
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -117,20 +118,4 @@ BENCHMARK(BM_TinyOpChainPerOp)->Unit(benchmark::kMicrosecond);
 }  // namespace
 }  // namespace gpt_sft::runtime
 
-int main(int argc, char** argv) {
-  int threads = 2, kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      threads = std::atoi(argv[i] + 10);
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  gpt_sft::runtime::kernels::SetNumThreads(threads);
-  benchmark::AddCustomContext("kernel_threads", std::to_string(threads));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  return 0;
-}
+int main(int argc, char** argv) { return gpt_sft::runtime::kernels::RunKernelBenchmarks(argc, argv); }

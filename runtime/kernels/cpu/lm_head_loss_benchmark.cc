@@ -3,17 +3,14 @@
 // what the compiled step runs) against the unfused chain the interpreter runs (matmul,
 // softcap + loss, the loss gradient through the softcap, dx = dy w), in one process: the
 // ratio of the two rows is the fusion's gain. 2 threads (--threads=N to change).
-#include <cstdlib>
-#include <cstring>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "runtime/kernels/cpu/benchmark_main.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
-#include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -66,21 +63,4 @@ BENCHMARK(BM_LmHeadLossFused)->Unit(benchmark::kMillisecond)->UseRealTime();
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels
 
-int main(int argc, char** argv) {
-  int threads = 2, kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      threads = std::atoi(argv[i] + 10);
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  gpt_sft::runtime::kernels::SetNumThreads(threads);
-  benchmark::AddCustomContext("kernel_threads", std::to_string(threads));
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
-}
+int main(int argc, char** argv) { return gpt_sft::runtime::kernels::RunKernelBenchmarks(argc, argv); }
