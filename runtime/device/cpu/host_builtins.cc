@@ -24,6 +24,8 @@
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/rotary.h"
 #include "runtime/kernels/cpu/rotary_rms_norm.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/softcap_bf16.h"
 
 namespace gpt_sft::runtime::device::cpu {
 namespace {
@@ -561,6 +563,93 @@ struct CrossEntropyGradCall {
   }
 };
 
+/// Autocast's rounding alone (gpt.round_bf16 where no neighbour absorbs it): (n; x, y).
+struct RoundBf16Call {
+  static constexpr const char* kName = "round_bf16";
+  const float* x;
+  float* y;
+  int64_t n;
+  explicit RoundBf16Call(ArgReader& r) {
+    n = r.Int("n");
+    x = r.Buffer<const float>(n, "x");
+    y = r.Buffer<float>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::RoundBf16(x, y, n);
+    return absl::OkStatus();
+  }
+};
+
+/// nanochat's bf16 softcap (gpt.softcap's round_bf16), x rounded first when round_input (the
+/// gpt.round_bf16 before it, absorbed): (n, round_input; cap; x, y).
+struct SoftcapBf16Call {
+  static constexpr const char* kName = "softcap_bf16";
+  const float* x;
+  float* y;
+  int64_t n;
+  bool round_input;
+  double cap;
+  explicit SoftcapBf16Call(ArgReader& r) {
+    n = r.Int("n"), round_input = r.Int("round_input") != 0, cap = r.Float("cap");
+    x = r.Buffer<const float>(n, "x");
+    y = r.Buffer<float>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::SoftcapBf16(x, y, n, float(cap), round_input);
+    return absl::OkStatus();
+  }
+};
+
+/// The bf16 softcap and the cross-entropy of its result in one pass over each row:
+/// (N, V, round_input; cap; x, targets, y, loss).
+struct SoftcapBf16CrossEntropyCall {
+  static constexpr const char* kName = "softcap_bf16_cross_entropy";
+  const float* x;
+  const int32_t* targets;
+  float *y, *loss;
+  int64_t N, V;
+  bool round_input;
+  double cap;
+  explicit SoftcapBf16CrossEntropyCall(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), round_input = r.Int("round_input") != 0, cap = r.Float("cap");
+    x = r.Buffer<const float>(N * V, "x");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    y = r.Buffer<float>(N * V, "y");
+    loss = r.Buffer<float>(1, "loss");
+  }
+  int64_t Workspace(int) const { return k::CrossEntropyWorkspaceBytes(N); }
+  absl::Status Run(k::Workspace ws) const {
+    *loss = float(k::SoftcapBf16CrossEntropy(x, float(cap), round_input, y, targets, N, V, ws).loss);
+    return absl::OkStatus();
+  }
+};
+
+/// The cross-entropy's gradient rounded to bf16 and carried through the softcap's gradient
+/// in one pass (the epilogue with the bf16 cotangent): (N, V; cap; logits, targets, dloss, dx).
+struct CrossEntropyGradSoftcapBf16Call {
+  static constexpr const char* kName = "cross_entropy_grad_softcap_bf16";
+  const float* logits;
+  const int32_t* targets;
+  const float* dloss;
+  float* dx;
+  int64_t N, V;
+  double cap;
+  explicit CrossEntropyGradSoftcapBf16Call(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), cap = r.Float("softcap");
+    logits = r.Buffer<const float>(N * V, "logits");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    dloss = r.Buffer<const float>(1, "dloss");
+    dx = r.Buffer<float>(N * V, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::CrossEntropyBf16SoftcapGrad(logits, targets, N, V, double(*dloss), float(cap), dx);
+    return absl::OkStatus();
+  }
+};
+
 /// (n, beta1, beta2, eps, weight_decay; p, g, m, v, lr, step, new_p, new_m, new_v): the new
 /// state lands in the new_* buffers (the inputs' own when the plan donated them).
 template <typename T>
@@ -719,6 +808,10 @@ const HostBuiltin kBuiltins[] = {
     Entry<SoftcapCrossEntropyCall<double>>("cpu.softcap_cross_entropy.f64"),
     Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
+    Entry<RoundBf16Call>("cpu.round_bf16.f32"),
+    Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),
+    Entry<SoftcapBf16CrossEntropyCall>("cpu.softcap_bf16_cross_entropy.f32"),
+    Entry<CrossEntropyGradSoftcapBf16Call>("cpu.cross_entropy_grad_softcap_bf16.f32"),
     Entry<AdamWCall<float>>("cpu.adamw.f32"),
     Entry<AdamWCall<double>>("cpu.adamw.f64"),
     Entry<MuonCall<float>>("cpu.muon.f32"),

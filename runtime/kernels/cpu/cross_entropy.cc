@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -74,6 +76,14 @@ CrossEntropyResult SoftcapCrossEntropy(const T* x, T cap, T* y, const int32_t* t
                             [&](int64_t n) { ScaledTanh(x + n * V, V, T(1) / cap, cap, y + n * V); });
 }
 
+CrossEntropyResult SoftcapBf16CrossEntropy(const float* x, float cap, bool round_input, float* y,
+                                           const int32_t* targets, int64_t N, int64_t V, Workspace workspace) {
+  const float* table = SoftcapBf16Table(cap);
+  return CrossEntropyOfRows(y, targets, N, V, workspace, [&](int64_t n) {
+    SoftcapBf16Range(table, x + n * V, V, cap, round_input, y + n * V);
+  });
+}
+
 template <typename T>
 CrossEntropyResult CrossEntropy(const T* logits, const int32_t* targets, int64_t N, int64_t V) {
   const ScratchBuffer scratch(CrossEntropyWorkspaceBytes(N));
@@ -116,8 +126,16 @@ void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_
   });
 }
 
-template <typename T>
-void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int64_t V, double dloss, T cap, T* dx) {
+namespace {
+
+/// CrossEntropySoftcapGrad's pass; kRoundDy: the cotangent rounded to bf16 before the
+/// softcap's factor (RoundBf16 between the two ops).
+template <typename T, bool kRoundDy>
+void SoftcapGradOfCrossEntropy(const T* y, const int32_t* targets, int64_t N, int64_t V, double dloss, T cap, T* dx) {
+  const auto dy = [](T g) {
+    if constexpr (kRoundDy) return RoundToBf16(g);
+    return g;
+  };
   const int64_t count = CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
   ParallelFor(N, kRowsPerChunk, [&](int64_t begin, int64_t end) {
@@ -126,23 +144,35 @@ void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int6
       T* out = dx + n * V;
       const int32_t target = targets[n];
       if (target < 0) {
-        RowGrad(row, target, V, scale, out);
+        RowGrad(row, target, V, scale, out);  // zeros: rounding keeps them
         SoftcapGradInPlace(row, cap, V, out);
         continue;
       }
       // RowGrad's steps and then SoftcapGrad's, per element, in one pass after the exps:
-      // out = (e * factor [- scale at the target]) * (1 - (y / cap)^2).
+      // out = dy(e * factor [- scale at the target]) * (1 - (y / cap)^2).
       const T m = MaxOf(row, V);
       const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
       const T at_target = out[target] * factor - T(scale);
       for (int64_t v = 0; v < V; ++v) {
         const T t = row[v] / cap;
-        out[v] = (out[v] * factor) * (T(1) - t * t);
+        out[v] = dy(out[v] * factor) * (T(1) - t * t);
       }
       const T t = row[target] / cap;
-      out[target] = at_target * (T(1) - t * t);
+      out[target] = dy(at_target) * (T(1) - t * t);
     }
   });
+}
+
+}  // namespace
+
+template <typename T>
+void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int64_t V, double dloss, T cap, T* dx) {
+  SoftcapGradOfCrossEntropy<T, false>(y, targets, N, V, dloss, cap, dx);
+}
+
+void CrossEntropyBf16SoftcapGrad(const float* y, const int32_t* targets, int64_t N, int64_t V, double dloss,
+                                 float cap, float* dx) {
+  SoftcapGradOfCrossEntropy<float, true>(y, targets, N, V, dloss, cap, dx);
 }
 
 template CrossEntropyResult CrossEntropy<float>(const float*, const int32_t*, int64_t, int64_t);

@@ -123,6 +123,36 @@ TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesToNearestEven) {
   for (int64_t m = 0; m < M; ++m) EXPECT_EQ(y[m * N + 1], RoundToBf16(x[m * K + 17])) << "row " << m;
 }
 
+/// Each kernel on inputs that are not bf16 values computes, bit for bit, what it computes on
+/// those inputs rounded first (the contract gpt-elide-gemm-input-rounding relies on: a
+/// gpt.round_bf16 that only a bf16 GEMM reads may be skipped), transposed or not, with
+/// padded leading dims, split over the pool or not.
+void ExpectRoundsItsInputs(Bf16Gemm kernel, const Case& t) {
+  const int64_t a_rows = t.ta ? t.K : t.M, a_cols = t.ta ? t.M : t.K, lda = a_cols + 3;
+  const int64_t b_rows = t.tb ? t.N : t.K, b_cols = t.tb ? t.K : t.N, ldb = b_cols + 5;
+  const int64_t ldc = t.N + 2;
+  std::vector<float> a = Random(a_rows * lda, 11, false), b = Random(b_rows * ldb, 12, false);
+  a[0] = 1.0f + std::ldexp(1.0f, -8);  // ties: to even
+  b[0] = 1.0f + 3 * std::ldexp(1.0f, -8);
+  std::vector<float> a16(a.size()), b16(b.size());
+  for (size_t i = 0; i < a.size(); ++i) a16[i] = RoundToBf16(a[i]);
+  for (size_t i = 0; i < b.size(); ++i) b16[i] = RoundToBf16(b[i]);
+  const std::vector<float> c0 = Random(t.M * ldc, 13, false);
+  std::vector<float> c = c0, c16 = c0;
+  GemmBf16Inputs(kernel, t.ta, t.tb, t.M, t.N, t.K, a.data(), lda, b.data(), ldb, t.accumulate, c.data(), ldc);
+  GemmBf16Inputs(kernel, t.ta, t.tb, t.M, t.N, t.K, a16.data(), lda, b16.data(), ldb, t.accumulate, c16.data(), ldc);
+  EXPECT_EQ(c, c16) << "ta " << t.ta << " tb " << t.tb << " M " << t.M << " N " << t.N << " K " << t.K;
+}
+
+TEST(MatmulBf16, Fp32FallbackRoundsInputsThatAreNotBf16Values) {
+  for (const Case& t : Cases()) ExpectRoundsItsInputs(Bf16Gemm::kFp32, t);
+}
+
+TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesAsRoundingFirstDoes) {
+  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  for (const Case& t : Cases()) ExpectRoundsItsInputs(Bf16Gemm::kOneDnn, t);
+}
+
 TEST(MatmulBf16, DispatchFollowsTheCpuFlags) {
   if (std::getenv("GPT_SFT_CPU_BF16_GEMM") != nullptr) {
     GTEST_SKIP() << "GPT_SFT_CPU_BF16_GEMM is set: this test checks the choice without the override";
