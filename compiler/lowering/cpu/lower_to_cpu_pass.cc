@@ -10,8 +10,13 @@
 //   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
+//   * under bf16 autocast a matmul whose only reader is a lone rounding right after it (a
+//     fusion of gpt.round_bf16 alone) rounds as it writes (matmul_bf16_round), absorbing it;
+//     so do rms_norm and rms_norm_grad (rms_norm_round_bf16, rms_norm_grad_round_bf16);
 //   * a softcap with the cross_entropy of its result right after it is one pass
-//     (softcap_cross_entropy); a residual add with the rms_norm of its sum right after it too
+//     (softcap_cross_entropy; nanochat's bf16 softcap: softcap_bf16_cross_entropy, absorbing
+//     the rounding of the logits before it too, and in the backward the rounding of the loss
+//     gradient between it and the softcap's gradient); a residual add with the rms_norm of its sum right after it too
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
 //     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
 //     add_list launch;
@@ -29,6 +34,7 @@
 #include <type_traits>
 
 #include "compiler/dialect/autocast.h"
+#include "compiler/dialect/fusion_label.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/planned_function.h"
@@ -37,6 +43,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -107,6 +114,35 @@ bool SameOrDisjointBytes(OpLowering& l, Value a, Value b) {
   if (pa && pb) return *pa == *pb || pa->second <= pb->first || pb->second <= pa->first;
   if (pa || pb) return true;
   return a == b;
+}
+
+/// Whether `a` and `b` share no byte: by their planned arena ranges; one outside the arena
+/// (an argument, a constant) and the other in it: none; both outside: unknown, so no.
+bool DisjointBytes(OpLowering& l, Value a, Value b) {
+  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
+  if (pa && pb) return pa->second <= pb->first || pb->second <= pa->first;
+  return pa.has_value() != pb.has_value();
+}
+
+/// The lone autocast rounding (a fusion of gpt.round_bf16 alone) that a launch computing
+/// `result` can apply as its epilogue: the very next op, `result`'s only reader. The launch
+/// then writes the rounded values straight into the fusion's buffer, which must share no
+/// byte with what the launch reads (`inputs`).
+mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRef<Value> inputs) {
+  // gpt-lower-fusions puts the generic's placeholder output (tensor.empty) right before it.
+  mlir::Operation* next = result.getDefiningOp()->getNextNode();
+  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  auto round = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next);
+  if (!round || !result.hasOneUse()) return {};
+  auto ops = round->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  if (!ops || ops.getValue() != "round_bf16" || round.getDpsInputs().size() != 1 ||
+      round.getDpsInputs()[0] != result || round.getNumResults() != 1) {
+    return {};
+  }
+  for (Value in : inputs) {
+    if (!DisjointBytes(l, in, round.getResult(0))) return {};
+  }
+  return round;
 }
 
 /// The rms_norm a rotary's QK-norm fusion absorbs: the very next op, norming the rotary's
@@ -243,6 +279,13 @@ LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
     return Call(l, Builtin("rms_norm_grad_add", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
                 {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
   }
+  if (UnderBf16Autocast(n)) {
+    if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX(), n.getDy()})) {
+      l.Absorb(round);
+      return Call(l, "cpu.rms_norm_grad_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+                  {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(round.getResult(0))});
+    }
+  }
   return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
               {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
 }
@@ -319,8 +362,9 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
 
 /// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but
 /// reshapes between, reading the softcap's result (through reshapes) as its logits, with
-/// ignore index -1, the softcap's input and result the same bytes or disjoint.
-gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap) {
+/// ignore index -1, `x` (what the fused kernel reads: the softcap's input, or the input of a
+/// rounding before it) and the softcap's result the same bytes or disjoint.
+gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap, Value x) {
   mlir::Operation* next = softcap->getNextNode();
   while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
   auto ce = llvm::dyn_cast_or_null<gpt::CrossEntropyOp>(next);
@@ -328,28 +372,73 @@ gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap) {
   Value logits = ce.getLogits();
   while (auto r = logits.getDefiningOp<gpt::ReshapeOp>()) logits = r.getX();
   if (logits != softcap.getResult()) return {};
-  if (!SameOrDisjointBytes(l, softcap.getX(), softcap.getResult())) return {};
+  if (!SameOrDisjointBytes(l, x, softcap.getResult())) return {};
   return ce;
+}
+
+/// The targets as the step has them: a reshape of them between the softcap and its loss may
+/// be a copy that runs after the fused launch, and a reshape changes no byte.
+Value TargetsBeforeReshapes(gpt::CrossEntropyOp ce) {
+  Value targets = ce.getTargets();
+  while (auto r = targets.getDefiningOp<gpt::ReshapeOp>()) targets = r.getX();
+  return targets;
+}
+
+/// nanochat's bf16 softcap (round_bf16) on `x`, rounded first when `round_input` (the
+/// gpt.round_bf16 before it, absorbed by the caller); with its cross_entropy after it, both
+/// in one pass (softcap_bf16_cross_entropy). The result goes to the softcap's own buffer.
+LogicalResult LowerBf16Softcap(OpLowering& l, gpt::SoftcapOp e, Value x, bool round_input) {
+  if (!TypeOf(x).getElementType().isF32()) return e.emitOpError("the cpu target's bf16 softcap runs on f32 tensors");
+  const double cap = e.getCap().convertToDouble();
+  if (gpt::CrossEntropyOp ce = LossAfter(l, e, x)) {
+    const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
+    l.RequireArgumentRange(ce.getTargets(), -1, V);
+    l.Absorb(ce);
+    return Call(l, "cpu.softcap_bf16_cross_entropy.f32", {N, V, round_input ? 1 : 0}, {cap},
+                {l.BufferOf(x), l.BufferOf(TargetsBeforeReshapes(ce)), l.BufferOf(e.getResult()),
+                 l.BufferOf(ce.getResult())});
+  }
+  return Call(l, "cpu.softcap_bf16.f32", {Elements(e.getResult()), round_input ? 1 : 0}, {cap},
+              {l.BufferOf(x), l.BufferOf(e.getResult())});
 }
 
 /// softcap; when its cross_entropy follows, both in one pass (softcap_cross_entropy).
 LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
-  // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
-  if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
+  if (e.getRoundBf16()) return LowerBf16Softcap(l, e, e.getX(), /*round_input=*/false);
   const double cap = e.getCap().convertToDouble();
-  if (gpt::CrossEntropyOp ce = LossAfter(l, e)) {
+  if (gpt::CrossEntropyOp ce = LossAfter(l, e, e.getX())) {
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
     l.RequireArgumentRange(ce.getTargets(), -1, V);
     l.Absorb(ce);
-    // The targets as the step has them: a reshape of them between the two ops may be a copy
-    // that runs after this launch, and a reshape changes no byte.
-    Value targets = ce.getTargets();
-    while (auto r = targets.getDefiningOp<gpt::ReshapeOp>()) targets = r.getX();
     return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
-                {l.BufferOf(e.getX()), l.BufferOf(targets), l.result(0), l.BufferOf(ce.getResult())});
+                {l.BufferOf(e.getX()), l.BufferOf(TargetsBeforeReshapes(ce)), l.result(0), l.BufferOf(ce.getResult())});
   }
   return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
               {l.BufferOf(e.getX()), l.result(0)});
+}
+
+/// The bf16 softcap that absorbs a rounding of its input (autocast's rounding of the logits):
+/// the very next op (reshapes aside), the rounding's only reader, its input and the softcap's
+/// result the same bytes or disjoint (the kernel reads each element before writing it).
+gpt::SoftcapOp Bf16SoftcapAfter(OpLowering& l, gpt::RoundBf16Op round) {
+  mlir::Operation* next = round->getNextNode();
+  while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
+  auto softcap = llvm::dyn_cast_or_null<gpt::SoftcapOp>(next);
+  if (!softcap || !softcap.getRoundBf16() || softcap.getX() != round.getResult() || !round.getResult().hasOneUse()) {
+    return {};
+  }
+  if (!SameOrDisjointBytes(l, round.getX(), softcap.getResult())) return {};
+  return softcap;
+}
+
+/// A gpt.round_bf16 that gpt-fuse left to the target (it feeds the bf16 softcap or its
+/// gradient): absorbed by the softcap after it when it can be, else the round_bf16 builtin.
+LogicalResult LowerRoundBf16(OpLowering& l, gpt::RoundBf16Op round) {
+  if (gpt::SoftcapOp softcap = Bf16SoftcapAfter(l, round)) {
+    l.Absorb(softcap);
+    return LowerBf16Softcap(l, softcap, round.getX(), /*round_input=*/true);
+  }
+  return Call(l, "cpu.round_bf16.f32", {Elements(round.getResult())}, {}, {l.BufferOf(round.getX()), l.result(0)});
 }
 
 LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
@@ -357,16 +446,18 @@ LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
   const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
   Value out = l.result(0), targets = l.BufferOf(ce.getTargets()), dloss = l.BufferOf(ce.getDloss());
   double cap = 0;
+  std::string name = Builtin("cross_entropy_grad", ce.getLogits());
   // The library kernel overwrites a row before it reads it again: logits and output must not
-  // share any byte.
-  if (auto epilogue = lowering::FuseSoftcapEpilogue(l, ce, /*allow_same_bytes=*/false)) {
+  // share any byte. The bf16 step's rounding of the gradient may stand between (f32 only).
+  const bool f32 = TypeOf(ce.getLogits()).getElementType().isF32();
+  if (auto epilogue = lowering::FuseSoftcapEpilogue(l, ce, /*allow_same_bytes=*/false, /*through_round_bf16=*/f32)) {
     cap = epilogue->cap;
     out = epilogue->out;
     targets = epilogue->targets;
     dloss = epilogue->dloss;
+    if (epilogue->round_dy) name = "cpu.cross_entropy_grad_softcap_bf16.f32";
   }
-  return Call(l, Builtin("cross_entropy_grad", ce.getLogits()), {N, V}, {cap},
-              {l.BufferOf(ce.getLogits()), targets, dloss, out});
+  return Call(l, name, {N, V}, {cap}, {l.BufferOf(ce.getLogits()), targets, dloss, out});
 }
 
 LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
@@ -402,6 +493,13 @@ LogicalResult LowerOp(OpLowering& l) {
   // Under bf16 autocast a matmul's inputs are bf16 values: its builtin runs bf16 dot products.
   const std::string bf16 = UnderBf16Autocast(op) ? "_bf16" : "";
   if (auto m = llvm::dyn_cast<gpt::MatmulOp>(op)) {
+    if (!bf16.empty()) {
+      if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
+        l.Absorb(round);
+        return Call(l, "cpu.matmul_bf16_round.f32", {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
+                    {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
+      }
+    }
     return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }
@@ -411,6 +509,13 @@ LogicalResult LowerOp(OpLowering& l) {
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
   }
   if (auto n = llvm::dyn_cast<gpt::RmsNormOp>(op)) {
+    if (!bf16.empty()) {
+      if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX()})) {
+        l.Absorb(round);
+        return Call(l, "cpu.rms_norm_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)},
+                    {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(round.getResult(0))});
+      }
+    }
     return Call(l, Builtin("rms_norm", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {n.getEps().convertToDouble()},
                 {l.BufferOf(n.getX()), l.result(0)});
   }
@@ -424,6 +529,7 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto e = llvm::dyn_cast<gpt::ReluSquareOp>(op)) return pointwise("relu_square", {e.getX()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareGradOp>(op)) return pointwise("relu_square_grad", {e.getX(), e.getDy()}, {});
   if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) return LowerSoftcap(l, e);
+  if (auto r = llvm::dyn_cast<gpt::RoundBf16Op>(op)) return LowerRoundBf16(l, r);
   if (auto e = llvm::dyn_cast<gpt::SoftcapGradOp>(op)) {
     return pointwise("softcap_grad", {e.getY(), e.getDy()}, {e.getCap().convertToDouble()});
   }

@@ -22,6 +22,7 @@
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/residual_rms_norm.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/rms_norm_round_bf16.h"
 #include "runtime/kernels/cpu/rotary.h"
 #include "runtime/kernels/cpu/rotary_rms_norm.h"
 #include "runtime/kernels/cpu/round_bf16.h"
@@ -148,10 +149,12 @@ struct EmbeddingGradCall {
 };
 
 // kBf16Inputs: the inputs are bf16 values (gpt.matmul under bf16 autocast), so the GEMM
-// runs matmul_bf16.h's kernel, the one the interpreter runs for the same op.
-template <typename T, bool kBf16Inputs = false>
+// runs matmul_bf16.h's kernel, the one the interpreter runs for the same op. kRoundOutput
+// (with kBf16Inputs): y rounded to bf16 values as it is written (the compiler's fusion of the
+// autocast rounding after the matmul).
+template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false>
 struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
-  static constexpr const char* kName = kBf16Inputs ? "matmul_bf16" : "matmul";
+  static constexpr const char* kName = kRoundOutput ? "matmul_bf16_round" : kBf16Inputs ? "matmul_bf16" : "matmul";
   const T *x, *w;
   T* y;
   int64_t M, N, K;
@@ -163,7 +166,9 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    if constexpr (kBf16Inputs) {
+    if constexpr (kRoundOutput) {
+      k::MatmulBf16InputsRoundedOutput(x, w, y, M, N, K);
+    } else if constexpr (kBf16Inputs) {
       k::MatmulBf16Inputs(x, w, y, M, N, K);
     } else {
       k::Matmul(x, w, y, M, N, K);
@@ -195,9 +200,11 @@ struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   }
 };
 
-template <typename T>
+/// Both with the result rounded to bf16 values as each row is written (kRound, f32 only: the
+/// compiler's fusion of the autocast rounding after the norm): rms_norm_round_bf16.h.
+template <typename T, bool kRound = false>
 struct RmsNormCall {
-  static constexpr const char* kName = "rms_norm";
+  static constexpr const char* kName = kRound ? "rms_norm_round_bf16" : "rms_norm";
   const T* x;
   T* y;
   int64_t rows, dim;
@@ -209,14 +216,18 @@ struct RmsNormCall {
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::RmsNorm(x, y, rows, dim, T(eps));
+    if constexpr (kRound) {
+      k::RmsNormRoundBf16(x, y, rows, dim, float(eps));
+    } else {
+      k::RmsNorm(x, y, rows, dim, T(eps));
+    }
     return absl::OkStatus();
   }
 };
 
-template <typename T>
+template <typename T, bool kRound = false>
 struct RmsNormGradCall {
-  static constexpr const char* kName = "rms_norm_grad";
+  static constexpr const char* kName = kRound ? "rms_norm_grad_round_bf16" : "rms_norm_grad";
   const T *x, *dy;
   T* dx;
   int64_t rows, dim;
@@ -229,7 +240,11 @@ struct RmsNormGradCall {
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
+    if constexpr (kRound) {
+      k::RmsNormGradRoundBf16(x, dy, dx, rows, dim, float(eps));
+    } else {
+      k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
+    }
     return absl::OkStatus();
   }
 };
@@ -759,11 +774,14 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradCall<float>>("cpu.matmul_weight_grad.f32"),
     Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
     Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
+    Entry<MatmulCall<float, true, true>>("cpu.matmul_bf16_round.f32"),
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),
     Entry<RmsNormGradCall<double>>("cpu.rms_norm_grad.f64"),
+    Entry<RmsNormCall<float, true>>("cpu.rms_norm_round_bf16.f32"),
+    Entry<RmsNormGradCall<float, true>>("cpu.rms_norm_grad_round_bf16.f32"),
     Entry<ResidualRmsNormCall<float, false>>("cpu.add_rms_norm.f32"),
     Entry<ResidualRmsNormCall<double, false>>("cpu.add_rms_norm.f64"),
     Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),

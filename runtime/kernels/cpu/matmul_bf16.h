@@ -37,8 +37,17 @@ std::string Bf16GemmDescription();
 void GemmBf16Inputs(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                     int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
 
+/// GemmBf16Inputs with C rounded to bf16 values, each chunk of rows right after it is written
+/// (an epilogue: the same bits as RoundBf16 over C afterwards, without another pass over it).
+void GemmBf16InputsRoundedOutput(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                                 const float* a, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
+                                 int64_t ldc);
+
 /// Matmul and its VJP's kernels (matmul.h) on bf16-valued inputs, by ActiveBf16Gemm().
 void MatmulBf16Inputs(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K);
+/// MatmulBf16Inputs with y rounded to bf16 values (the compiled step's fusion of a matmul and
+/// the autocast rounding of its result, when nothing else reads the unrounded one).
+void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K);
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                 bool accumulate);
 

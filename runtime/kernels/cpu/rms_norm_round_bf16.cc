@@ -1,0 +1,37 @@
+// Implements the rounded norms: RmsNorm's own row kernels, then the row rounded in place.
+#include "runtime/kernels/cpu/rms_norm_round_bf16.h"
+
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+constexpr int64_t kRowsPerChunk = 64;
+
+void RoundRow(float* row, int64_t dim) {
+  for (int64_t i = 0; i < dim; ++i) row[i] = RoundToBf16(row[i]);
+}
+
+}  // namespace
+
+void RmsNormRoundBf16(const float* x, float* y, int64_t rows, int64_t dim, float eps) {
+  ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      RmsNormRow(x + r * dim, y + r * dim, dim, eps);
+      RoundRow(y + r * dim, dim);
+    }
+  });
+}
+
+void RmsNormGradRoundBf16(const float* x, const float* dy, float* dx, int64_t rows, int64_t dim, float eps) {
+  ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      RmsNormGradRow(x + r * dim, dy + r * dim, dx + r * dim, dim, eps);
+      RoundRow(dx + r * dim, dim);
+    }
+  });
+}
+
+}  // namespace gpt_sft::runtime::kernels
