@@ -10,8 +10,9 @@
 //   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
-//   * under bf16 autocast a matmul whose only reader is a lone rounding right after it (a
-//     fusion of gpt.round_bf16 alone) rounds as it writes (matmul_bf16_round), absorbing it;
+//   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
+//     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
+//     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
 //     so do rms_norm and rms_norm_grad (rms_norm_round_bf16, rms_norm_grad_round_bf16);
 //   * a softcap with the cross_entropy of its result right after it is one pass
 //     (softcap_cross_entropy; nanochat's bf16 softcap: softcap_bf16_cross_entropy, absorbing
@@ -124,23 +125,50 @@ bool DisjointBytes(OpLowering& l, Value a, Value b) {
   return pa.has_value() != pb.has_value();
 }
 
+/// How far after a launch its rounding epilogue may stand (ops between, tensor.empty aside).
+constexpr int kMaxOpsBeforeRounding = 8;
+
+/// Whether `op` reads or writes no byte of `bytes`' buffer (every operand and result
+/// disjoint from it).
+bool TouchesNoByteOf(OpLowering& l, mlir::Operation* op, Value bytes) {
+  for (Value v : op->getOperands()) {
+    if (llvm::isa<mlir::RankedTensorType>(v.getType()) && !v.getDefiningOp<mlir::tensor::EmptyOp>() &&
+        !DisjointBytes(l, v, bytes)) {
+      return false;
+    }
+  }
+  for (Value v : op->getResults()) {
+    if (!DisjointBytes(l, v, bytes)) return false;
+  }
+  return true;
+}
+
 /// The lone autocast rounding (a fusion of gpt.round_bf16 alone) that a launch computing
-/// `result` can apply as its epilogue: the very next op, `result`'s only reader. The launch
-/// then writes the rounded values straight into the fusion's buffer, which must share no
-/// byte with what the launch reads (`inputs`).
+/// `result` can apply as its epilogue: `result`'s only reader, a few ops later at most (the
+/// backward puts the weight gradient between a matmul and the rounding of its result), none
+/// of those between touching the rounding's bytes. The launch then writes the rounded values
+/// straight into the fusion's buffer, earlier than the plan has it, which is why nothing in
+/// between may use those bytes, and why they must share no byte with what the launch reads
+/// (`inputs`).
 mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRef<Value> inputs) {
-  // gpt-lower-fusions puts the generic's placeholder output (tensor.empty) right before it.
-  mlir::Operation* next = result.getDefiningOp()->getNextNode();
-  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
-  auto round = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next);
-  if (!round || !result.hasOneUse()) return {};
+  if (!result.hasOneUse()) return {};
+  auto round = llvm::dyn_cast<mlir::linalg::GenericOp>(*result.getUsers().begin());
+  if (!round || round->getBlock() != result.getDefiningOp()->getBlock()) return {};
   auto ops = round->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
   if (!ops || ops.getValue() != "round_bf16" || round.getDpsInputs().size() != 1 ||
       round.getDpsInputs()[0] != result || round.getNumResults() != 1) {
     return {};
   }
+  const Value rounded = round.getResult(0);
   for (Value in : inputs) {
-    if (!DisjointBytes(l, in, round.getResult(0))) return {};
+    if (!DisjointBytes(l, in, rounded)) return {};
+  }
+  int between = 0;
+  for (mlir::Operation* op = result.getDefiningOp()->getNextNode(); op != round.getOperation(); op = op->getNextNode()) {
+    if (op == nullptr) return {};
+    // gpt-lower-fusions puts each generic's placeholder output (tensor.empty) before it.
+    if (llvm::isa<mlir::tensor::EmptyOp>(op)) continue;
+    if (++between > kMaxOpsBeforeRounding || !TouchesNoByteOf(l, op, rounded)) return {};
   }
   return round;
 }
@@ -436,7 +464,10 @@ gpt::SoftcapOp Bf16SoftcapAfter(OpLowering& l, gpt::RoundBf16Op round) {
 LogicalResult LowerRoundBf16(OpLowering& l, gpt::RoundBf16Op round) {
   if (gpt::SoftcapOp softcap = Bf16SoftcapAfter(l, round)) {
     l.Absorb(softcap);
-    return LowerBf16Softcap(l, softcap, round.getX(), /*round_input=*/true);
+    if (failed(LowerBf16Softcap(l, softcap, round.getX(), /*round_input=*/true))) return failure();
+    // Profiles count it as the softcap (and its loss) it mostly is, not as the rounding.
+    l.builder().getInsertionBlock()->back().setAttr(lowering::kOpNameAttr, l.builder().getStringAttr("gpt.softcap"));
+    return success();
   }
   return Call(l, "cpu.round_bf16.f32", {Elements(round.getResult())}, {}, {l.BufferOf(round.getX()), l.result(0)});
 }

@@ -223,11 +223,11 @@ module attributes {gpt.autocast = "bf16"} {
 
 // nanochat's bf16 softcap on the cpu target: the rounding of the logits before it, the
 // softcap and the cross-entropy after it are one pass (softcap_bf16_cross_entropy, round_input
-// 1, the softcap's result written to its own buffer); the backward's loss gradient, its
+// 1, the softcap's result written to its own buffer; profiles call it the softcap); the backward's loss gradient, its
 // rounding and the softcap's gradient another (cross_entropy_grad_softcap_bf16).
 // CHECK-LABEL: func.func @bf16_softcap_loss
 // CHECK: %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK: gpt.call_builtin "cpu.softcap_bf16_cross_entropy.f32"(%{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %{{.*}}) {gpt.op = "gpt.round_bf16"}
+// CHECK: gpt.call_builtin "cpu.softcap_bf16_cross_entropy.f32"(%{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %{{.*}}) {gpt.op = "gpt.softcap"}
 // CHECK-NOT: "cpu.round_bf16.f32"
 // CHECK-NOT: "cpu.cross_entropy.f32"
 // CHECK: gpt.call_builtin "cpu.cross_entropy_grad_softcap_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %arg1, %{{.*}}, %{{.*}}) {gpt.op = "gpt.cross_entropy_grad"}
