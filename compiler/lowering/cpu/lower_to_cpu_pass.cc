@@ -41,6 +41,7 @@
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -144,19 +145,31 @@ bool TouchesNoByteOf(OpLowering& l, mlir::Operation* op, Value bytes) {
 }
 
 /// The lone autocast rounding (a fusion of gpt.round_bf16 alone) that a launch computing
-/// `result` can apply as its epilogue: `result`'s only reader, a few ops later at most (the
+/// `result` can apply as its epilogue: `result`'s only reader (through views), a few ops later at most (the
 /// backward puts the weight gradient between a matmul and the rounding of its result), none
 /// of those between touching the rounding's bytes. The launch then writes the rounded values
 /// straight into the fusion's buffer, earlier than the plan has it, which is why nothing in
 /// between may use those bytes, and why they must share no byte with what the launch reads
 /// (`inputs`).
 mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRef<Value> inputs) {
-  if (!result.hasOneUse()) return {};
-  auto round = llvm::dyn_cast<mlir::linalg::GenericOp>(*result.getUsers().begin());
+  // The rounding may read `result` through reshapes that are views (the plan gives them its
+  // bytes, so they launch nothing and copy nothing that the epilogue would not write).
+  llvm::SmallPtrSet<mlir::Operation*, 4> views;
+  Value read = result;
+  while (read.hasOneUse()) {
+    auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(*read.getUsers().begin());
+    if (!reshape) break;
+    const auto from = l.PlannedArenaBytes(read), to = l.PlannedArenaBytes(reshape.getResult());
+    if (!from || !to || *from != *to) return {};
+    views.insert(reshape);
+    read = reshape.getResult();
+  }
+  if (!read.hasOneUse()) return {};
+  auto round = llvm::dyn_cast<mlir::linalg::GenericOp>(*read.getUsers().begin());
   if (!round || round->getBlock() != result.getDefiningOp()->getBlock()) return {};
   auto ops = round->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
   if (!ops || ops.getValue() != "round_bf16" || round.getDpsInputs().size() != 1 ||
-      round.getDpsInputs()[0] != result || round.getNumResults() != 1) {
+      round.getDpsInputs()[0] != read || round.getNumResults() != 1) {
     return {};
   }
   const Value rounded = round.getResult(0);
@@ -167,7 +180,7 @@ mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRe
   for (mlir::Operation* op = result.getDefiningOp()->getNextNode(); op != round.getOperation(); op = op->getNextNode()) {
     if (op == nullptr) return {};
     // gpt-lower-fusions puts each generic's placeholder output (tensor.empty) before it.
-    if (llvm::isa<mlir::tensor::EmptyOp>(op)) continue;
+    if (llvm::isa<mlir::tensor::EmptyOp>(op) || views.contains(op)) continue;
     if (++between > kMaxOpsBeforeRounding || !TouchesNoByteOf(l, op, rounded)) return {};
   }
   return round;

@@ -48,3 +48,28 @@ module attributes {gpt.autocast = "bf16"} {
     return %y, %dx : tensor<8x64xf32>, tensor<8x64xf32>
   }
 }
+
+// -----
+
+// The backward's shape: the rounding reads the matmul's result through a reshape (a view of
+// its bytes), with the weight gradient between them (touching none of the rounding's bytes).
+// CHECK-LABEL: func.func @matmul_reshape_round
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return
+module attributes {gpt.autocast = "bf16"} {
+  func.func @matmul_reshape_round(%x: tensor<8x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
+                                  %dy: tensor<8x32xf32> {gpt.name = "dy"})
+      -> (tensor<8x2x16xf32> {gpt.name = "y"}, tensor<32x64xf32> {gpt.name = "dw"}) {
+    %y = gpt.matmul %x, %w : tensor<8x64xf32>, tensor<32x64xf32>
+    %dw = gpt.matmul_weight_grad %dy, %x : tensor<8x32xf32>, tensor<8x64xf32>
+    %v = gpt.reshape %y to [8, 2, 16] : tensor<8x32xf32>
+    %r = gpt.fusion (%v) : (tensor<8x2x16xf32>) -> tensor<8x2x16xf32> {
+    ^bb0(%a: tensor<8x2x16xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x2x16xf32>
+      gpt.yield %0 : tensor<8x2x16xf32>
+    }
+    return %r, %dw : tensor<8x2x16xf32>, tensor<32x64xf32>
+  }
+}
