@@ -153,9 +153,19 @@ void SoftcapGradOfCrossEntropy(const T* y, const int32_t* targets, int64_t N, in
       const T m = MaxOf(row, V);
       const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
       const T at_target = out[target] * factor - T(scale);
-      for (int64_t v = 0; v < V; ++v) {
-        const T t = row[v] / cap;
-        out[v] = dy(out[v] * factor) * (T(1) - t * t);
+      if constexpr (kRoundDy) {
+        // Three vectorizable passes over the row in cache, each element's steps in order.
+        for (int64_t v = 0; v < V; ++v) out[v] = out[v] * factor;
+        RoundBf16InPlace(out, V);
+        for (int64_t v = 0; v < V; ++v) {
+          const T t = row[v] / cap;
+          out[v] = out[v] * (T(1) - t * t);
+        }
+      } else {
+        for (int64_t v = 0; v < V; ++v) {
+          const T t = row[v] / cap;
+          out[v] = (out[v] * factor) * (T(1) - t * t);
+        }
       }
       const T t = row[target] / cap;
       out[target] = dy(at_target) * (T(1) - t * t);

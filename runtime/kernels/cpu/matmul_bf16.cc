@@ -83,10 +83,8 @@ int64_t NarrowRowsOfA(bool trans_a, const float* a, int64_t lda, int64_t m0, int
 /// The epilogue: a chunk of C's rows rounded to bf16 values in place, right after the GEMM
 /// wrote them (still in cache). The same bits as RoundBf16 over C afterwards.
 void RoundRows(float* c, int64_t ldc, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = c + r * ldc;
-    for (int64_t j = 0; j < cols; ++j) row[j] = RoundToBf16(row[j]);
-  }
+  if (ldc == cols) return RoundBf16InPlace(c, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) RoundBf16InPlace(c + r * ldc, cols);
 }
 
 /// The fp32 fallback's counterpart of NarrowBlock: a [rows, cols] block rounded to bf16 values

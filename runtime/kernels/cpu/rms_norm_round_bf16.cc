@@ -10,9 +10,7 @@ namespace {
 
 constexpr int64_t kRowsPerChunk = 64;
 
-void RoundRow(float* row, int64_t dim) {
-  for (int64_t i = 0; i < dim; ++i) row[i] = RoundToBf16(row[i]);
-}
+void RoundRow(float* row, int64_t dim) { RoundBf16InPlace(row, dim); }
 
 }  // namespace
 
