@@ -13,7 +13,9 @@
 //   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
 //     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
 //     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
-//     so do rms_norm and rms_norm_grad (rms_norm_round_bf16, rms_norm_grad_round_bf16);
+//     so do rms_norm and rms_norm_grad (rms_norm_round_bf16, rms_norm_grad_round_bf16), and a
+//     lone rounding whose only reader is the rms_norm_grad right after it (as dy) is that
+//     gradient's prologue (rms_norm_grad_of_rounded_dy: the bf16 QK-norm's backward);
 //   * a softcap with the cross_entropy of its result right after it is one pass
 //     (softcap_cross_entropy; nanochat's bf16 softcap: softcap_bf16_cross_entropy, absorbing
 //     the rounding of the logits before it too, and in the backward the rounding of the loss
@@ -331,6 +333,50 @@ LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
               {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
 }
 
+/// Whether `generic` is a lone autocast rounding (a fusion of gpt.round_bf16 alone).
+bool IsLoneRounding(mlir::linalg::GenericOp generic) {
+  auto ops = generic->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  return ops && ops.getValue() == "round_bf16" && generic.getDpsInputs().size() == 1 && generic.getNumResults() == 1;
+}
+
+/// The rms_norm_grad that absorbs a lone rounding of its cotangent as a prologue: the very
+/// next op (placeholders aside), the rounding's only reader, as dy (not x), none of the norm's
+/// own fusions applying; the rounding's input, x and the norm's result each the same bytes as
+/// the result or disjoint (the kernel rounds each dy row into a buffer, then writes the row).
+gpt::RmsNormGradOp NormGradOfRounding(OpLowering& l, mlir::linalg::GenericOp round) {
+  if (!IsLoneRounding(round) || !round.getResult(0).hasOneUse()) return {};
+  mlir::Operation* next = round->getNextNode();
+  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  auto n = llvm::dyn_cast_or_null<gpt::RmsNormGradOp>(next);
+  if (!n || n.getDy() != round.getResult(0) || n.getX() == round.getResult(0)) return {};
+  if (!TypeOf(n.getX()).getElementType().isF32() || RotaryGradAfter(l, n) || ResidualAddAfter(l, n)) return {};
+  const Value dy = round.getDpsInputs()[0];
+  if (!SameOrDisjointBytes(l, dy, n.getResult()) || !SameOrDisjointBytes(l, n.getX(), n.getResult())) return {};
+  return n;
+}
+
+/// A lone rounding that the rms_norm_grad after it takes as its prologue
+/// (rms_norm_grad_of_rounded_dy, with the norm's own rounding epilogue when it has one).
+LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp round, gpt::RmsNormGradOp n) {
+  const Value dy = round.getDpsInputs()[0];
+  l.Absorb(n);
+  Value out = l.BufferOf(n.getResult());
+  int64_t round_dx = 0;
+  if (mlir::linalg::GenericOp after = RoundingAfter(l, n.getResult(), {n.getX(), dy})) {
+    l.Absorb(after);
+    out = l.BufferOf(after.getResult(0));
+    round_dx = 1;
+  }
+  if (failed(Call(l, "cpu.rms_norm_grad_of_rounded_dy.f32", {Rows(n.getX()), Dim(n.getX(), -1), round_dx},
+                  {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(dy), out}))) {
+    return failure();
+  }
+  // Profiles count it as the norm's gradient it mostly is.
+  l.builder().getInsertionBlock()->back().setAttr(lowering::kOpNameAttr,
+                                                  l.builder().getStringAttr("gpt.rms_norm_grad"));
+  return success();
+}
+
 /// add; when the rms_norm of its sum follows, both in one pass (add_rms_norm).
 LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
   if (gpt::RmsNormOp norm = NormAfter(l, add)) {
@@ -523,7 +569,10 @@ LogicalResult LowerOp(OpLowering& l) {
     buffers.push_back(l.result(0));
     return Call(l, Builtin(name, op->getResult(0)), {Elements(op->getResult(0))}, floats, buffers);
   };
-  if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) return LowerFusion(l, g);
+  if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) {
+    if (gpt::RmsNormGradOp n = NormGradOfRounding(l, g)) return LowerRoundingIntoNormGrad(l, g, n);
+    return LowerFusion(l, g);
+  }
   if (auto e = llvm::dyn_cast<gpt::EmbeddingOp>(op)) {
     l.RequireArgumentRange(e.getIds(), 0, Dim(e.getTable(), 0));
     return Call(l, Builtin("embedding", e.getTable()), {Dim(e.getTable(), 0), Dim(e.getTable(), 1), Elements(e.getIds())},

@@ -578,6 +578,29 @@ struct CrossEntropyGradCall {
   }
 };
 
+/// The rounding of a cotangent and the rms_norm_grad reading it, in one pass (the compiler's
+/// prologue for the bf16 QK-norm's backward), dx rounded too when round_dx:
+/// (rows, dim, round_dx; eps; x, dy, dx).
+struct RmsNormGradOfRoundedDyCall {
+  static constexpr const char* kName = "rms_norm_grad_of_rounded_dy";
+  const float *x, *dy;
+  float* dx;
+  int64_t rows, dim;
+  bool round_dx;
+  double eps;
+  explicit RmsNormGradOfRoundedDyCall(ArgReader& r) {
+    rows = r.Int("rows"), dim = r.Int("dim"), round_dx = r.Int("round_dx") != 0, eps = r.Float("eps");
+    x = r.Buffer<const float>(rows * dim, "x");
+    dy = r.Buffer<const float>(rows * dim, "dy");
+    dx = r.Buffer<float>(rows * dim, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::RmsNormGradOfRoundedDy(x, dy, dx, rows, dim, float(eps), round_dx);
+    return absl::OkStatus();
+  }
+};
+
 /// Autocast's rounding alone (gpt.round_bf16 where no neighbour absorbs it): (n; x, y).
 struct RoundBf16Call {
   static constexpr const char* kName = "round_bf16";
@@ -827,6 +850,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
     Entry<RoundBf16Call>("cpu.round_bf16.f32"),
+    Entry<RmsNormGradOfRoundedDyCall>("cpu.rms_norm_grad_of_rounded_dy.f32"),
     Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),
     Entry<SoftcapBf16CrossEntropyCall>("cpu.softcap_bf16_cross_entropy.f32"),
     Entry<CrossEntropyGradSoftcapBf16Call>("cpu.cross_entropy_grad_softcap_bf16.f32"),

@@ -14,6 +14,11 @@ namespace gpt_sft::runtime::kernels {
 void RmsNormRoundBf16(const float* x, float* y, int64_t rows, int64_t dim, float eps);
 /// dx = RoundBf16(RmsNormGrad(x, dy)), parallel over rows.
 void RmsNormGradRoundBf16(const float* x, const float* dy, float* dx, int64_t rows, int64_t dim, float eps);
+/// dx = RmsNormGrad(x, RoundBf16(dy)), rounded again when `round_dx`: the rounding of the
+/// cotangent before the norm's gradient as a prologue (each dy row rounded into a row buffer
+/// first), never written. dx may be dy's bytes (each row is read before it is written).
+void RmsNormGradOfRoundedDy(const float* x, const float* dy, float* dx, int64_t rows, int64_t dim, float eps,
+                            bool round_dx);
 
 }  // namespace gpt_sft::runtime::kernels
 

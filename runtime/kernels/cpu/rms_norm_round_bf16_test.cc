@@ -45,5 +45,23 @@ TEST(RmsNormRoundBf16, GradIsRmsNormGradThenRound) {
   ExpectSameBits(want, got, "dx");
 }
 
+TEST(RmsNormRoundBf16, GradOfRoundedDyIsRoundThenRmsNormGradThenMaybeRound) {
+  const int64_t rows = 301, dim = 128;
+  const std::vector<float> x = Random(rows * dim, 4), dy = Random(rows * dim, 5);
+  std::vector<float> rounded_dy = dy;
+  RoundBf16(rounded_dy.data(), rounded_dy.data(), rows * dim);
+  for (bool round_dx : {false, true}) {
+    std::vector<float> want(rows * dim), got(rows * dim);
+    RmsNormGrad(x.data(), rounded_dy.data(), want.data(), rows, dim, 1e-6f);
+    if (round_dx) RoundBf16(want.data(), want.data(), rows * dim);
+    RmsNormGradOfRoundedDy(x.data(), dy.data(), got.data(), rows, dim, 1e-6f, round_dx);
+    ExpectSameBits(want, got, round_dx ? "dx rounded" : "dx");
+    // In place over dy's bytes too.
+    std::vector<float> in_place = dy;
+    RmsNormGradOfRoundedDy(x.data(), in_place.data(), in_place.data(), rows, dim, 1e-6f, round_dx);
+    ExpectSameBits(want, in_place, "dx in place");
+  }
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

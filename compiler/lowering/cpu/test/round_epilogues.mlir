@@ -2,7 +2,8 @@
 // fusion of gpt.round_bf16 alone) is one launch, matmul_bf16_round, writing the rounded
 // values into the fusion's buffer; the fusion launches nothing. (A matmul with another reader
 // keeps matmul_bf16; the whole bf16 step's schedule shows both, tests/bf16_training_test.)
-// rms_norm and rms_norm_grad likewise (rms_norm_round_bf16, rms_norm_grad_round_bf16).
+// rms_norm and rms_norm_grad likewise (rms_norm_round_bf16, rms_norm_grad_round_bf16), and a
+// rounding only an rms_norm_grad reads, as dy, is its prologue (rms_norm_grad_of_rounded_dy).
 // RUN: gptc-opt %s --split-input-file --gpt-plan-buffers="alignment=64" --gpt-lower-fusions --gpt-lower-to-cpu 2>/dev/null | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul_round
@@ -71,5 +72,33 @@ module attributes {gpt.autocast = "bf16"} {
       gpt.yield %0 : tensor<8x2x16xf32>
     }
     return %r, %dw : tensor<8x2x16xf32>, tensor<32x64xf32>
+  }
+}
+
+// -----
+
+// The bf16 QK-norm's backward: the rounding of the cotangent (attention's dq) is the norm
+// gradient's prologue and the rounding of its result the epilogue: one launch, round_dx 1.
+// CHECK-LABEL: func.func @norm_grad_of_rounded_dy
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad_of_rounded_dy.f32"(%{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %arg0, %arg1, %[[DX:[^)]*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[DX]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @norm_grad_of_rounded_dy(%x: tensor<8x64xf32> {gpt.name = "x"}, %dy: tensor<8x64xf32> {gpt.name = "dy"})
+      -> (tensor<8x64xf32> {gpt.name = "dx"}) {
+    %d = gpt.fusion (%dy) : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x64xf32>
+      gpt.yield %0 : tensor<8x64xf32>
+    }
+    %g = gpt.rms_norm_grad %x, %d {eps = 1.0e-6 : f64} : tensor<8x64xf32>, tensor<8x64xf32>
+    %dx = gpt.fusion (%g) : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x64xf32>
+      gpt.yield %0 : tensor<8x64xf32>
+    }
+    return %dx : tensor<8x64xf32>
   }
 }
