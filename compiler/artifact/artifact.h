@@ -89,7 +89,7 @@ const char* LaunchKindName(LaunchKind kind);
 
 struct Launch {
   LaunchKind kind = LaunchKind::kKernel;
-  std::string op;     // what it computes, for profiles: "gpt.matmul", "fusion", ...
+  std::string op;     // what it computes, for profiles: "gpt.matmul", "fusion(round_bf16,add)", ...
   std::string where;  // the op and its location, for errors: "gpt.matmul at loc(...)"
   int module = -1;    // kKernel: index into Artifact::modules
   std::string name;   // kKernel: the kernel's symbol; kBuiltin: the builtin; kCollective: its kind

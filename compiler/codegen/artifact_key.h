@@ -18,7 +18,10 @@ namespace gpt_sft::compiler {
 ///      rms_norm (add_rms_norm, rms_norm_grad_add), a run of adds in one launch (add_list).
 /// 8.4: bf16-autocast matmuls on the cpu target call the bf16 GEMM builtins (cpu.matmul_bf16.f32,
 ///      cpu.matmul_weight_grad_bf16.f32: oneDNN where the CPU has bf16 dot products).
-inline constexpr char kCompilerVersion[] = "gptc-8.6";
+/// 8.7: Muon under bf16 in bf16 (cpu.muon_bf16), the lm_head loss fusion
+///      (linear_softcap_cross_entropy_grad), and the bf16 rounding epilogues, prologues and
+///      softcap builtins (gpt-elide-gemm-input-rounding, *_round builtins, shared fusion kernels).
+inline constexpr char kCompilerVersion[] = "gptc-8.7";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it

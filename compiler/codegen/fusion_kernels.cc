@@ -1,6 +1,8 @@
 //===- fusion_kernels.cc - linalg.generic fusions to a native object ------===//
 //
-// 1. For each generic (walk order), check it is what gpt-lower-fusions makes and build, in
+// 1. For each generic (walk order), check it is what gpt-lower-fusions makes; unless an earlier
+//    generic has an equivalent body (same ops, constants, arity, element type: its kernel
+//    serves both, whatever their shapes, e.g. the bf16 step's many lone roundings), build, in
 //    a separate kernels module, `func.func @gpt_fusion_<n>(%buffers: !llvm.ptr, %begin: i64,
 //    %end: i64)`: load the buffer pointers once, then an scf.for over [begin, end) that loads
 //    each input element, runs a clone of the generic's scalar body and stores each yield.
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -49,6 +52,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -101,6 +105,25 @@ absl::StatusOr<mlir::RankedTensorType> FusionType(mlir::linalg::GenericOp generi
     }
   }
   return common;
+}
+
+/// The kernel (index into `firsts`, the first generic of each kernel) that computes what
+/// `generic` does: the same element type, inputs and results, and an equivalent body (the same
+/// scalar ops and constants). The kernel is a range kernel, so the shapes may differ.
+std::optional<size_t> SameKernel(mlir::linalg::GenericOp generic, llvm::ArrayRef<mlir::linalg::GenericOp> firsts) {
+  const mlir::Type element = llvm::cast<mlir::ShapedType>(generic.getResult(0).getType()).getElementType();
+  for (size_t i = 0; i < firsts.size(); ++i) {
+    mlir::linalg::GenericOp first = firsts[i];
+    if (first.getNumDpsInputs() != generic.getNumDpsInputs() || first.getNumResults() != generic.getNumResults() ||
+        llvm::cast<mlir::ShapedType>(first.getResult(0).getType()).getElementType() != element) {
+      continue;
+    }
+    if (mlir::OperationEquivalence::isRegionEquivalentTo(&first.getRegion(), &generic.getRegion(),
+                                                         mlir::OperationEquivalence::IgnoreLocations)) {
+      return i;
+    }
+  }
+  return std::nullopt;
 }
 
 /// Adds `func.func @symbol(%buffers, %begin, %end)` computing `generic` to `kernels`.
@@ -234,9 +257,19 @@ absl::StatusOr<KernelObject> CompileFusionKernels(mlir::ModuleOp module) {
   mlir::OwningOpRef<mlir::ModuleOp> kernels = mlir::ModuleOp::create(module.getLoc(), llvm::StringRef("gpt_kernels"));
   llvm::SmallVector<mlir::linalg::GenericOp> generics;
   module.walk<mlir::WalkOrder::PreOrder>([&](mlir::linalg::GenericOp generic) { generics.push_back(generic); });
+  // The kernel of each generic (an index into result.kernels), and the first generic of each
+  // kernel: a generic computing what an earlier one computes, on any shape, runs its kernel.
+  llvm::SmallVector<size_t> kernel_of;
+  llvm::SmallVector<mlir::linalg::GenericOp> first_of;
   for (mlir::linalg::GenericOp generic : generics) {
     absl::StatusOr<mlir::RankedTensorType> type = FusionType(generic);
     if (!type.ok()) return type.status();
+    if (const std::optional<size_t> same = SameKernel(generic, first_of)) {
+      kernel_of.push_back(*same);
+      continue;
+    }
+    kernel_of.push_back(result.kernels.size());
+    first_of.push_back(generic);
     FusionKernel kernel;
     kernel.symbol = absl::StrCat("gpt_fusion_", result.kernels.size());
     kernel.num_inputs = generic.getNumDpsInputs();
@@ -277,8 +310,8 @@ absl::StatusOr<KernelObject> CompileFusionKernels(mlir::ModuleOp module) {
   result.object.assign(object.begin(), object.end());
 
   // Only now, when nothing can fail, tell the consumer which kernel computes each generic.
-  for (auto [generic, kernel] : llvm::zip(generics, result.kernels)) {
-    generic->setAttr(kKernelAttrName, mlir::StringAttr::get(context, kernel.symbol));
+  for (auto [generic, kernel] : llvm::zip(generics, kernel_of)) {
+    generic->setAttr(kKernelAttrName, mlir::StringAttr::get(context, result.kernels[kernel].symbol));
   }
   return result;
 }

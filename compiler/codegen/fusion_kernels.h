@@ -36,7 +36,7 @@ struct FusionKernel {
   std::string symbol;        // e.g. "gpt_fusion_3"; unique in the module
   int num_inputs = 0;
   int num_results = 0;
-  int64_t num_elements = 0;  // of the flattened shape
+  int64_t num_elements = 0;  // of the flattened shape of the first generic it computes
   int element_bytes = 4;     // 4 (f32) or 8 (f64)
 };
 
@@ -44,7 +44,7 @@ struct KernelObject {
   std::string object;     // relocatable ELF object for the host CPU (what is cached on disk)
   std::string llvm_ir;    // the optimized LLVM IR as text (gptc --emit=llvm prints it)
   std::string target;     // triple, CPU name and feature string: part of a cache key
-  std::vector<FusionKernel> kernels;  // in the order the generics appear (walk order)
+  std::vector<FusionKernel> kernels;  // distinct kernels, in the order their first generic appears (walk order)
 };
 
 /// The attribute CompileFusionKernels sets on each generic: its kernel's symbol.
@@ -52,7 +52,8 @@ inline constexpr char kKernelAttrName[] = "gpt.kernel";
 
 /// Compiles every linalg.generic gpt-lower-fusions made in `module` (any func) and sets on
 /// each generic the string attribute `gpt.kernel` = its symbol, so a consumer walking the
-/// module finds the kernel of each generic. Errors name the op and location.
+/// module finds the kernel of each generic. Generics with equivalent bodies (same scalar ops
+/// and constants, inputs, results and element type) share one kernel, whatever their shapes. Errors name the op and location.
 /// Kernels are nounwind; f32 tanh is MLIR's polynomial approximation (so the loop
 /// vectorizes), f64 tanh is libm's `tanh` (the object then needs it resolved at load).
 absl::StatusOr<KernelObject> CompileFusionKernels(mlir::ModuleOp module);

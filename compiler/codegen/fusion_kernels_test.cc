@@ -104,6 +104,68 @@ TEST(FusionKernels, OneKernelPerGenericInWalkOrderWithItsAttribute) {
   EXPECT_EQ(attrs, (std::vector<std::string>{"gpt_fusion_0", "gpt_fusion_1", "gpt_fusion_2"}));
 }
 
+// The bf16 step's many lone roundings (and any repeated chain) compile once: generics with
+// equivalent bodies share a kernel whatever their shapes; a different constant (cap) or
+// element type is another kernel.
+constexpr char kRepeated[] = R"mlir(
+func.func @repeated(%x: tensor<4x8xf32>, %y: tensor<100xf32>, %z: tensor<100xf32>, %w: tensor<6xf64>)
+    -> (tensor<4x8xf32>, tensor<100xf32>, tensor<100xf32>, tensor<100xf32>, tensor<6xf64>) {
+  %a = gpt.fusion (%x) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%e: tensor<4x8xf32>):
+    %0 = gpt.round_bf16 %e : tensor<4x8xf32>
+    gpt.yield %0 : tensor<4x8xf32>
+  }
+  %b = gpt.fusion (%y) : (tensor<100xf32>) -> tensor<100xf32> {
+  ^bb0(%e: tensor<100xf32>):
+    %0 = gpt.round_bf16 %e : tensor<100xf32>
+    gpt.yield %0 : tensor<100xf32>
+  }
+  %c = gpt.fusion (%y) : (tensor<100xf32>) -> tensor<100xf32> {
+  ^bb0(%e: tensor<100xf32>):
+    %0 = gpt.softcap %e {cap = 15.0 : f64} : tensor<100xf32>
+    gpt.yield %0 : tensor<100xf32>
+  }
+  %d = gpt.fusion (%z) : (tensor<100xf32>) -> tensor<100xf32> {
+  ^bb0(%e: tensor<100xf32>):
+    %0 = gpt.softcap %e {cap = 30.0 : f64} : tensor<100xf32>
+    gpt.yield %0 : tensor<100xf32>
+  }
+  %f = gpt.fusion (%w) : (tensor<6xf64>) -> tensor<6xf64> {
+  ^bb0(%e: tensor<6xf64>):
+    %0 = gpt.mul %e, %e : tensor<6xf64>, tensor<6xf64>
+    gpt.yield %0 : tensor<6xf64>
+  }
+  return %a, %b, %c, %d, %f : tensor<4x8xf32>, tensor<100xf32>, tensor<100xf32>, tensor<100xf32>, tensor<6xf64>
+}
+func.func @again(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %r = gpt.fusion (%x) : (tensor<3xf32>) -> tensor<3xf32> {
+  ^bb0(%a: tensor<3xf32>):
+    %0 = gpt.mul %a, %a : tensor<3xf32>, tensor<3xf32>
+    gpt.yield %0 : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
+)mlir";
+
+TEST(FusionKernels, EquivalentBodiesShareOneKernelWhateverTheirShapes) {
+  auto context = MakeContext();
+  auto module = ParseLowered(*context, kRepeated);
+  ASSERT_TRUE(module);
+  absl::StatusOr<KernelObject> object = CompileFusionKernels(*module);
+  ASSERT_TRUE(object.ok()) << object.status();
+  std::vector<std::string> attrs;
+  module->walk([&](mlir::linalg::GenericOp generic) {
+    auto symbol = generic->getAttrOfType<mlir::StringAttr>(kKernelAttrName);
+    attrs.push_back(symbol ? symbol.str() : "<none>");
+  });
+  // round, round (shared), softcap 15, softcap 30, f64 mul, f32 mul (not the f64 one's).
+  EXPECT_EQ(attrs, (std::vector<std::string>{"gpt_fusion_0", "gpt_fusion_0", "gpt_fusion_1", "gpt_fusion_2",
+                                             "gpt_fusion_3", "gpt_fusion_4"}));
+  ASSERT_EQ(object->kernels.size(), 5u);
+  EXPECT_EQ(object->kernels[0].num_elements, 32) << "the first generic's shape";
+  EXPECT_EQ(object->kernels[3].element_bytes, 8);
+}
+
 TEST(FusionKernels, EmitsHostElfAndVectorizedIr) {
   auto context = MakeContext();
   auto module = ParseLowered(*context, kFusions);

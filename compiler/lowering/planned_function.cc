@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/dialect/fusion_label.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
@@ -60,6 +61,14 @@ llvm::SmallVector<int64_t> RowMajorStrides(llvm::ArrayRef<int64_t> shape) {
   llvm::SmallVector<int64_t> strides(shape.size(), 1);
   for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
   return strides;
+}
+
+/// What profiles call op's launches: its name ("gpt.matmul"), or for a lowered fusion region
+/// "fusion(<its ops>)" ("fusion(round_bf16,add)"; gpt-lower-fusions names them).
+std::string LaunchLabel(mlir::Operation& op) {
+  if (!llvm::isa<mlir::linalg::GenericOp>(op)) return op.getName().getStringRef().str();
+  auto ops = op.getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  return ops ? "fusion(" + ops.str() + ")" : "fusion";
 }
 
 }  // namespace
@@ -369,8 +378,7 @@ LogicalResult PlannedFunctionLowering::Run(const OpLoweringFn& lower_op) {
     mlir::Operation* before = block->empty() ? nullptr : &block->back();
     OpLowering lowering(*this, &op, builder_);
     if (failed(lower_op(lowering))) return failure();
-    // A lowered fusion region is what profiles call "fusion".
-    TagLaunches(block, before, llvm::isa<mlir::linalg::GenericOp>(op) ? "fusion" : op.getName().getStringRef());
+    TagLaunches(block, before, LaunchLabel(op));
   }
   return Finish();
 }

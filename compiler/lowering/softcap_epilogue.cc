@@ -22,7 +22,10 @@ Value Root(Value v) {
   return v;
 }
 
-gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
+/// The softcap_grad that reads ce's gradient (through reshapes and, when `through_round`, one
+/// gpt.round_bf16, returned in `round`) as its dy, of the very logits ce differentiated, with
+/// only those ops between the two.
+gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce, bool through_round, gpt::RoundBf16Op& round) {
   Value g = ce.getResult();
   while (g.hasOneUse()) {
     mlir::Operation* user = *g.getUsers().begin();
@@ -30,11 +33,16 @@ gpt::SoftcapGradOp SoftcapGradConsumer(gpt::CrossEntropyGradOp ce) {
       g = r.getResult();
       continue;
     }
+    if (auto r = llvm::dyn_cast<gpt::RoundBf16Op>(user); r && through_round && !round) {
+      round = r;
+      g = r.getResult();
+      continue;
+    }
     auto softcap = llvm::dyn_cast<gpt::SoftcapGradOp>(user);
     if (!softcap || softcap.getDy() != g || Root(softcap.getY()) != Root(ce.getLogits())) return {};
     for (mlir::Operation* between = ce->getNextNode(); between != softcap.getOperation();
          between = between->getNextNode()) {
-      if (!llvm::isa<gpt::ReshapeOp>(between)) return {};
+      if (!llvm::isa<gpt::ReshapeOp>(between) && between != round.getOperation()) return {};
     }
     return softcap;
   }
@@ -65,8 +73,9 @@ Sharing BytesShared(OpLowering& lowering, Value a, Value b) {
 }  // namespace
 
 std::optional<SoftcapEpilogue> FuseSoftcapEpilogue(OpLowering& lowering, gpt::CrossEntropyGradOp ce,
-                                                   bool allow_same_bytes) {
-  gpt::SoftcapGradOp softcap = SoftcapGradConsumer(ce);
+                                                   bool allow_same_bytes, bool through_round_bf16) {
+  gpt::RoundBf16Op round;
+  gpt::SoftcapGradOp softcap = SoftcapGradConsumer(ce, through_round_bf16, round);
   if (!softcap) return std::nullopt;
   const Sharing logits = BytesShared(lowering, softcap.getResult(), ce.getLogits());
   if (logits == Sharing::kPart || (logits == Sharing::kSame && !allow_same_bytes)) return std::nullopt;
@@ -75,6 +84,8 @@ std::optional<SoftcapEpilogue> FuseSoftcapEpilogue(OpLowering& lowering, gpt::Cr
   e.out = lowering.BufferOf(softcap.getResult());
   e.targets = lowering.BufferOf(ce.getTargets());
   e.dloss = lowering.BufferOf(ce.getDloss());
+  e.round_dy = static_cast<bool>(round);
+  if (round) lowering.Absorb(round);
   lowering.Absorb(softcap);
   for (auto [tensor, buffer] : {std::pair<Value, Value*>{ce.getTargets(), &e.targets}, {ce.getDloss(), &e.dloss}}) {
     if (BytesShared(lowering, softcap.getResult(), tensor) == Sharing::kNone) continue;

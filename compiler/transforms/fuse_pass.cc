@@ -14,11 +14,16 @@
 //    first) and whose yield is the root's result. A group of one op stays,
 //    unless that op runs only inside fusions (gpt.round_bf16, a bf16 gpt.softcap).
 // The ops are cloned unchanged into the region, so it computes what they did.
+// With bf16-softcap-builtins (a target with kernels for them: the cpu driver's), a bf16
+// gpt.softcap, a gpt.softcap_grad under bf16 autocast and a gpt.round_bf16 that only one of
+// those reads stay out of every group: the target's lowering fuses them with the
+// cross-entropy around them instead.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/transforms/fuse_pass.h"
 
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "llvm/ADT/DenseSet.h"
@@ -36,15 +41,29 @@ using ::mlir::Operation;
 using ::mlir::Type;
 using ::mlir::Value;
 
+/// The bf16 softcap's ops a target with bf16 softcap builtins lowers itself: a bf16
+/// softcap, a softcap_grad under autocast, and a round_bf16 whose one reader is either.
+bool IsBf16SoftcapOp(Operation *op) {
+  if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op)) return softcap.getRoundBf16();
+  if (llvm::isa<gpt::SoftcapGradOp>(op)) return UnderBf16Autocast(op);
+  if (llvm::isa<gpt::RoundBf16Op>(op) && op->getResult(0).hasOneUse()) {
+    Operation *user = *op->getResult(0).getUsers().begin();
+    return llvm::isa<gpt::SoftcapOp, gpt::SoftcapGradOp>(user) && IsBf16SoftcapOp(user);
+  }
+  return false;
+}
+
 /// The elementwise ops a fusion may hold.
-bool IsFusibleKind(Operation *op) {
+bool IsFusibleKind(Operation *op, bool bf16_softcap_builtins) {
+  if (bf16_softcap_builtins && IsBf16SoftcapOp(op)) return false;
   return llvm::isa<gpt::AddOp, gpt::MulOp, gpt::ReluSquareOp, gpt::ReluSquareGradOp,
                    gpt::SoftcapOp, gpt::SoftcapGradOp, gpt::RoundBf16Op>(op);
 }
 
 /// Ops the targets run only as fusion code (no kernel of their own), so even alone they
 /// become a fusion: rounding is a few integer instructions, not worth a builtin per target
-/// (gpt.round_bf16, and gpt.softcap's bf16 variant).
+/// (gpt.round_bf16, and gpt.softcap's bf16 variant). The cpu target's exceptions around the
+/// bf16 softcap never reach here (bf16-softcap-builtins keeps them out of every group).
 bool RunsOnlyFused(Operation *op) {
   if (auto softcap = llvm::dyn_cast<gpt::SoftcapOp>(op)) return softcap.getRoundBf16();
   return llvm::isa<gpt::RoundBf16Op>(op);
@@ -61,9 +80,9 @@ Type UniformType(Operation *op) {
 }
 
 /// The fusible producer of `value` in `block` with the type `type`, or null.
-Operation *FusibleProducer(Value value, mlir::Block *block, Type type) {
+Operation *FusibleProducer(Value value, mlir::Block *block, Type type, bool bf16_softcap_builtins) {
   Operation *def = value.getDefiningOp();
-  if (!def || def->getBlock() != block || !IsFusibleKind(def) || UniformType(def) != type) {
+  if (!def || def->getBlock() != block || !IsFusibleKind(def, bf16_softcap_builtins) || UniformType(def) != type) {
     return nullptr;
   }
   return def;
@@ -73,7 +92,8 @@ Operation *FusibleProducer(Value value, mlir::Block *block, Type type) {
 /// same type all of whose users are already in the group (so only root's result leaves
 /// it), skipping ops in `taken`; in block order.
 llvm::SmallVector<Operation *> GroupEndingAt(Operation *root,
-                                             const llvm::DenseSet<Operation *> &taken) {
+                                             const llvm::DenseSet<Operation *> &taken,
+                                             bool bf16_softcap_builtins) {
   Type type = UniformType(root);
   mlir::Block *block = root->getBlock();
   llvm::SetVector<Operation *> group;
@@ -82,7 +102,7 @@ llvm::SmallVector<Operation *> GroupEndingAt(Operation *root,
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
-      Operation *producer = FusibleProducer(operand, block, type);
+      Operation *producer = FusibleProducer(operand, block, type, bf16_softcap_builtins);
       if (!producer || taken.contains(producer) || group.contains(producer)) continue;
       // A producer with a user outside the group ends it there; it is re-examined when
       // another of its users joins.
@@ -101,12 +121,12 @@ llvm::SmallVector<Operation *> GroupEndingAt(Operation *root,
 /// The maximal groups of `block`, each with two or more ops (or one that runs only fused)
 /// and ending in its own root:
 /// roots are taken last op first, so a group's root is the use of its chain farthest down.
-llvm::SmallVector<llvm::SmallVector<Operation *>> Groups(mlir::Block &block) {
+llvm::SmallVector<llvm::SmallVector<Operation *>> Groups(mlir::Block &block, bool bf16_softcap_builtins) {
   llvm::SmallVector<llvm::SmallVector<Operation *>> groups;
   llvm::DenseSet<Operation *> taken;
   for (Operation &op : llvm::reverse(block)) {
-    if (taken.contains(&op) || !IsFusibleKind(&op) || !UniformType(&op)) continue;
-    llvm::SmallVector<Operation *> group = GroupEndingAt(&op, taken);
+    if (taken.contains(&op) || !IsFusibleKind(&op, bf16_softcap_builtins) || !UniformType(&op)) continue;
+    llvm::SmallVector<Operation *> group = GroupEndingAt(&op, taken, bf16_softcap_builtins);
     taken.insert(group.begin(), group.end());
     if (group.size() > 1 || RunsOnlyFused(group.front())) groups.push_back(std::move(group));
   }
@@ -142,6 +162,11 @@ class FusePass : public mlir::PassWrapper<FusePass, mlir::OperationPass<>> {
  public:
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FusePass)
 
+  FusePass() = default;
+  explicit FusePass(bool bf16_softcap_builtins) { bf16_softcap_builtins_ = bf16_softcap_builtins; }
+  // Options are not copyable; Pass::clone copies their values after this.
+  FusePass(const FusePass &other) : PassWrapper(other) {}
+
   llvm::StringRef getArgument() const final { return "gpt-fuse"; }
   llvm::StringRef getDescription() const final {
     return "Group chains of adjacent elementwise gpt ops of one shape into gpt.fusion regions";
@@ -153,15 +178,23 @@ class FusePass : public mlir::PassWrapper<FusePass, mlir::OperationPass<>> {
   void runOnOperation() override {
     getOperation()->walk([&](mlir::func::FuncOp func) {
       for (mlir::Block &block : func.getBody()) {
-        for (const auto &group : Groups(block)) Fuse(group);
+        for (const auto &group : Groups(block, bf16_softcap_builtins_)) Fuse(group);
       }
     });
   }
+
+ private:
+  Option<bool> bf16_softcap_builtins_{
+      *this, "bf16-softcap-builtins",
+      llvm::cl::desc("leave the bf16 softcap, its gradient and their roundings to the target's builtins"),
+      llvm::cl::init(false)};
 };
 
 }  // namespace
 
-std::unique_ptr<mlir::Pass> CreateFusePass() { return std::make_unique<FusePass>(); }
+std::unique_ptr<mlir::Pass> CreateFusePass(bool bf16_softcap_builtins) {
+  return std::make_unique<FusePass>(bf16_softcap_builtins);
+}
 
 void RegisterFusePass() { mlir::PassRegistration<FusePass>(); }
 

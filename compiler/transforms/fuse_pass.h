@@ -21,8 +21,11 @@ class Pass;
 
 namespace gpt_sft::compiler {
 
-/// `--gpt-fuse`, on any op holding functions (a module).
-std::unique_ptr<mlir::Pass> CreateFusePass();
+/// `--gpt-fuse`, on any op holding functions (a module). `bf16_softcap_builtins`
+/// (`--gpt-fuse="bf16-softcap-builtins=true"`): a bf16 gpt.softcap, a gpt.softcap_grad under
+/// bf16 autocast and a gpt.round_bf16 only one of them reads stay unfused, for a target that
+/// lowers them to its own kernels (the cpu target: fused with the cross-entropy).
+std::unique_ptr<mlir::Pass> CreateFusePass(bool bf16_softcap_builtins = false);
 
 /// Makes `--gpt-fuse` known to the pass registry (gptc-opt).
 void RegisterFusePass();

@@ -11,7 +11,8 @@
 //      round_bf16: the f32 bits rounded to their top half (round to nearest even)
 //    and yield what the region yields;
 // 3. move the fusion's discardable attributes (gpt-plan-buffers' gpt.offsets)
-//    to the generic and replace the fusion's results with the generic's.
+//    to the generic, name the region's ops on it (gpt.fusion_ops, for profiles) and
+//    replace the fusion's results with the generic's.
 // A fusion it cannot lower (another op inside, mixed shapes) is an error naming
 // the op, so nothing is left half-lowered.
 //
@@ -19,6 +20,7 @@
 
 #include "compiler/transforms/lower_fusions_pass.h"
 
+#include "compiler/dialect/fusion_label.h"
 #include "compiler/dialect/gpt_dialect.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/transforms/elementwise_scalar.h"
@@ -52,6 +54,16 @@ mlir::RankedTensorType CommonType(gpt::FusionOp fusion) {
     common = tensor;
   }
   return common;
+}
+
+/// The region's ops in order, without the dialect prefix: "round_bf16,add".
+std::string RegionOps(mlir::Block& body) {
+  std::string ops;
+  for (mlir::Operation& op : body.without_terminator()) {
+    if (!ops.empty()) ops += ",";
+    ops += op.getName().stripDialect().str();
+  }
+  return ops;
 }
 
 LogicalResult Lower(gpt::FusionOp fusion) {
@@ -93,6 +105,7 @@ LogicalResult Lower(gpt::FusionOp fusion) {
   if (!lowered) return failure();
   // gpt-plan-buffers' placement (gpt.offsets) stays with the computation it placed.
   for (mlir::NamedAttribute attr : fusion->getDiscardableAttrs()) generic->setAttr(attr.getName(), attr.getValue());
+  generic->setAttr(kFusionOpsAttr, b.getStringAttr(RegionOps(body)));
   fusion.replaceAllUsesWith(generic.getResults());
   fusion.erase();
   return success();

@@ -31,12 +31,25 @@ enum class Stage { kGpt, kAutodiff, kFused, kPlanned, kLinalg };
 std::vector<std::string> StageNames();
 absl::Status ParseStage(const std::string& name, Stage* stage);
 
+/// What a target's kernels let the passes assume (the cpu target: CpuTargetPasses()).
+struct TargetPasses {
+  /// The target's bf16 GEMMs round their inputs to bf16 themselves: gpt-elide-gemm-input-rounding
+  /// runs before gpt-fuse.
+  bool gemms_round_bf16_inputs = false;
+  /// The target lowers the bf16 softcap's ops itself: gpt-fuse leaves them unfused.
+  bool bf16_softcap_builtins = false;
+};
+/// The cpu driver's kernels: both (runtime/kernels/cpu/matmul_bf16.h, softcap_bf16.h).
+TargetPasses CpuTargetPasses();
+
 /// Runs the passes up to and including `stage` on `module`; the error carries the
 /// diagnostics. `print_ir_after_all` prints the module after every pass to stderr.
 /// The passes' remarks (gpt-plan-buffers' arena size per function) go to `remarks` when given.
-/// `buffer_alignment`: gpt-plan-buffers' (the GPU targets plan with a larger one).
+/// `buffer_alignment`: gpt-plan-buffers' (the GPU targets plan with a larger one). `target`:
+/// what the target's kernels allow from the fused stage on (none by default).
 absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all = false,
-                        std::vector<std::string>* remarks = nullptr, int64_t buffer_alignment = 64);
+                        std::vector<std::string>* remarks = nullptr, int64_t buffer_alignment = 64,
+                        const TargetPasses& target = {});
 
 }  // namespace gpt_sft::compiler
 

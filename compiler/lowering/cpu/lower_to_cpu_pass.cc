@@ -12,8 +12,16 @@
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
 //   * the lm_head's matmul, softcap, loss and their VJP down to dx are one launch
 //     (linear_loss_fusion.h: the logits are never written);
+//   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
+//     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
+//     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
+//     so do rms_norm and rms_norm_grad (rms_norm_round_bf16, rms_norm_grad_round_bf16), and a
+//     lone rounding whose only reader is the rms_norm_grad right after it (as dy) is that
+//     gradient's prologue (rms_norm_grad_of_rounded_dy: the bf16 QK-norm's backward);
 //   * a softcap with the cross_entropy of its result right after it is one pass
-//     (softcap_cross_entropy); a residual add with the rms_norm of its sum right after it too
+//     (softcap_cross_entropy; nanochat's bf16 softcap: softcap_bf16_cross_entropy, absorbing
+//     the rounding of the logits before it too, and in the backward the rounding of the loss
+//     gradient between it and the softcap's gradient); a residual add with the rms_norm of its sum right after it too
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
 //     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
 //     add_list launch;
@@ -31,15 +39,18 @@
 #include <type_traits>
 
 #include "compiler/dialect/autocast.h"
+#include "compiler/dialect/fusion_label.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/cpu/linear_loss_fusion.h"
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
@@ -110,6 +121,74 @@ bool SameOrDisjointBytes(OpLowering& l, Value a, Value b) {
   if (pa && pb) return *pa == *pb || pa->second <= pb->first || pb->second <= pa->first;
   if (pa || pb) return true;
   return a == b;
+}
+
+/// Whether `a` and `b` share no byte: by their planned arena ranges; one outside the arena
+/// (an argument, a constant) and the other in it: none; both outside: unknown, so no.
+bool DisjointBytes(OpLowering& l, Value a, Value b) {
+  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
+  if (pa && pb) return pa->second <= pb->first || pb->second <= pa->first;
+  return pa.has_value() != pb.has_value();
+}
+
+/// How far after a launch its rounding epilogue may stand (ops between, tensor.empty aside).
+constexpr int kMaxOpsBeforeRounding = 8;
+
+/// Whether `op` reads or writes no byte of `bytes`' buffer (every operand and result
+/// disjoint from it).
+bool TouchesNoByteOf(OpLowering& l, mlir::Operation* op, Value bytes) {
+  for (Value v : op->getOperands()) {
+    if (llvm::isa<mlir::RankedTensorType>(v.getType()) && !v.getDefiningOp<mlir::tensor::EmptyOp>() &&
+        !DisjointBytes(l, v, bytes)) {
+      return false;
+    }
+  }
+  for (Value v : op->getResults()) {
+    if (!DisjointBytes(l, v, bytes)) return false;
+  }
+  return true;
+}
+
+/// The lone autocast rounding (a fusion of gpt.round_bf16 alone) that a launch computing
+/// `result` can apply as its epilogue: `result`'s only reader (through views), a few ops later at most (the
+/// backward puts the weight gradient between a matmul and the rounding of its result), none
+/// of those between touching the rounding's bytes. The launch then writes the rounded values
+/// straight into the fusion's buffer, earlier than the plan has it, which is why nothing in
+/// between may use those bytes, and why they must share no byte with what the launch reads
+/// (`inputs`).
+mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRef<Value> inputs) {
+  // The rounding may read `result` through reshapes that are views (the plan gives them its
+  // bytes, so they launch nothing and copy nothing that the epilogue would not write).
+  llvm::SmallPtrSet<mlir::Operation*, 4> views;
+  Value read = result;
+  while (read.hasOneUse()) {
+    auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(*read.getUsers().begin());
+    if (!reshape) break;
+    const auto from = l.PlannedArenaBytes(read), to = l.PlannedArenaBytes(reshape.getResult());
+    if (!from || !to || *from != *to) return {};
+    views.insert(reshape);
+    read = reshape.getResult();
+  }
+  if (!read.hasOneUse()) return {};
+  auto round = llvm::dyn_cast<mlir::linalg::GenericOp>(*read.getUsers().begin());
+  if (!round || round->getBlock() != result.getDefiningOp()->getBlock()) return {};
+  auto ops = round->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  if (!ops || ops.getValue() != "round_bf16" || round.getDpsInputs().size() != 1 ||
+      round.getDpsInputs()[0] != read || round.getNumResults() != 1) {
+    return {};
+  }
+  const Value rounded = round.getResult(0);
+  for (Value in : inputs) {
+    if (!DisjointBytes(l, in, rounded)) return {};
+  }
+  int between = 0;
+  for (mlir::Operation* op = result.getDefiningOp()->getNextNode(); op != round.getOperation(); op = op->getNextNode()) {
+    if (op == nullptr) return {};
+    // gpt-lower-fusions puts each generic's placeholder output (tensor.empty) before it.
+    if (llvm::isa<mlir::tensor::EmptyOp>(op) || views.contains(op)) continue;
+    if (++between > kMaxOpsBeforeRounding || !TouchesNoByteOf(l, op, rounded)) return {};
+  }
+  return round;
 }
 
 /// The rms_norm a rotary's QK-norm fusion absorbs: the very next op, norming the rotary's
@@ -246,8 +325,59 @@ LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
     return Call(l, Builtin("rms_norm_grad_add", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
                 {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
   }
+  if (UnderBf16Autocast(n)) {
+    if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX(), n.getDy()})) {
+      l.Absorb(round);
+      return Call(l, "cpu.rms_norm_grad_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+                  {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(round.getResult(0))});
+    }
+  }
   return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
               {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
+}
+
+/// Whether `generic` is a lone autocast rounding (a fusion of gpt.round_bf16 alone).
+bool IsLoneRounding(mlir::linalg::GenericOp generic) {
+  auto ops = generic->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  return ops && ops.getValue() == "round_bf16" && generic.getDpsInputs().size() == 1 && generic.getNumResults() == 1;
+}
+
+/// The rms_norm_grad that absorbs a lone rounding of its cotangent as a prologue: the very
+/// next op (placeholders aside), the rounding's only reader, as dy (not x), none of the norm's
+/// own fusions applying; the rounding's input, x and the norm's result each the same bytes as
+/// the result or disjoint (the kernel rounds each dy row into a buffer, then writes the row).
+gpt::RmsNormGradOp NormGradOfRounding(OpLowering& l, mlir::linalg::GenericOp round) {
+  if (!IsLoneRounding(round) || !round.getResult(0).hasOneUse()) return {};
+  mlir::Operation* next = round->getNextNode();
+  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  auto n = llvm::dyn_cast_or_null<gpt::RmsNormGradOp>(next);
+  if (!n || n.getDy() != round.getResult(0) || n.getX() == round.getResult(0)) return {};
+  if (!TypeOf(n.getX()).getElementType().isF32() || RotaryGradAfter(l, n) || ResidualAddAfter(l, n)) return {};
+  const Value dy = round.getDpsInputs()[0];
+  if (!SameOrDisjointBytes(l, dy, n.getResult()) || !SameOrDisjointBytes(l, n.getX(), n.getResult())) return {};
+  return n;
+}
+
+/// A lone rounding that the rms_norm_grad after it takes as its prologue
+/// (rms_norm_grad_of_rounded_dy, with the norm's own rounding epilogue when it has one).
+LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp round, gpt::RmsNormGradOp n) {
+  const Value dy = round.getDpsInputs()[0];
+  l.Absorb(n);
+  Value out = l.BufferOf(n.getResult());
+  int64_t round_dx = 0;
+  if (mlir::linalg::GenericOp after = RoundingAfter(l, n.getResult(), {n.getX(), dy})) {
+    l.Absorb(after);
+    out = l.BufferOf(after.getResult(0));
+    round_dx = 1;
+  }
+  if (failed(Call(l, "cpu.rms_norm_grad_of_rounded_dy.f32", {Rows(n.getX()), Dim(n.getX(), -1), round_dx},
+                  {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(dy), out}))) {
+    return failure();
+  }
+  // Profiles count it as the norm's gradient it mostly is.
+  l.builder().getInsertionBlock()->back().setAttr(lowering::kOpNameAttr,
+                                                  l.builder().getStringAttr("gpt.rms_norm_grad"));
+  return success();
 }
 
 /// add; when the rms_norm of its sum follows, both in one pass (add_rms_norm).
@@ -322,8 +452,9 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
 
 /// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but
 /// reshapes between, reading the softcap's result (through reshapes) as its logits, with
-/// ignore index -1, the softcap's input and result the same bytes or disjoint.
-gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap) {
+/// ignore index -1, `x` (what the fused kernel reads: the softcap's input, or the input of a
+/// rounding before it) and the softcap's result the same bytes or disjoint.
+gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap, Value x) {
   mlir::Operation* next = softcap->getNextNode();
   while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
   auto ce = llvm::dyn_cast_or_null<gpt::CrossEntropyOp>(next);
@@ -331,28 +462,76 @@ gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap) {
   Value logits = ce.getLogits();
   while (auto r = logits.getDefiningOp<gpt::ReshapeOp>()) logits = r.getX();
   if (logits != softcap.getResult()) return {};
-  if (!SameOrDisjointBytes(l, softcap.getX(), softcap.getResult())) return {};
+  if (!SameOrDisjointBytes(l, x, softcap.getResult())) return {};
   return ce;
+}
+
+/// The targets as the step has them: a reshape of them between the softcap and its loss may
+/// be a copy that runs after the fused launch, and a reshape changes no byte.
+Value TargetsBeforeReshapes(gpt::CrossEntropyOp ce) {
+  Value targets = ce.getTargets();
+  while (auto r = targets.getDefiningOp<gpt::ReshapeOp>()) targets = r.getX();
+  return targets;
+}
+
+/// nanochat's bf16 softcap (round_bf16) on `x`, rounded first when `round_input` (the
+/// gpt.round_bf16 before it, absorbed by the caller); with its cross_entropy after it, both
+/// in one pass (softcap_bf16_cross_entropy). The result goes to the softcap's own buffer.
+LogicalResult LowerBf16Softcap(OpLowering& l, gpt::SoftcapOp e, Value x, bool round_input) {
+  if (!TypeOf(x).getElementType().isF32()) return e.emitOpError("the cpu target's bf16 softcap runs on f32 tensors");
+  const double cap = e.getCap().convertToDouble();
+  if (gpt::CrossEntropyOp ce = LossAfter(l, e, x)) {
+    const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
+    l.RequireArgumentRange(ce.getTargets(), -1, V);
+    l.Absorb(ce);
+    return Call(l, "cpu.softcap_bf16_cross_entropy.f32", {N, V, round_input ? 1 : 0}, {cap},
+                {l.BufferOf(x), l.BufferOf(TargetsBeforeReshapes(ce)), l.BufferOf(e.getResult()),
+                 l.BufferOf(ce.getResult())});
+  }
+  return Call(l, "cpu.softcap_bf16.f32", {Elements(e.getResult()), round_input ? 1 : 0}, {cap},
+              {l.BufferOf(x), l.BufferOf(e.getResult())});
 }
 
 /// softcap; when its cross_entropy follows, both in one pass (softcap_cross_entropy).
 LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
-  // gpt-fuse makes every bf16 softcap a fusion; the builtin is the f32 one.
-  if (e.getRoundBf16()) return e.emitOpError("the cpu target runs a round_bf16 softcap only inside a fusion");
+  if (e.getRoundBf16()) return LowerBf16Softcap(l, e, e.getX(), /*round_input=*/false);
   const double cap = e.getCap().convertToDouble();
-  if (gpt::CrossEntropyOp ce = LossAfter(l, e)) {
+  if (gpt::CrossEntropyOp ce = LossAfter(l, e, e.getX())) {
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
     l.RequireArgumentRange(ce.getTargets(), -1, V);
     l.Absorb(ce);
-    // The targets as the step has them: a reshape of them between the two ops may be a copy
-    // that runs after this launch, and a reshape changes no byte.
-    Value targets = ce.getTargets();
-    while (auto r = targets.getDefiningOp<gpt::ReshapeOp>()) targets = r.getX();
     return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
-                {l.BufferOf(e.getX()), l.BufferOf(targets), l.result(0), l.BufferOf(ce.getResult())});
+                {l.BufferOf(e.getX()), l.BufferOf(TargetsBeforeReshapes(ce)), l.result(0), l.BufferOf(ce.getResult())});
   }
   return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
               {l.BufferOf(e.getX()), l.result(0)});
+}
+
+/// The bf16 softcap that absorbs a rounding of its input (autocast's rounding of the logits):
+/// the very next op (reshapes aside), the rounding's only reader, its input and the softcap's
+/// result the same bytes or disjoint (the kernel reads each element before writing it).
+gpt::SoftcapOp Bf16SoftcapAfter(OpLowering& l, gpt::RoundBf16Op round) {
+  mlir::Operation* next = round->getNextNode();
+  while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
+  auto softcap = llvm::dyn_cast_or_null<gpt::SoftcapOp>(next);
+  if (!softcap || !softcap.getRoundBf16() || softcap.getX() != round.getResult() || !round.getResult().hasOneUse()) {
+    return {};
+  }
+  if (!SameOrDisjointBytes(l, round.getX(), softcap.getResult())) return {};
+  return softcap;
+}
+
+/// A gpt.round_bf16 that gpt-fuse left to the target (it feeds the bf16 softcap or its
+/// gradient): absorbed by the softcap after it when it can be, else the round_bf16 builtin.
+LogicalResult LowerRoundBf16(OpLowering& l, gpt::RoundBf16Op round) {
+  if (gpt::SoftcapOp softcap = Bf16SoftcapAfter(l, round)) {
+    l.Absorb(softcap);
+    if (failed(LowerBf16Softcap(l, softcap, round.getX(), /*round_input=*/true))) return failure();
+    // Profiles count it as the softcap (and its loss) it mostly is, not as the rounding.
+    l.builder().getInsertionBlock()->back().setAttr(lowering::kOpNameAttr, l.builder().getStringAttr("gpt.softcap"));
+    return success();
+  }
+  return Call(l, "cpu.round_bf16.f32", {Elements(round.getResult())}, {}, {l.BufferOf(round.getX()), l.result(0)});
 }
 
 LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
@@ -360,16 +539,18 @@ LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
   const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
   Value out = l.result(0), targets = l.BufferOf(ce.getTargets()), dloss = l.BufferOf(ce.getDloss());
   double cap = 0;
+  std::string name = Builtin("cross_entropy_grad", ce.getLogits());
   // The library kernel overwrites a row before it reads it again: logits and output must not
-  // share any byte.
-  if (auto epilogue = lowering::FuseSoftcapEpilogue(l, ce, /*allow_same_bytes=*/false)) {
+  // share any byte. The bf16 step's rounding of the gradient may stand between (f32 only).
+  const bool f32 = TypeOf(ce.getLogits()).getElementType().isF32();
+  if (auto epilogue = lowering::FuseSoftcapEpilogue(l, ce, /*allow_same_bytes=*/false, /*through_round_bf16=*/f32)) {
     cap = epilogue->cap;
     out = epilogue->out;
     targets = epilogue->targets;
     dloss = epilogue->dloss;
+    if (epilogue->round_dy) name = "cpu.cross_entropy_grad_softcap_bf16.f32";
   }
-  return Call(l, Builtin("cross_entropy_grad", ce.getLogits()), {N, V}, {cap},
-              {l.BufferOf(ce.getLogits()), targets, dloss, out});
+  return Call(l, name, {N, V}, {cap}, {l.BufferOf(ce.getLogits()), targets, dloss, out});
 }
 
 LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
@@ -432,7 +613,10 @@ LogicalResult LowerOp(OpLowering& l) {
     buffers.push_back(l.result(0));
     return Call(l, Builtin(name, op->getResult(0)), {Elements(op->getResult(0))}, floats, buffers);
   };
-  if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) return LowerFusion(l, g);
+  if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) {
+    if (gpt::RmsNormGradOp n = NormGradOfRounding(l, g)) return LowerRoundingIntoNormGrad(l, g, n);
+    return LowerFusion(l, g);
+  }
   if (auto e = llvm::dyn_cast<gpt::EmbeddingOp>(op)) {
     l.RequireArgumentRange(e.getIds(), 0, Dim(e.getTable(), 0));
     return Call(l, Builtin("embedding", e.getTable()), {Dim(e.getTable(), 0), Dim(e.getTable(), 1), Elements(e.getIds())},
@@ -450,6 +634,10 @@ LogicalResult LowerOp(OpLowering& l) {
       mlir::FailureOr<bool> fused = LowerLinearLoss(l, m);
       if (failed(fused)) return failure();
       if (*fused) return success();
+    } else if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
+      l.Absorb(round);
+      return Call(l, "cpu.matmul_bf16_round.f32", {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
+                  {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
     }
     return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
@@ -460,6 +648,13 @@ LogicalResult LowerOp(OpLowering& l) {
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
   }
   if (auto n = llvm::dyn_cast<gpt::RmsNormOp>(op)) {
+    if (!bf16.empty()) {
+      if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX()})) {
+        l.Absorb(round);
+        return Call(l, "cpu.rms_norm_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)},
+                    {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(round.getResult(0))});
+      }
+    }
     return Call(l, Builtin("rms_norm", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {n.getEps().convertToDouble()},
                 {l.BufferOf(n.getX()), l.result(0)});
   }
@@ -473,6 +668,7 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto e = llvm::dyn_cast<gpt::ReluSquareOp>(op)) return pointwise("relu_square", {e.getX()}, {});
   if (auto e = llvm::dyn_cast<gpt::ReluSquareGradOp>(op)) return pointwise("relu_square_grad", {e.getX(), e.getDy()}, {});
   if (auto e = llvm::dyn_cast<gpt::SoftcapOp>(op)) return LowerSoftcap(l, e);
+  if (auto r = llvm::dyn_cast<gpt::RoundBf16Op>(op)) return LowerRoundBf16(l, r);
   if (auto e = llvm::dyn_cast<gpt::SoftcapGradOp>(op)) {
     return pointwise("softcap_grad", {e.getY(), e.getDy()}, {e.getCap().convertToDouble()});
   }

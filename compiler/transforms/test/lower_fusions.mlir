@@ -7,7 +7,7 @@
 func.func @chain(%h: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // CHECK-NOT: gpt.fusion
   // CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
-  // CHECK: linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>) attrs =  {gpt.offsets = array<i64: 128>}
+  // CHECK: linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<4x8xf32>) outs(%[[E]] : tensor<4x8xf32>) attrs =  {gpt.fusion_ops = "relu_square,add,softcap", gpt.offsets = array<i64: 128>}
   // CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %{{.*}}: f32):
   // relu(a)^2
   // CHECK: %[[R:.*]] = arith.maximumf %[[A]], %{{.*}} : f32
@@ -32,6 +32,7 @@ func.func @chain(%h: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // round_bf16 is integer code on the f32's bits: quiet a NaN, else add 0x7fff plus the kept
 // part's lowest bit (ties to even), then keep the top 16 bits.
 // CHECK-LABEL: func.func @round_bf16
+// CHECK: linalg.generic {{.*}} attrs =  {gpt.fusion_ops = "round_bf16"}
 // CHECK: ^bb0(%[[X:.*]]: f32, %{{.*}}: f32):
 // CHECK: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
 // CHECK: %[[NAN:.*]] = arith.cmpi ugt
@@ -72,4 +73,4 @@ func.func @grads(%x: tensor<8xf32>, %dy: tensor<8xf32>, %y: tensor<8xf32>) -> te
 // The whole step at the linalg stage: fusions lowered, planned offsets kept.
 // STEP-LABEL: func.func @micro_step
 // STEP-NOT: gpt.fusion
-// STEP: linalg.generic {{.*}} attrs =  {gpt.offsets = array<i64: {{[0-9]+}}>}
+// STEP: linalg.generic {{.*}} attrs =  {gpt.fusion_ops = "{{[a-z_,]+}}", gpt.offsets = array<i64: {{[0-9]+}}>}

@@ -23,8 +23,11 @@
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/residual_rms_norm.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/rms_norm_round_bf16.h"
 #include "runtime/kernels/cpu/rotary.h"
 #include "runtime/kernels/cpu/rotary_rms_norm.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/softcap_bf16.h"
 
 namespace gpt_sft::runtime::device::cpu {
 namespace {
@@ -147,10 +150,12 @@ struct EmbeddingGradCall {
 };
 
 // kBf16Inputs: the inputs are bf16 values (gpt.matmul under bf16 autocast), so the GEMM
-// runs matmul_bf16.h's kernel, the one the interpreter runs for the same op.
-template <typename T, bool kBf16Inputs = false>
+// runs matmul_bf16.h's kernel, the one the interpreter runs for the same op. kRoundOutput
+// (with kBf16Inputs): y rounded to bf16 values as it is written (the compiler's fusion of the
+// autocast rounding after the matmul).
+template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false>
 struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
-  static constexpr const char* kName = kBf16Inputs ? "matmul_bf16" : "matmul";
+  static constexpr const char* kName = kRoundOutput ? "matmul_bf16_round" : kBf16Inputs ? "matmul_bf16" : "matmul";
   const T *x, *w;
   T* y;
   int64_t M, N, K;
@@ -162,7 +167,9 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    if constexpr (kBf16Inputs) {
+    if constexpr (kRoundOutput) {
+      k::MatmulBf16InputsRoundedOutput(x, w, y, M, N, K);
+    } else if constexpr (kBf16Inputs) {
       k::MatmulBf16Inputs(x, w, y, M, N, K);
     } else {
       k::Matmul(x, w, y, M, N, K);
@@ -194,9 +201,11 @@ struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   }
 };
 
-template <typename T>
+/// Both with the result rounded to bf16 values as each row is written (kRound, f32 only: the
+/// compiler's fusion of the autocast rounding after the norm): rms_norm_round_bf16.h.
+template <typename T, bool kRound = false>
 struct RmsNormCall {
-  static constexpr const char* kName = "rms_norm";
+  static constexpr const char* kName = kRound ? "rms_norm_round_bf16" : "rms_norm";
   const T* x;
   T* y;
   int64_t rows, dim;
@@ -208,14 +217,18 @@ struct RmsNormCall {
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::RmsNorm(x, y, rows, dim, T(eps));
+    if constexpr (kRound) {
+      k::RmsNormRoundBf16(x, y, rows, dim, float(eps));
+    } else {
+      k::RmsNorm(x, y, rows, dim, T(eps));
+    }
     return absl::OkStatus();
   }
 };
 
-template <typename T>
+template <typename T, bool kRound = false>
 struct RmsNormGradCall {
-  static constexpr const char* kName = "rms_norm_grad";
+  static constexpr const char* kName = kRound ? "rms_norm_grad_round_bf16" : "rms_norm_grad";
   const T *x, *dy;
   T* dx;
   int64_t rows, dim;
@@ -228,7 +241,11 @@ struct RmsNormGradCall {
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
+    if constexpr (kRound) {
+      k::RmsNormGradRoundBf16(x, dy, dx, rows, dim, float(eps));
+    } else {
+      k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
+    }
     return absl::OkStatus();
   }
 };
@@ -562,6 +579,116 @@ struct CrossEntropyGradCall {
   }
 };
 
+/// The rounding of a cotangent and the rms_norm_grad reading it, in one pass (the compiler's
+/// prologue for the bf16 QK-norm's backward), dx rounded too when round_dx:
+/// (rows, dim, round_dx; eps; x, dy, dx).
+struct RmsNormGradOfRoundedDyCall {
+  static constexpr const char* kName = "rms_norm_grad_of_rounded_dy";
+  const float *x, *dy;
+  float* dx;
+  int64_t rows, dim;
+  bool round_dx;
+  double eps;
+  explicit RmsNormGradOfRoundedDyCall(ArgReader& r) {
+    rows = r.Int("rows"), dim = r.Int("dim"), round_dx = r.Int("round_dx") != 0, eps = r.Float("eps");
+    x = r.Buffer<const float>(rows * dim, "x");
+    dy = r.Buffer<const float>(rows * dim, "dy");
+    dx = r.Buffer<float>(rows * dim, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::RmsNormGradOfRoundedDy(x, dy, dx, rows, dim, float(eps), round_dx);
+    return absl::OkStatus();
+  }
+};
+
+/// Autocast's rounding alone (gpt.round_bf16 where no neighbour absorbs it): (n; x, y).
+struct RoundBf16Call {
+  static constexpr const char* kName = "round_bf16";
+  const float* x;
+  float* y;
+  int64_t n;
+  explicit RoundBf16Call(ArgReader& r) {
+    n = r.Int("n");
+    x = r.Buffer<const float>(n, "x");
+    y = r.Buffer<float>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::RoundBf16(x, y, n);
+    return absl::OkStatus();
+  }
+};
+
+/// nanochat's bf16 softcap (gpt.softcap's round_bf16), x rounded first when round_input (the
+/// gpt.round_bf16 before it, absorbed): (n, round_input; cap; x, y).
+struct SoftcapBf16Call {
+  static constexpr const char* kName = "softcap_bf16";
+  const float* x;
+  float* y;
+  int64_t n;
+  bool round_input;
+  double cap;
+  explicit SoftcapBf16Call(ArgReader& r) {
+    n = r.Int("n"), round_input = r.Int("round_input") != 0, cap = r.Float("cap");
+    x = r.Buffer<const float>(n, "x");
+    y = r.Buffer<float>(n, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::SoftcapBf16(x, y, n, float(cap), round_input);
+    return absl::OkStatus();
+  }
+};
+
+/// The bf16 softcap and the cross-entropy of its result in one pass over each row:
+/// (N, V, round_input; cap; x, targets, y, loss).
+struct SoftcapBf16CrossEntropyCall {
+  static constexpr const char* kName = "softcap_bf16_cross_entropy";
+  const float* x;
+  const int32_t* targets;
+  float *y, *loss;
+  int64_t N, V;
+  bool round_input;
+  double cap;
+  explicit SoftcapBf16CrossEntropyCall(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), round_input = r.Int("round_input") != 0, cap = r.Float("cap");
+    x = r.Buffer<const float>(N * V, "x");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    y = r.Buffer<float>(N * V, "y");
+    loss = r.Buffer<float>(1, "loss");
+  }
+  int64_t Workspace(int) const { return k::CrossEntropyWorkspaceBytes(N); }
+  absl::Status Run(k::Workspace ws) const {
+    *loss = float(k::SoftcapBf16CrossEntropy(x, float(cap), round_input, y, targets, N, V, ws).loss);
+    return absl::OkStatus();
+  }
+};
+
+/// The cross-entropy's gradient rounded to bf16 and carried through the softcap's gradient
+/// in one pass (the epilogue with the bf16 cotangent): (N, V; cap; logits, targets, dloss, dx).
+struct CrossEntropyGradSoftcapBf16Call {
+  static constexpr const char* kName = "cross_entropy_grad_softcap_bf16";
+  const float* logits;
+  const int32_t* targets;
+  const float* dloss;
+  float* dx;
+  int64_t N, V;
+  double cap;
+  explicit CrossEntropyGradSoftcapBf16Call(ArgReader& r) {
+    N = r.Int("N"), V = r.Int("V"), cap = r.Float("softcap");
+    logits = r.Buffer<const float>(N * V, "logits");
+    targets = r.Buffer<const int32_t>(N, "targets");
+    dloss = r.Buffer<const float>(1, "dloss");
+    dx = r.Buffer<float>(N * V, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::CrossEntropyBf16SoftcapGrad(logits, targets, N, V, double(*dloss), float(cap), dx);
+    return absl::OkStatus();
+  }
+};
+
 /// The lm_head's loss and gradient in one launch (the compiler's fusion of matmul, softcap,
 /// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, wt, targets, dloss, loss, dy, dx).
 template <typename T>
@@ -697,11 +824,14 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradCall<float>>("cpu.matmul_weight_grad.f32"),
     Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
     Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
+    Entry<MatmulCall<float, true, true>>("cpu.matmul_bf16_round.f32"),
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),
     Entry<RmsNormGradCall<double>>("cpu.rms_norm_grad.f64"),
+    Entry<RmsNormCall<float, true>>("cpu.rms_norm_round_bf16.f32"),
+    Entry<RmsNormGradCall<float, true>>("cpu.rms_norm_grad_round_bf16.f32"),
     Entry<ResidualRmsNormCall<float, false>>("cpu.add_rms_norm.f32"),
     Entry<ResidualRmsNormCall<double, false>>("cpu.add_rms_norm.f64"),
     Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),
@@ -748,6 +878,11 @@ const HostBuiltin kBuiltins[] = {
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
     Entry<LinearSoftcapCrossEntropyGradCall<float>>("cpu.linear_softcap_cross_entropy_grad.f32"),
     Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad.f64"),
+    Entry<RoundBf16Call>("cpu.round_bf16.f32"),
+    Entry<RmsNormGradOfRoundedDyCall>("cpu.rms_norm_grad_of_rounded_dy.f32"),
+    Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),
+    Entry<SoftcapBf16CrossEntropyCall>("cpu.softcap_bf16_cross_entropy.f32"),
+    Entry<CrossEntropyGradSoftcapBf16Call>("cpu.cross_entropy_grad_softcap_bf16.f32"),
     Entry<AdamWCall<float>>("cpu.adamw.f32"),
     Entry<AdamWCall<double>>("cpu.adamw.f64"),
     Entry<MuonCall<float>>("cpu.muon.f32"),

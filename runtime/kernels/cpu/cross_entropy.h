@@ -29,6 +29,11 @@ int64_t CrossEntropyWorkspaceBytes(int64_t N);
 template <typename T>
 CrossEntropyResult SoftcapCrossEntropy(const T* x, T cap, T* y, const int32_t* targets, int64_t N, int64_t V,
                                        Workspace workspace);
+/// The same for nanochat's bf16 softcap (softcap_bf16.h: y = bf16(cap bf16(tanh(bf16(x' /
+/// cap))))), x' = bf16(x) when `round_input` (the autocast rounding of the logits before it):
+/// y written for every row, the loss CrossEntropy(y) bit for bit.
+CrossEntropyResult SoftcapBf16CrossEntropy(const float* x, float cap, bool round_input, float* y,
+                                           const int32_t* targets, int64_t N, int64_t V, Workspace workspace);
 /// dlogits for an upstream gradient `dloss` of the mean loss; rows with target -1 get 0.
 template <typename T>
 void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_t V, double dloss, T* dlogits);
@@ -39,6 +44,11 @@ void CrossEntropyGrad(const T* logits, const int32_t* targets, int64_t N, int64_
 /// the [N, V] intermediate (an epilogue fusion the compiled step uses).
 template <typename T>
 void CrossEntropySoftcapGrad(const T* y, const int32_t* targets, int64_t N, int64_t V, double dloss, T cap, T* dx);
+
+/// The same with the autocast rounding between the two (the gradient of the bf16 softcap
+/// reads a bf16 cotangent): dx = SoftcapGrad(y, RoundBf16(CrossEntropyGrad(y))), bit for bit.
+void CrossEntropyBf16SoftcapGrad(const float* y, const int32_t* targets, int64_t N, int64_t V, double dloss,
+                                 float cap, float* dx);
 
 }  // namespace gpt_sft::runtime::kernels
 

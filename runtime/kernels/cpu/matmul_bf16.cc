@@ -2,7 +2,9 @@
 // split of C's rows over the pool. B is narrowed once per call into the calling thread's
 // buffer; each chunk of C's rows narrows its rows of A into its own thread's buffer, so the
 // extra memory is B plus a chunk of A per thread, never a bf16 copy of all of A (the
-// logits' cotangent is the largest operand).
+// logits' cotangent is the largest operand). The fp32 fallback rounds its inputs to bf16
+// values the same way (into f32 buffers) before sgemm, so both kernels round what they read
+// and the compiler may skip a rounding that only they read (gpt-elide-gemm-input-rounding).
 #include "runtime/kernels/cpu/matmul_bf16.h"
 
 #include <immintrin.h>
@@ -16,6 +18,7 @@
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -77,8 +80,58 @@ int64_t NarrowRowsOfA(bool trans_a, const float* a, int64_t lda, int64_t m0, int
   return m1 - m0;
 }
 
+/// The epilogue: a chunk of C's rows rounded to bf16 values in place, right after the GEMM
+/// wrote them (still in cache). The same bits as RoundBf16 over C afterwards.
+void RoundRows(float* c, int64_t ldc, int64_t rows, int64_t cols) {
+  if (ldc == cols) return RoundBf16InPlace(c, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) RoundBf16InPlace(c + r * ldc, cols);
+}
+
+/// The fp32 fallback's counterpart of NarrowBlock: a [rows, cols] block rounded to bf16 values
+/// kept as f32 (RoundToBf16, portable: this path runs on CPUs without AVX512).
+void RoundBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = RoundToBf16(x[r * ld + c]);
+  }
+}
+
+float* Grown(std::vector<float>& buffer, int64_t n) {
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+  return buffer.data();
+}
+
+/// As OneDnnGemm, with f32 sgemm (Gemm, matmul.h) on inputs rounded to bf16 values: B once,
+/// each chunk of C's rows its rows of A.
+void RoundedFp32Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                     const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
+  thread_local std::vector<float> b_buffer;
+  float* b32 = Grown(b_buffer, N * K);
+  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  ParallelFor(b_rows, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, b_cols)), [&](int64_t r0, int64_t r1) {
+    RoundBlock(b + r0 * ldb, ldb, r1 - r0, b_cols, b32 + r0 * b_cols);
+  });
+  auto rows = [&](int64_t m0, int64_t m1) {
+    thread_local std::vector<float> a_buffer;
+    float* a32 = Grown(a_buffer, (m1 - m0) * K);
+    int64_t lda32 = K;
+    if (!trans_a) {
+      RoundBlock(a + m0 * lda, lda, m1 - m0, K, a32);
+    } else {
+      RoundBlock(a + m0, lda, K, m1 - m0, a32);
+      lda32 = m1 - m0;
+    }
+    Gemm<float>(trans_a, trans_b, m1 - m0, N, K, 1.0f, a32, lda32, b32, b_cols, accumulate ? 1.0f : 0.0f,
+                c + m0 * ldc, ldc);
+    if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
+  };
+  const int threads = NumThreads();
+  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) return rows(0, M);
+  const int64_t chunk = std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
+  ParallelFor(M, chunk, rows);
+}
+
 void OneDnnGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+                const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
   // B narrowed once, compact: [N, K] when transposed, else [K, N].
   thread_local std::vector<uint16_t> b_buffer;
   uint16_t* b16 = Grown(b_buffer, N * K);
@@ -91,6 +144,7 @@ void OneDnnGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
     uint16_t* a16 = Grown(a_buffer, (m1 - m0) * K);
     const int64_t lda16 = NarrowRowsOfA(trans_a, a, lda, m0, m1, K, a16);
     OneDnnGemmBf16(trans_a, trans_b, m1 - m0, N, K, a16, lda16, b16, b_cols, accumulate, c + m0 * ldc, ldc);
+    if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
   };
   const int threads = NumThreads();
   if (threads == 1 || double(M) * N * K < 2e6 || M < 32) return rows(0, M);
@@ -132,18 +186,40 @@ std::string Bf16GemmDescription() {
   return "onednn[" + used + "]";
 }
 
-void GemmBf16Inputs(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
-                    int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+namespace {
+
+void RunBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
   if (M <= 0 || N <= 0) return;
   if (kernel == Bf16Gemm::kOneDnn && K > 0) {
-    OneDnnGemm(trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc);
+    OneDnnGemm(trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, round_output);
+  } else if (K > 0) {
+    RoundedFp32Gemm(trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, round_output);
   } else {
     Gemm<float>(trans_a, trans_b, M, N, K, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+    if (round_output) RoundRows(c, ldc, M, N);
   }
+}
+
+}  // namespace
+
+void GemmBf16Inputs(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
+                    int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/false);
+}
+
+void GemmBf16InputsRoundedOutput(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
+                                 const float* a, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
+                                 int64_t ldc) {
+  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/true);
 }
 
 void MatmulBf16Inputs(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K) {
   GemmBf16Inputs(ActiveBf16Gemm(), false, true, M, N, K, x, K, w, K, /*accumulate=*/false, y, N);
+}
+
+void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K) {
+  GemmBf16InputsRoundedOutput(ActiveBf16Gemm(), false, true, M, N, K, x, K, w, K, /*accumulate=*/false, y, N);
 }
 
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,

@@ -123,6 +123,67 @@ TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesToNearestEven) {
   for (int64_t m = 0; m < M; ++m) EXPECT_EQ(y[m * N + 1], RoundToBf16(x[m * K + 17])) << "row " << m;
 }
 
+/// Each kernel on inputs that are not bf16 values computes, bit for bit, what it computes on
+/// those inputs rounded first (the contract gpt-elide-gemm-input-rounding relies on: a
+/// gpt.round_bf16 that only a bf16 GEMM reads may be skipped), transposed or not, with
+/// padded leading dims, split over the pool or not.
+void ExpectRoundsItsInputs(Bf16Gemm kernel, const Case& t) {
+  const int64_t a_rows = t.ta ? t.K : t.M, a_cols = t.ta ? t.M : t.K, lda = a_cols + 3;
+  const int64_t b_rows = t.tb ? t.N : t.K, b_cols = t.tb ? t.K : t.N, ldb = b_cols + 5;
+  const int64_t ldc = t.N + 2;
+  std::vector<float> a = Random(a_rows * lda, 11, false), b = Random(b_rows * ldb, 12, false);
+  a[0] = 1.0f + std::ldexp(1.0f, -8);  // ties: to even
+  b[0] = 1.0f + 3 * std::ldexp(1.0f, -8);
+  std::vector<float> a16(a.size()), b16(b.size());
+  for (size_t i = 0; i < a.size(); ++i) a16[i] = RoundToBf16(a[i]);
+  for (size_t i = 0; i < b.size(); ++i) b16[i] = RoundToBf16(b[i]);
+  const std::vector<float> c0 = Random(t.M * ldc, 13, false);
+  std::vector<float> c = c0, c16 = c0;
+  GemmBf16Inputs(kernel, t.ta, t.tb, t.M, t.N, t.K, a.data(), lda, b.data(), ldb, t.accumulate, c.data(), ldc);
+  GemmBf16Inputs(kernel, t.ta, t.tb, t.M, t.N, t.K, a16.data(), lda, b16.data(), ldb, t.accumulate, c16.data(), ldc);
+  EXPECT_EQ(c, c16) << "ta " << t.ta << " tb " << t.tb << " M " << t.M << " N " << t.N << " K " << t.K;
+}
+
+TEST(MatmulBf16, Fp32FallbackRoundsInputsThatAreNotBf16Values) {
+  for (const Case& t : Cases()) ExpectRoundsItsInputs(Bf16Gemm::kFp32, t);
+}
+
+TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesAsRoundingFirstDoes) {
+  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  for (const Case& t : Cases()) ExpectRoundsItsInputs(Bf16Gemm::kOneDnn, t);
+}
+
+/// The rounded-output variant equals the plain kernel followed by rounding C, bit for bit.
+void ExpectRoundedOutputIsRoundingAfter(Bf16Gemm kernel, const Case& t) {
+  const int64_t a_rows = t.ta ? t.K : t.M, a_cols = t.ta ? t.M : t.K, lda = a_cols + 3;
+  const int64_t b_rows = t.tb ? t.N : t.K, b_cols = t.tb ? t.K : t.N, ldb = b_cols + 5;
+  const int64_t ldc = t.N + 2;
+  const std::vector<float> a = Random(a_rows * lda, 21, false), b = Random(b_rows * ldb, 22, false);
+  const std::vector<float> c0 = Random(t.M * ldc, 23, false);
+  std::vector<float> want = c0, got = c0;
+  GemmBf16Inputs(kernel, t.ta, t.tb, t.M, t.N, t.K, a.data(), lda, b.data(), ldb, t.accumulate, want.data(), ldc);
+  for (int64_t m = 0; m < t.M; ++m) RoundBf16(want.data() + m * ldc, want.data() + m * ldc, t.N);
+  GemmBf16InputsRoundedOutput(kernel, t.ta, t.tb, t.M, t.N, t.K, a.data(), lda, b.data(), ldb, t.accumulate,
+                              got.data(), ldc);
+  EXPECT_EQ(want, got) << "ta " << t.ta << " tb " << t.tb << " M " << t.M << " N " << t.N << " K " << t.K;
+}
+
+TEST(MatmulBf16, RoundedOutputIsRoundingAfterOnBothKernels) {
+  for (const Case& t : Cases()) ExpectRoundedOutputIsRoundingAfter(Bf16Gemm::kFp32, t);
+  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16: the oneDNN path never runs here";
+  for (const Case& t : Cases()) ExpectRoundedOutputIsRoundingAfter(Bf16Gemm::kOneDnn, t);
+}
+
+TEST(MatmulBf16, MatmulRoundedOutputIsMatmulThenRound) {
+  const int64_t M = 300, N = 70, K = 130;
+  const std::vector<float> x = Random(M * K, 24, false), w = Random(N * K, 25, false);
+  std::vector<float> want(M * N), got(M * N);
+  MatmulBf16Inputs(x.data(), w.data(), want.data(), M, N, K);
+  RoundBf16(want.data(), want.data(), M * N);
+  MatmulBf16InputsRoundedOutput(x.data(), w.data(), got.data(), M, N, K);
+  EXPECT_EQ(want, got);
+}
+
 TEST(MatmulBf16, DispatchFollowsTheCpuFlags) {
   if (std::getenv("GPT_SFT_CPU_BF16_GEMM") != nullptr) {
     GTEST_SKIP() << "GPT_SFT_CPU_BF16_GEMM is set: this test checks the choice without the override";

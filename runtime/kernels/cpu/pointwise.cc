@@ -7,6 +7,7 @@
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -54,9 +55,7 @@ void Softcap(const T* x, T* y, int64_t n, T cap) {
   });
 }
 
-void SoftcapBf16(const float* x, float* y, int64_t n, float cap) {
-  Elementwise(n, [&](int64_t i) { y[i] = RoundToBf16(cap * RoundToBf16(std::tanh(RoundToBf16(x[i] / cap)))); });
-}
+void SoftcapBf16(const float* x, float* y, int64_t n, float cap) { SoftcapBf16(x, y, n, cap, /*round_input=*/false); }
 
 template <typename T>
 void SoftcapGrad(const T* y, const T* dy, T* dx, int64_t n, T cap) {

@@ -14,7 +14,8 @@ template <typename T> void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_
 /// float: tanh to ~4e-7 relative (vec_math.h), times cap; double: std::tanh.
 template <typename T> void Softcap(const T* x, T* y, int64_t n, T cap);
 /// nanochat's softcap under bf16 autocast, three bf16 ops (round_bf16.h):
-/// y = bf16(cap * bf16(tanh(bf16(x / cap)))), tanh in float. y may alias x.
+/// y = bf16(cap * bf16(tanh(bf16(x / cap)))), tanh in float as std::tanh (by the table of
+/// softcap_bf16.h: the same bits). y may alias x.
 void SoftcapBf16(const float* x, float* y, int64_t n, float cap);
 /// From the output (so x need not stay alive): dx = dy * (1 - (y / cap)^2)
 template <typename T> void SoftcapGrad(const T* y, const T* dy, T* dx, int64_t n, T cap);

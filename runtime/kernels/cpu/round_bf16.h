@@ -17,6 +17,11 @@ using compiler::RoundToBf16;
 /// y[i] = RoundToBf16(x[i]) for n elements, parallel over chunks; y may alias x.
 void RoundBf16(const float* x, float* y, int64_t n);
 
+/// RoundToBf16 over x[0, n) in place on the calling thread: 16 lanes at a time where the CPU
+/// has AVX512F (the same integer steps, so the same bits), else one at a time. For kernels
+/// that round a row or chunk they just wrote, while it is in cache (the rounding epilogues).
+void RoundBf16InPlace(float* x, int64_t n);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_H_

@@ -56,5 +56,24 @@ TEST(RoundBf16, EveryElementInPlace) {
   EXPECT_EQ(x, expected);
 }
 
+// The vector path (AVX512 where the CPU has it) and the scalar tail give RoundToBf16's bits on
+// every kind of input: ties both ways, overflow to inf, NaNs (payloads kept, quieted),
+// subnormals, signed zeros; at lengths that leave tails of every size.
+TEST(RoundBf16, InPlaceMatchesTheScalarRoundingBitForBit) {
+  std::vector<uint32_t> patterns = {0x00000000u, 0x80000000u, 0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu,
+                                    0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7f800001u, 0xffc12345u, 0x7fbfffffu,
+                                    0x00000001u, 0x807fffffu, 0x3f7fffffu};
+  for (uint32_t i = 0; i < 5000; ++i) patterns.push_back(i * 2654435761u);  // spread over all patterns
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(patterns.size())}) {
+    std::vector<float> x(n), expected(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = FromBits(patterns[i]);
+    for (int64_t i = 0; i < n; ++i) expected[i] = RoundToBf16(x[i]);
+    RoundBf16InPlace(x.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(Bits(x[i]), Bits(expected[i])) << "n " << n << " element " << i << " pattern " << std::hex << patterns[i];
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

@@ -254,6 +254,34 @@ func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x1
 
 // -----
 
+// nanochat's bf16 softcap on the cpu target: the rounding of the logits before it, the
+// softcap and the cross-entropy after it are one pass (softcap_bf16_cross_entropy, round_input
+// 1, the softcap's result written to its own buffer; profiles call it the softcap); the backward's loss gradient, its
+// rounding and the softcap's gradient another (cross_entropy_grad_softcap_bf16).
+// CHECK-LABEL: func.func @bf16_softcap_loss
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: gpt.call_builtin "cpu.softcap_bf16_cross_entropy.f32"(%{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %{{.*}}) {gpt.op = "gpt.softcap"}
+// CHECK-NOT: "cpu.round_bf16.f32"
+// CHECK-NOT: "cpu.cross_entropy.f32"
+// CHECK: gpt.call_builtin "cpu.cross_entropy_grad_softcap_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %arg1, %{{.*}}, %{{.*}}) {gpt.op = "gpt.cross_entropy_grad"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return
+module attributes {gpt.autocast = "bf16"} {
+  func.func @bf16_softcap_loss(%x: tensor<8x32xf32> {gpt.name = "x"}, %t: tensor<8xi32> {gpt.name = "targets"},
+                               %d: tensor<f32> {gpt.name = "dloss"})
+      -> (tensor<f32> {gpt.name = "loss"}, tensor<8x32xf32> {gpt.name = "dx"}) {
+    %r = gpt.round_bf16 %x : tensor<8x32xf32>
+    %y = gpt.softcap %r {round_bf16} : tensor<8x32xf32>
+    %l = gpt.cross_entropy %y, %t : tensor<8x32xf32>, tensor<8xi32>
+    %g = gpt.cross_entropy_grad %y, %t, %d : tensor<8x32xf32>, tensor<8xi32>, tensor<f32>
+    %gr = gpt.round_bf16 %g : tensor<8x32xf32>
+    %dx = gpt.softcap_grad %y, %gr : tensor<8x32xf32>, tensor<8x32xf32>
+    return %l, %dx : tensor<f32>, tensor<8x32xf32>
+  }
+}
+
+// -----
+
 // Not fused when the softcapped logits have another reader (here a function result): the
 // chain runs as before.
 // CHECK-LABEL: func.func @lm_head_loss_logits_kept
@@ -272,4 +300,24 @@ func.func @lm_head_loss_logits_kept(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: t
   %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
   %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
   return %l, %dx, %c : tensor<f32>, tensor<8x16xf32>, tensor<8x32xf32>
+}
+
+// -----
+
+// Without a loss after it the bf16 softcap is softcap_bf16 (round_input 0: nothing rounds its
+// input here); a rounding nothing absorbs is the round_bf16 builtin, and a softcap_grad whose
+// cotangent is no loss gradient the softcap_grad one.
+// CHECK-LABEL: func.func @bf16_softcap_alone
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK: gpt.call_builtin "cpu.softcap_bf16.f32"(%{{.*}}, %[[ZERO]], %{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.softcap"}
+// CHECK: gpt.call_builtin "cpu.round_bf16.f32"(%{{.*}}, %arg1, %{{.*}}) {gpt.op = "gpt.round_bf16"}
+// CHECK: gpt.call_builtin "cpu.softcap_grad.f32"
+module attributes {gpt.autocast = "bf16"} {
+  func.func @bf16_softcap_alone(%x: tensor<8x32xf32> {gpt.name = "x"}, %dy: tensor<8x32xf32> {gpt.name = "dy"})
+      -> (tensor<8x32xf32> {gpt.name = "y"}, tensor<8x32xf32> {gpt.name = "dx"}) {
+    %y = gpt.softcap %x {round_bf16} : tensor<8x32xf32>
+    %d = gpt.round_bf16 %dy : tensor<8x32xf32>
+    %dx = gpt.softcap_grad %y, %d : tensor<8x32xf32>, tensor<8x32xf32>
+    return %y, %dx : tensor<8x32xf32>, tensor<8x32xf32>
+  }
 }

@@ -1,0 +1,104 @@
+// Under bf16 autocast a matmul whose only reader is the lone rounding right after it (a
+// fusion of gpt.round_bf16 alone) is one launch, matmul_bf16_round, writing the rounded
+// values into the fusion's buffer; the fusion launches nothing. (A matmul with another reader
+// keeps matmul_bf16; the whole bf16 step's schedule shows both, tests/bf16_training_test.)
+// rms_norm and rms_norm_grad likewise (rms_norm_round_bf16, rms_norm_grad_round_bf16), and a
+// rounding only an rms_norm_grad reads, as dy, is its prologue (rms_norm_grad_of_rounded_dy).
+// RUN: gptc-opt %s --split-input-file --gpt-plan-buffers="alignment=64" --gpt-lower-fusions --gpt-lower-to-cpu 2>/dev/null | FileCheck %s
+
+// CHECK-LABEL: func.func @matmul_round
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:.*]]) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[Y]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @matmul_round(%x: tensor<8x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"})
+      -> (tensor<8x32xf32> {gpt.name = "y"}) {
+    %y = gpt.matmul %x, %w : tensor<8x64xf32>, tensor<32x64xf32>
+    %r = gpt.fusion (%y) : (tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x32xf32>
+      gpt.yield %0 : tensor<8x32xf32>
+    }
+    return %r : tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @norms_round
+// CHECK: gpt.call_builtin "cpu.rms_norm_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %[[Y:.*]]) {gpt.op = "gpt.rms_norm"}
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return %[[Y]], %[[DX]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @norms_round(%x: tensor<8x64xf32> {gpt.name = "x"}, %dy: tensor<8x64xf32> {gpt.name = "dy"})
+      -> (tensor<8x64xf32> {gpt.name = "y"}, tensor<8x64xf32> {gpt.name = "dx"}) {
+    %n = gpt.rms_norm %x {eps = 1.0e-6 : f64} : tensor<8x64xf32>
+    %y = gpt.fusion (%n) : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x64xf32>
+      gpt.yield %0 : tensor<8x64xf32>
+    }
+    %g = gpt.rms_norm_grad %x, %dy {eps = 1.0e-6 : f64} : tensor<8x64xf32>, tensor<8x64xf32>
+    %dx = gpt.fusion (%g) : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x64xf32>
+      gpt.yield %0 : tensor<8x64xf32>
+    }
+    return %y, %dx : tensor<8x64xf32>, tensor<8x64xf32>
+  }
+}
+
+// -----
+
+// The backward's shape: the rounding reads the matmul's result through a reshape (a view of
+// its bytes), with the weight gradient between them (touching none of the rounding's bytes).
+// CHECK-LABEL: func.func @matmul_reshape_round
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return
+module attributes {gpt.autocast = "bf16"} {
+  func.func @matmul_reshape_round(%x: tensor<8x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
+                                  %dy: tensor<8x32xf32> {gpt.name = "dy"})
+      -> (tensor<8x2x16xf32> {gpt.name = "y"}, tensor<32x64xf32> {gpt.name = "dw"}) {
+    %y = gpt.matmul %x, %w : tensor<8x64xf32>, tensor<32x64xf32>
+    %dw = gpt.matmul_weight_grad %dy, %x : tensor<8x32xf32>, tensor<8x64xf32>
+    %v = gpt.reshape %y to [8, 2, 16] : tensor<8x32xf32>
+    %r = gpt.fusion (%v) : (tensor<8x2x16xf32>) -> tensor<8x2x16xf32> {
+    ^bb0(%a: tensor<8x2x16xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x2x16xf32>
+      gpt.yield %0 : tensor<8x2x16xf32>
+    }
+    return %r, %dw : tensor<8x2x16xf32>, tensor<32x64xf32>
+  }
+}
+
+// -----
+
+// The bf16 QK-norm's backward: the rounding of the cotangent (attention's dq) is the norm
+// gradient's prologue and the rounding of its result the epilogue: one launch, round_dx 1.
+// CHECK-LABEL: func.func @norm_grad_of_rounded_dy
+// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad_of_rounded_dy.f32"(%{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %arg0, %arg1, %[[DX:[^)]*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return %[[DX]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @norm_grad_of_rounded_dy(%x: tensor<8x64xf32> {gpt.name = "x"}, %dy: tensor<8x64xf32> {gpt.name = "dy"})
+      -> (tensor<8x64xf32> {gpt.name = "dx"}) {
+    %d = gpt.fusion (%dy) : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x64xf32>
+      gpt.yield %0 : tensor<8x64xf32>
+    }
+    %g = gpt.rms_norm_grad %x, %d {eps = 1.0e-6 : f64} : tensor<8x64xf32>, tensor<8x64xf32>
+    %dx = gpt.fusion (%g) : (tensor<8x64xf32>) -> tensor<8x64xf32> {
+    ^bb0(%a: tensor<8x64xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x64xf32>
+      gpt.yield %0 : tensor<8x64xf32>
+    }
+    return %dx : tensor<8x64xf32>
+  }
+}

@@ -1,0 +1,115 @@
+// Implements the table-driven bf16 softcap: the tables in a process-wide list under a mutex
+// (one per cap; a step has one cap), the per-element division and rounding as the formula
+// does them: 16 lanes at a time with an AVX512 gather where the CPU has AVX512F (IEEE
+// division and the same integer rounding, so the same bits), else one at a time.
+#include "runtime/kernels/cpu/softcap_bf16.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+constexpr int64_t kEntries = 1 << 16;
+constexpr int64_t kChunk = 1 << 14;
+
+uint32_t Bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+float FromBits(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+std::unique_ptr<float[]> MakeTable(float cap) {
+  auto table = std::make_unique<float[]>(kEntries);
+  for (int64_t i = 0; i < kEntries; ++i) {
+    const float scaled = FromBits(static_cast<uint32_t>(i) << 16);
+    table[i] = RoundToBf16(cap * RoundToBf16(std::tanh(scaled)));
+  }
+  return table;
+}
+
+}  // namespace
+
+const float* SoftcapBf16Table(float cap) {
+  static std::mutex mutex;
+  static std::vector<std::pair<uint32_t, std::unique_ptr<float[]>>> tables;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const auto& [key, table] : tables) {
+    if (key == Bits(cap)) return table.get();
+  }
+  tables.emplace_back(Bits(cap), MakeTable(cap));
+  return tables.back().second.get();
+}
+
+namespace {
+
+// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
+// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+/// RoundToBf16 (round_bf16.h) on 16 f32 bit patterns: a NaN quieted, else 0x7fff plus the kept
+/// part's lowest bit added; the low half cleared.
+[[gnu::target("avx512f")]] __m512i RoundBits(__m512i bits) {
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  const __m512i quieted = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
+  return _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, quieted), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+}
+
+[[gnu::target("avx512f")]] int64_t SoftcapBf16Avx512(const float* table, const float* x, int64_t n, float cap,
+                                                    bool round_input, float* y) {
+  const __m512 vcap = _mm512_set1_ps(cap);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(x + i));
+    if (round_input) bits = RoundBits(bits);
+    const __m512 scaled = _mm512_div_ps(_mm512_castsi512_ps(bits), vcap);
+    const __m512i index = _mm512_srli_epi32(RoundBits(_mm512_castps_si512(scaled)), 16);
+    _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, table, 4));
+  }
+  return i;
+}
+
+#pragma GCC diagnostic pop
+
+bool HasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+}  // namespace
+
+void SoftcapBf16Range(const float* table, const float* x, int64_t n, float cap, bool round_input, float* y) {
+  const int64_t done = HasAvx512() ? SoftcapBf16Avx512(table, x, n, cap, round_input, y) : 0;
+  for (int64_t i = done; i < n; ++i) {
+    const float in = round_input ? RoundToBf16(x[i]) : x[i];
+    y[i] = table[Bits(RoundToBf16(in / cap)) >> 16];
+  }
+}
+
+void SoftcapBf16(const float* x, float* y, int64_t n, float cap, bool round_input) {
+  const float* table = SoftcapBf16Table(cap);
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    SoftcapBf16Range(table, x + begin, end - begin, cap, round_input, y + begin);
+  });
+}
+
+}  // namespace gpt_sft::runtime::kernels
