@@ -483,7 +483,7 @@ int Main(int argc, char** argv) {
             << "] " << (config.dtype == compiler::ElementType::kBF16 ? "bfloat16 (autocast rounding)" : "float32")
             << ", " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
             << "params " << config.model.NumParams() << ", flops/token " << config.model.FlopsPerToken()
-            << " (nanochat's formula); tile GEMM " << (runtime::kernels::TileGemmUsesAvx2() ? "AVX2+FMA" : "portable")
+            << " (nanochat's formula); tile GEMM " << runtime::kernels::TileGemmKernelName()
             << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
             << "\n\n";
   nlohmann::ordered_json report;

@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
   argc = kept;
   gpt_sft::runtime::kernels::SetNumThreads(threads);
   benchmark::AddCustomContext("kernel_threads", std::to_string(threads));
-  benchmark::AddCustomContext("tile_gemm", gpt_sft::runtime::kernels::TileGemmUsesAvx2() ? "avx2+fma" : "portable");
+  benchmark::AddCustomContext("tile_gemm", gpt_sft::runtime::kernels::TileGemmKernelName());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
