@@ -25,6 +25,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/cpu/attention_rows.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 #include "runtime/kernels/cpu/vec_math.h"
@@ -83,11 +84,9 @@ class Geometry {
   // Sets S[i, j] = -inf where query q0+i may not see key k0+j; S is [nq, nk].
   template <typename T>
   void Mask(int64_t b, int64_t q0, int64_t nq, int64_t k0, int64_t nk, T* S) const {
-    const T neg_inf = -std::numeric_limits<T>::infinity();
     const int32_t* ids = seg_ == nullptr ? nullptr : seg_ + b * s_.T;
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t j = 0; j < nk; ++j)
-        if (k0 + j > q0 + i || (ids != nullptr && ids[k0 + j] != ids[q0 + i])) S[i * nk + j] = neg_inf;
+    for (int64_t i = 0; i < nq; ++i)  // keys k0 + j > q0 + i are in the future
+      MaskRow(S + i * nk, nk, q0 + i - k0 + 1, ids == nullptr ? nullptr : ids + k0, ids == nullptr ? 0 : ids[q0 + i]);
   }
 
  private:
@@ -197,16 +196,14 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
       }
       const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
       l[i] = l[i] * correction + ExpAffine(row, nk, T(scale), T(m_new), row);
-      if (correction != 1.0)
-        for (int64_t d = 0; d < s.D; ++d) acc[i * s.D + d] *= T(correction);
+      if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
     }
     TileGemm(nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true);
   }
   // Every query sees at least itself, so l > 0.
   for (int64_t i = 0; i < nq; ++i) {
-    T* oi = out + geo.Q(b, q0 + i, h);
-    for (int64_t d = 0; d < s.D; ++d) oi[d] = T(acc[i * s.D + d] / l[i]);
+    DivideRow(acc + i * s.D, s.D, l[i], out + geo.Q(b, q0 + i, h));
     lse[geo.L(b, h, q0 + i)] = T(m[i] + std::log(l[i]));
   }
 }
@@ -245,10 +242,8 @@ struct GradTask {
     }
     TileGemm(nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk), geo.TRow(),
              dS, nk, false);  // dP
-    for (int64_t i = 0; i < nq; ++i) {
-      const T di = delta[geo.L(b, h, q0 + i)];
-      for (int64_t j = 0; j < nk; ++j) dS[i * nk + j] = P[i * nk + j] * (dS[i * nk + j] - di) * scale;
-    }
+    for (int64_t i = 0; i < nq; ++i)
+      ScoreGradRow(P + i * nk, dS + i * nk, nk, delta[geo.L(b, h, q0 + i)], scale, dS + i * nk);
   }
 
   void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {

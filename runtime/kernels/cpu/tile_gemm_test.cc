@@ -126,6 +126,19 @@ TEST(TileGemm, NamesTheKernelItRuns) {
   EXPECT_STREQ(TileGemmKernelName(), want);
 }
 
+// Float tiles go through 8x8 register blocks on AVX2 CPUs; the edges through the loop.
+TEST(TransposeTile, SwapsIndicesOfFloatTilesWithEdges) {
+  for (auto [rows, cols] : std::vector<std::array<int64_t, 2>>{{64, 128}, {37, 29}, {8, 8}, {7, 9}, {16, 3}}) {
+    const int64_t ld_in = cols + 3, ld_out = rows + 5;
+    std::vector<float> in(rows * ld_in), out(cols * ld_out, -1.f);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = float(i);
+    TransposeTile<float>(rows, cols, in.data(), ld_in, out.data(), ld_out);
+    for (int64_t j = 0; j < cols; ++j)
+      for (int64_t i = 0; i < ld_out; ++i)
+        ASSERT_EQ(out[j * ld_out + i], i < rows ? in[i * ld_in + j] : -1.f) << rows << "x" << cols << " at " << j << "," << i;
+  }
+}
+
 TEST(TransposeTile, SwapsIndices) {
   std::vector<double> in(3 * 7), out(5 * 4, -1.0);
   for (int i = 0; i < 3 * 7; ++i) in[i] = i;
