@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "compiler/numerics/round_to_bf16.h"
+
 namespace gpt_sft::runtime::kernels {
 namespace {
 
@@ -70,6 +72,23 @@ const bool kHasAvx512 = DetectAvx512();
   }
 }
 
+// RoundToBf16 on 16 lanes: NaN quieted, else add 0x7fff plus the kept part's lowest bit and
+// clear the low half (ties to even).
+[[gnu::target("avx512f")]] void RoundBf16Avx512(float* x, int64_t n) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i quiet = _mm512_set1_epi32(0x00400000), high = _mm512_set1_epi32(int32_t(0xffff0000u));
+  const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = Lanes(j, n);
+    const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + j));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, abs_mask), inf);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
+    const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(half, lsb));
+    const __m512i out = _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(bits, quiet)), high);
+    _mm512_mask_storeu_ps(x + j, m, _mm512_castsi512_ps(out));
+  }
+}
+
 template <typename T>
 bool Vector(RowPath path) {
   return std::is_same_v<T, float> && path == RowPath::kAuto && kHasAvx512;
@@ -103,6 +122,14 @@ void DivideRow(const T* acc, int64_t n, double divisor, T* out, RowPath path) {
 }
 
 template <typename T>
+void RoundRowToBf16(T* x, int64_t n, RowPath path) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (Vector<T>(path)) return RoundBf16Avx512(x, n);
+    for (int64_t j = 0; j < n; ++j) x[j] = compiler::RoundToBf16(x[j]);
+  }
+}
+
+template <typename T>
 void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, RowPath path) {
   if constexpr (std::is_same_v<T, float>)
     if (Vector<T>(path)) return ScoreGradAvx512(p, dp, n, delta, scale, ds);
@@ -113,6 +140,7 @@ void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, R
   template void MaskRow<T>(T*, int64_t, int64_t, const int32_t*, int32_t, RowPath);    \
   template void ScaleRow<T>(T*, int64_t, T, RowPath);                                  \
   template void DivideRow<T>(const T*, int64_t, double, T*, RowPath);                  \
+  template void RoundRowToBf16<T>(T*, int64_t, RowPath);                               \
   template void ScoreGradRow<T>(const T*, const T*, int64_t, T, T, T*, RowPath);
 INSTANTIATE(float)
 INSTANTIATE(double)

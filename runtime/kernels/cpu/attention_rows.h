@@ -28,6 +28,11 @@ void ScaleRow(T* x, int64_t n, T factor, RowPath path = RowPath::kAuto);
 template <typename T>
 void DivideRow(const T* acc, int64_t n, double divisor, T* out, RowPath path = RowPath::kAuto);
 
+/// x[j] = RoundToBf16(x[j]) (round_bf16.h) for float, the identity for double: the bf16
+/// attention's probabilities and score gradients before their tile products.
+template <typename T>
+void RoundRowToBf16(T* x, int64_t n, RowPath path = RowPath::kAuto);
+
 /// ds[j] = p[j] * (dp[j] - delta) * scale, left to right (ds may be dp).
 template <typename T>
 void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, RowPath path = RowPath::kAuto);

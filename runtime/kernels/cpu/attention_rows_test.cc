@@ -2,6 +2,8 @@
 // and without a masked tail; and the mask against its definition.
 #include "runtime/kernels/cpu/attention_rows.h"
 
+#include "compiler/numerics/round_to_bf16.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -40,6 +42,10 @@ TEST(AttentionRows, VectorAndScalarPathsGiveTheSameBits) {
     ExpectPathsAgree(x, [&](float* y, RowPath path) { ScaleRow(y, n, 0.3183f, path); }, "scale" + at);
     ExpectPathsAgree(std::vector<float>(n), [&](float* y, RowPath path) { DivideRow(acc.data(), n, 7.123456789, y, path); },
                      "divide" + at);
+    std::vector<float> special = x;  // ties, a NaN, infinities, a value past bf16's range
+    if (n >= 5) special[0] = 1.00390625f, special[1] = std::nanf(""), special[2] = 3.4e38f,
+                special[3] = -std::numeric_limits<float>::infinity(), special[4] = 1.01171875f;
+    ExpectPathsAgree(special, [&](float* y, RowPath path) { RoundRowToBf16(y, n, path); }, "round" + at);
     ExpectPathsAgree(x, [&](float* y, RowPath path) { ScoreGradRow(p.data(), y, n, 0.25f, 0.0884f, y, path); },
                      "score grad" + at);
     std::vector<int32_t> ids(n);
@@ -63,6 +69,13 @@ TEST(AttentionRows, MaskHidesTheFutureAndOtherSegments) {
       EXPECT_EQ(s[j], visible ? 1.f : -std::numeric_limits<float>::infinity()) << j;
     }
   }
+}
+
+TEST(AttentionRows, RoundsToBf16AsRoundToBf16Does) {
+  std::vector<float> x = RandomFloats(37, 9, 100.0);
+  const std::vector<float> x0 = x;
+  RoundRowToBf16(x.data(), 37);
+  for (int j = 0; j < 37; ++j) EXPECT_EQ(x[j], compiler::RoundToBf16(x0[j])) << j;
 }
 
 TEST(AttentionRows, DoubleRowsComputeTheirDefinitions) {

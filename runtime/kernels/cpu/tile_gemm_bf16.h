@@ -1,0 +1,38 @@
+// TileGemm (tile_gemm.h) for operands whose every element is a bfloat16 value held as f32:
+// attention's tile products under bf16 autocast (q, k, v, the output's cotangent, and the
+// probabilities and score gradients it rounds). Products of bf16 values are exact in f32,
+// so the kernels differ only in the order of the f32 sums:
+// * dpbf16: the operands are packed as bf16 pairs (A's rows, B's rows two at a time; the
+//   narrowing keeps the top 16 bits, exact on bf16 values) and multiplied by AVX512_BF16's
+//   vdpbf16ps (32 products per instruction, f32 accumulation), blocks of 14 rows x 32 columns;
+// * fp32: TileGemm itself on the same values (f32 fused multiply-adds): CPUs without
+//   AVX512_BF16.
+// Chosen at run time from the CPU's flags.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_
+
+#include <cstdint>
+
+namespace gpt_sft::runtime::kernels {
+
+enum class Bf16TileKernel { kDpBf16, kFp32 };
+
+/// The kernel TileGemmBf16 runs on this CPU, and its name ("AVX512_BF16" or "fp32 FMA").
+Bf16TileKernel ActiveBf16TileKernel();
+const char* Bf16TileKernelName();
+/// True when this CPU can run `kernel` (kFp32 always).
+bool Bf16TileKernelSupported(Bf16TileKernel kernel);
+
+/// Caller-provided room for the packed operands of one call, in uint16_t elements.
+int64_t TileGemmBf16ScratchElements(int64_t m, int64_t n, int64_t k);
+
+/// C (+)= op(A) B as TileGemm (transposed_a false: A [m, k], row stride lda) or
+/// TileGemmTransposedA (true: A stored [k, m]) do, on bf16-valued A and B. `scratch` holds
+/// TileGemmBf16ScratchElements(m, n, k) elements (unused by kFp32).
+void TileGemmBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a, const float* b,
+                  int64_t ldb, float* c, int64_t ldc, bool accumulate, uint16_t* scratch,
+                  Bf16TileKernel kernel = ActiveBf16TileKernel());
+
+}  // namespace gpt_sft::runtime::kernels
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_

@@ -1,0 +1,73 @@
+// The bf16 tile GEMM's kernels against a double-precision product of the same bf16 values,
+// on shapes with odd k, partial row blocks and masked column tails, A plain and transposed.
+#include "runtime/kernels/cpu/tile_gemm_bf16.h"
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/cpu/finite_difference.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+std::vector<float> RandomBf16(int64_t n, uint32_t seed) {
+  const testing::Vec v = testing::Random(n, seed, 2.0);
+  std::vector<float> x(v.begin(), v.end());
+  RoundBf16(x.data(), x.data(), n);
+  return x;
+}
+
+// Every element within 1e-6 of sum_p |a b| (f32 sums of exact products) of the double
+// product, and nothing written past n.
+void Check(Bf16TileKernel kernel, int64_t m, int64_t n, int64_t k, bool transposed_a, bool accumulate) {
+  const int64_t lda = (transposed_a ? m : k) + 3, ldb = n + 5, ldc = n + 2;
+  const std::vector<float> a = RandomBf16((transposed_a ? k : m) * lda, 1), b = RandomBf16(k * ldb, 2),
+                           c0 = RandomBf16(m * ldc, 3);
+  std::vector<float> c = c0;
+  std::vector<uint16_t> scratch(TileGemmBf16ScratchElements(m, n, k));
+  TileGemmBf16(m, n, k, a.data(), lda, transposed_a, b.data(), ldb, c.data(), ldc, accumulate, scratch.data(), kernel);
+  const std::string what = std::string(kernel == Bf16TileKernel::kDpBf16 ? "dpbf16 " : "fp32 ") + std::to_string(m) +
+                           "x" + std::to_string(n) + "x" + std::to_string(k) + (transposed_a ? " A^T" : "") +
+                           (accumulate ? " accumulate" : "");
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = accumulate ? c0[i * ldc + j] : 0.0, magnitude = std::abs(want);
+      for (int64_t p = 0; p < k; ++p) {
+        const double prod = double(transposed_a ? a[p * lda + i] : a[i * lda + p]) * b[p * ldb + j];
+        want += prod;
+        magnitude += std::abs(prod);
+      }
+      ASSERT_NEAR(c[i * ldc + j], want, 1e-6 * magnitude + 1e-30) << what << " at " << i << "," << j;
+    }
+    for (int64_t j = n; j < ldc; ++j) ASSERT_EQ(c[i * ldc + j], c0[i * ldc + j]) << what << ": wrote past n";
+  }
+}
+
+TEST(TileGemmBf16, EveryKernelMatchesTheDoubleProduct) {
+  for (Bf16TileKernel kernel : {Bf16TileKernel::kDpBf16, Bf16TileKernel::kFp32}) {
+    if (!Bf16TileKernelSupported(kernel)) continue;
+    for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 1, 1},
+                                                              {5, 3, 6},
+                                                              {14, 32, 2},
+                                                              {15, 33, 7},
+                                                              {29, 17, 13},
+                                                              {3, 48, 0},
+                                                              {64, 64, 128},
+                                                              {64, 128, 64},
+                                                              {37, 128, 37}})
+      for (bool transposed : {false, true})
+        for (bool accumulate : {false, true}) Check(kernel, m, n, k, transposed, accumulate);
+  }
+}
+
+TEST(TileGemmBf16, NamesTheKernelItRuns) {
+  EXPECT_TRUE(Bf16TileKernelSupported(ActiveBf16TileKernel()));
+  EXPECT_STREQ(Bf16TileKernelName(), ActiveBf16TileKernel() == Bf16TileKernel::kDpBf16 ? "AVX512_BF16" : "fp32 FMA");
+}
+
+}  // namespace
+}  // namespace gpt_sft::runtime::kernels
