@@ -18,7 +18,9 @@ namespace gpt_sft::compiler {
 ///      rms_norm (add_rms_norm, rms_norm_grad_add), a run of adds in one launch (add_list).
 /// 8.4: bf16-autocast matmuls on the cpu target call the bf16 GEMM builtins (cpu.matmul_bf16.f32,
 ///      cpu.matmul_weight_grad_bf16.f32: oneDNN where the CPU has bf16 dot products).
-inline constexpr char kCompilerVersion[] = "gptc-8.4";
+/// 8.5: bf16-autocast attention on the cpu target calls its bf16 builtins
+///      (cpu.attention_bf16.f32, cpu.attention_grad_bf16.f32: P and dS rounded to bf16).
+inline constexpr char kCompilerVersion[] = "gptc-8.5-attn";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it
