@@ -223,16 +223,20 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
     Scores(geo, tiles.product, vis, b, h, qb, kb, q, kt, S);
+    const bool bf16 = tiles.product.bf16;
     for (int64_t i = 0; i < nq; ++i) {
       T* row = S + i * nk;
+      // bf16: the scores scaled first, then shifted, each step rounded (PyTorch's order), so
+      // the probabilities rounded to bf16 below are its values but for exp's last bits.
+      if (bf16) ScaleRow(row, nk, T(scale));
       // In scaled units, and representable in T so the exps below use exactly this shift.
-      const double m_new = double(T(std::max(m[i], scale * MaxOf(row, nk))));
+      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * MaxOf(row, nk))));
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
         std::fill(row, row + nk, T(0));
         continue;
       }
       const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
-      l[i] = l[i] * correction + ExpAffine(row, nk, T(scale), T(m_new), row);
+      l[i] = l[i] * correction + ExpAffine(row, nk, T(bf16 ? 1.0 : scale), T(m_new), row);
       if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
       if (tiles.product.bf16) RoundRowToBf16(row, nk);  // after its sum went into l
@@ -279,7 +283,8 @@ struct GradTask {
     Scores(geo, product, vis, b, h, qb, kb, q, kt, P);
     for (int64_t i = 0; i < nq; ++i) {
       T* row = P + i * nk;
-      ExpAffine(row, nk, scale, lse[geo.L(b, h, q0 + i)], row);
+      if (product.bf16) ScaleRow(row, nk, scale);  // as the forward: scaled, then shifted
+      ExpAffine(row, nk, product.bf16 ? T(1) : scale, lse[geo.L(b, h, q0 + i)], row);
     }
     product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
             geo.TRow(), dS, nk, false);  // dP

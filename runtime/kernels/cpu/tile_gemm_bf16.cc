@@ -13,6 +13,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "runtime/kernels/cpu/tile_gemm.h"
 
@@ -22,11 +25,25 @@ namespace {
 constexpr int kRows = 14;
 constexpr int64_t kLanes = 16;
 
+constexpr char kEnv[] = "GPT_SFT_CPU_BF16_TILE";
+
 bool DetectDpBf16() {
   __builtin_cpu_init();  // needed when this runs from a static initializer
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
 }
 const bool kHasDpBf16 = DetectDpBf16();
+
+// The CPU's choice, or GPT_SFT_CPU_BF16_TILE=dpbf16|fp32 (dpbf16 on a CPU without it falls
+// back, with a message).
+Bf16TileKernel ChooseKernel() {
+  const char* env = std::getenv(kEnv);
+  if (env != nullptr && std::strcmp(env, "fp32") == 0) return Bf16TileKernel::kFp32;
+  if (env != nullptr && std::strcmp(env, "dpbf16") != 0 && env[0] != 0)
+    std::fprintf(stderr, "%s=%s: expected dpbf16 or fp32; using the CPU's choice\n", kEnv, env);
+  if (env != nullptr && std::strcmp(env, "dpbf16") == 0 && !kHasDpBf16)
+    std::fprintf(stderr, "%s=dpbf16: this CPU has no AVX512_BF16; using fp32\n", kEnv);
+  return kHasDpBf16 ? Bf16TileKernel::kDpBf16 : Bf16TileKernel::kFp32;
+}
 
 int64_t Pairs(int64_t k) { return (k + 1) / 2; }
 int64_t RoundUp16(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
@@ -143,9 +160,14 @@ void DpBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool t
 
 }  // namespace
 
-Bf16TileKernel ActiveBf16TileKernel() { return kHasDpBf16 ? Bf16TileKernel::kDpBf16 : Bf16TileKernel::kFp32; }
+Bf16TileKernel ActiveBf16TileKernel() {
+  static const Bf16TileKernel kernel = ChooseKernel();
+  return kernel;
+}
 
-const char* Bf16TileKernelName() { return kHasDpBf16 ? "AVX512_BF16" : "fp32 FMA"; }
+const char* Bf16TileKernelName() {
+  return ActiveBf16TileKernel() == Bf16TileKernel::kDpBf16 ? "AVX512_BF16" : "fp32 FMA";
+}
 
 bool Bf16TileKernelSupported(Bf16TileKernel kernel) { return kernel == Bf16TileKernel::kFp32 || kHasDpBf16; }
 

@@ -7,7 +7,7 @@
 //   vdpbf16ps (32 products per instruction, f32 accumulation), blocks of 14 rows x 32 columns;
 // * fp32: TileGemm itself on the same values (f32 fused multiply-adds): CPUs without
 //   AVX512_BF16.
-// Chosen at run time from the CPU's flags.
+// Chosen once, at first use, from the CPU's flags; GPT_SFT_CPU_BF16_TILE=dpbf16|fp32 forces one.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_
 
