@@ -10,7 +10,10 @@
 // registers, as tile_gemm.cc's AVX-512 kernel does, its last vector masked for n % 16.
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,16 +36,46 @@ bool DetectDpBf16() {
 }
 const bool kHasDpBf16 = DetectDpBf16();
 
-// The CPU's choice, or GPT_SFT_CPU_BF16_TILE=dpbf16|fp32 (dpbf16 on a CPU without it falls
-// back, with a message).
+// AMX: the CPU's AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22) and AVX512F for the
+// packing, and Linux's permission to use the tile data state (asked once, per process).
+bool DetectAmx() {
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  if (!(edx & (1u << 24)) || !(edx & (1u << 22)) || !__builtin_cpu_supports("avx512f")) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
+bool HasAmx() {
+  static const bool kHas = DetectAmx();
+  return kHas;
+}
+
+bool Supported(Bf16TileKernel kernel) {
+  switch (kernel) {
+    case Bf16TileKernel::kAmx: return HasAmx();
+    case Bf16TileKernel::kDpBf16: return kHasDpBf16;
+    case Bf16TileKernel::kFp32: return true;
+  }
+  return false;
+}
+
+// The CPU's choice (AMX, else the f32 FMA kernel: AVX512_BF16's vdpbf16ps measured at half
+// the FMA kernel's speed on Sapphire Rapids, so it runs only when asked for), or
+// GPT_SFT_CPU_BF16_TILE=amx|dpbf16|fp32 (one the CPU lacks falls back, with a message).
 Bf16TileKernel ChooseKernel() {
+  const Bf16TileKernel cpu = HasAmx() ? Bf16TileKernel::kAmx : Bf16TileKernel::kFp32;
   const char* env = std::getenv(kEnv);
-  if (env != nullptr && std::strcmp(env, "fp32") == 0) return Bf16TileKernel::kFp32;
-  if (env != nullptr && std::strcmp(env, "dpbf16") != 0 && env[0] != 0)
-    std::fprintf(stderr, "%s=%s: expected dpbf16 or fp32; using the CPU's choice\n", kEnv, env);
-  if (env != nullptr && std::strcmp(env, "dpbf16") == 0 && !kHasDpBf16)
-    std::fprintf(stderr, "%s=dpbf16: this CPU has no AVX512_BF16; using fp32\n", kEnv);
-  return kHasDpBf16 ? Bf16TileKernel::kDpBf16 : Bf16TileKernel::kFp32;
+  if (env == nullptr || env[0] == 0) return cpu;
+  for (auto [name, kernel] : {std::pair{"amx", Bf16TileKernel::kAmx}, std::pair{"dpbf16", Bf16TileKernel::kDpBf16},
+                              std::pair{"fp32", Bf16TileKernel::kFp32}}) {
+    if (std::strcmp(env, name) != 0) continue;
+    if (Supported(kernel)) return kernel;
+    std::fprintf(stderr, "%s=%s: this CPU cannot run it; using the CPU's choice\n", kEnv, env);
+    return cpu;
+  }
+  std::fprintf(stderr, "%s=%s: expected amx, dpbf16 or fp32; using the CPU's choice\n", kEnv, env);
+  return cpu;
 }
 
 int64_t Pairs(int64_t k) { return (k + 1) / 2; }
@@ -53,10 +86,12 @@ int64_t RoundUp16(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-// Rows 2p and 2p+1 of x [k, len] (row stride ld) as 32-bit pairs out[p][0, len16): the low
-// half from row 2p, the high half from row 2p+1 (zero past k and past len).
-[[gnu::target("avx512f")]] void PackRowPairs(const float* x, int64_t ld, int64_t k, int64_t len, uint32_t* out) {
-  const int64_t len16 = RoundUp16(len);
+// Rows 2p and 2p+1 of x [k, len] (row stride ld) as 32-bit pairs out[p][0, width) (width a
+// multiple of 16, at least len; RoundUp16(len) by default): the low half from row 2p, the
+// high half from row 2p+1 (zero past k and past len).
+[[gnu::target("avx512f")]] void PackRowPairs(const float* x, int64_t ld, int64_t k, int64_t len, uint32_t* out,
+                                             int64_t width = 0) {
+  const int64_t len16 = width > 0 ? width : RoundUp16(len);
   const __m512i high = _mm512_set1_epi32(int32_t(0xffff0000u));
   for (int64_t p = 0; p < Pairs(k); ++p) {
     const float* even = x + 2 * p * ld;
@@ -158,6 +193,102 @@ void DpBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool t
   }
 }
 
+//===-- AMX ------------------------------------------------------------------------------===//
+//
+// TDPBF16PS multiplies a tile of A [16 rows x 16 pairs] by one of B [16 pairs x 16 columns]
+// (B's pair rows as PackRowPairs writes them) into a tile of C [16 x 16] f32. C goes in
+// 32 x 32 blocks, four tiles summed side by side (their products are independent, so they
+// overlap) from two tiles of A and two of B. Everything is padded to whole blocks with
+// zeros: A packed [m32][pairs16], B [pairs16][n32]; C is summed in place when m and n are
+// whole blocks (attention's full tiles), else in an [m32][n32] f32 buffer (C's values first
+// when accumulating) copied home after.
+
+int64_t RoundUpTo(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
+
+struct AmxPlan {
+  int64_t m16, n16, pairs16;  // m and n rounded up to 32 (two tiles), pairs to 16
+};
+AmxPlan PlanAmx(int64_t m, int64_t n, int64_t k) {
+  return {RoundUpTo(m, 32), RoundUpTo(n, 32), RoundUpTo(Pairs(k), 16)};
+}
+
+// Tiles 0-3 (C), 4-5 (A), 6-7 (B): 16 rows of 64 bytes each.
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// C [m16, n16] (row stride ldc floats) (+)= A B, C's tiles loaded when `load_c`, else zeroed.
+[[gnu::target("amx-tile,amx-bf16")]] void AmxTiles(const AmxPlan& p, const uint32_t* a, const uint32_t* b, float* c,
+                                                   int64_t ldc_floats, bool load_c) {
+  static const TileConfig kConfig;
+  _tile_loadconfig(&kConfig);  // every call: oneDNN may have loaded its own on this thread
+  const int64_t lda = p.pairs16 * 4, ldb = p.n16 * 4, ldc = ldc_floats * 4;  // bytes
+  for (int64_t i = 0; i < p.m16; i += 32)
+    for (int64_t j = 0; j < p.n16; j += 32) {
+      float* c0 = c + i * ldc_floats + j;
+      if (load_c) {
+        _tile_loadd(0, c0, ldc);
+        _tile_loadd(1, c0 + 16, ldc);
+        _tile_loadd(2, c0 + 16 * ldc_floats, ldc);
+        _tile_loadd(3, c0 + 16 * ldc_floats + 16, ldc);
+      } else {
+        _tile_zero(0);
+        _tile_zero(1);
+        _tile_zero(2);
+        _tile_zero(3);
+      }
+      for (int64_t q = 0; q < p.pairs16; q += 16) {
+        _tile_loadd(4, a + i * p.pairs16 + q, lda);
+        _tile_loadd(5, a + (i + 16) * p.pairs16 + q, lda);
+        _tile_loadd(6, b + q * p.n16 + j, ldb);
+        _tile_loadd(7, b + q * p.n16 + j + 16, ldb);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(3, 5, 7);
+      }
+      _tile_stored(0, c0, ldc);
+      _tile_stored(1, c0 + 16, ldc);
+      _tile_stored(2, c0 + 16 * ldc_floats, ldc);
+      _tile_stored(3, c0 + 16 * ldc_floats + 16, ldc);
+    }
+  _tile_release();
+}
+
+void Amx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a, const float* b,
+         int64_t ldb, float* c, int64_t ldc, bool accumulate, uint16_t* scratch) {
+  const AmxPlan p = PlanAmx(m, n, k);
+  uint32_t* bp = reinterpret_cast<uint32_t*>(scratch);
+  uint32_t* ap = bp + p.pairs16 * p.n16;
+  float* acc = reinterpret_cast<float*>(ap + p.m16 * p.pairs16);
+  PackRowPairs(b, ldb, k, n, bp, p.n16);  // [Pairs(k)][n32]; the padding pair rows zeroed below
+  std::fill(bp + Pairs(k) * p.n16, bp + p.pairs16 * p.n16, 0u);
+  std::fill(ap, ap + p.m16 * p.pairs16, 0u);
+  if (transposed_a) {  // [Pairs(k)][m16] pairs, transposed into A's rows
+    uint32_t* t = reinterpret_cast<uint32_t*>(acc);  // acc's room, free until C is copied in
+    PackRowPairs(a, lda, k, m, t, p.m16);
+    for (int64_t q = 0; q < Pairs(k); ++q)
+      for (int64_t r = 0; r < m; ++r) ap[r * p.pairs16 + q] = t[q * p.m16 + r];
+  } else {
+    for (int64_t r = 0; r < m; ++r) PackRows(a + r * lda, lda, 1, k, reinterpret_cast<uint16_t*>(ap + r * p.pairs16));
+  }
+  if (p.m16 == m && p.n16 == n) return AmxTiles(p, ap, bp, c, ldc, accumulate);  // whole blocks: C itself
+  for (int64_t r = 0; r < p.m16; ++r) {
+    float* row = acc + r * p.n16;
+    if (accumulate && r < m) {
+      std::copy_n(c + r * ldc, n, row);
+      std::fill(row + n, row + p.n16, 0.f);
+    } else {
+      std::fill(row, row + p.n16, 0.f);
+    }
+  }
+  AmxTiles(p, ap, bp, acc, p.n16, true);
+  for (int64_t r = 0; r < m; ++r) std::copy_n(acc + r * p.n16, n, c + r * ldc);
+}
+
 }  // namespace
 
 Bf16TileKernel ActiveBf16TileKernel() {
@@ -166,18 +297,30 @@ Bf16TileKernel ActiveBf16TileKernel() {
 }
 
 const char* Bf16TileKernelName() {
-  return ActiveBf16TileKernel() == Bf16TileKernel::kDpBf16 ? "AVX512_BF16" : "fp32 FMA";
+  switch (ActiveBf16TileKernel()) {
+    case Bf16TileKernel::kAmx: return "AMX";
+    case Bf16TileKernel::kDpBf16: return "AVX512_BF16";
+    case Bf16TileKernel::kFp32: return "fp32 FMA";
+  }
+  return "fp32 FMA";
 }
 
-bool Bf16TileKernelSupported(Bf16TileKernel kernel) { return kernel == Bf16TileKernel::kFp32 || kHasDpBf16; }
+bool Bf16TileKernelSupported(Bf16TileKernel kernel) { return Supported(kernel); }
 
 int64_t TileGemmBf16ScratchElements(int64_t m, int64_t n, int64_t k) {
-  // 32-bit pairs: B's [pairs][n16], A's [pairs][m16] (or [m][pairs], no larger).
-  return 2 * Pairs(k) * (RoundUp16(n) + RoundUp16(m));
+  // 32-bit units. vdpbf16ps: B's [pairs][n16], A's [pairs][m16] (or [m][pairs], no larger).
+  // AMX: B's [pairs16][n16], A's [m16][pairs16], C's [m16][n16] f32 (first holding A's
+  // transposing pairs [pairs][m16], hence the max).
+  const AmxPlan p = PlanAmx(m, n, k);
+  const int64_t dp = Pairs(k) * (RoundUp16(n) + RoundUp16(m));
+  const int64_t amx = p.pairs16 * p.n16 + p.m16 * p.pairs16 + std::max(p.m16 * p.n16, Pairs(k) * p.m16);
+  return 2 * std::max(dp, amx);
 }
 
 void TileGemmBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a, const float* b,
                   int64_t ldb, float* c, int64_t ldc, bool accumulate, uint16_t* scratch, Bf16TileKernel kernel) {
+  if (kernel == Bf16TileKernel::kAmx && HasAmx())
+    return Amx(m, n, k, a, lda, transposed_a, b, ldb, c, ldc, accumulate, scratch);
   if (kernel == Bf16TileKernel::kDpBf16 && kHasDpBf16)
     return DpBf16(m, n, k, a, lda, transposed_a, b, ldb, c, ldc, accumulate, scratch);
   if (transposed_a) return TileGemmTransposedA(m, n, k, a, lda, b, ldb, c, ldc, accumulate);

@@ -15,9 +15,9 @@
 
 namespace gpt_sft::runtime::kernels {
 
-enum class Bf16TileKernel { kDpBf16, kFp32 };
+enum class Bf16TileKernel { kAmx, kDpBf16, kFp32 };
 
-/// The kernel TileGemmBf16 runs on this CPU, and its name ("AVX512_BF16" or "fp32 FMA").
+/// The kernel TileGemmBf16 runs on this CPU, and its name ("AMX", "AVX512_BF16" or "fp32 FMA").
 Bf16TileKernel ActiveBf16TileKernel();
 const char* Bf16TileKernelName();
 /// True when this CPU can run `kernel` (kFp32 always).

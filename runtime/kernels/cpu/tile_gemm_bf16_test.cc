@@ -1,4 +1,4 @@
-// The bf16 tile GEMM's kernels against a double-precision product of the same bf16 values,
+// The bf16 tile GEMM's kernels (each the CPU has) against a double-precision product of the same bf16 values,
 // on shapes with odd k, partial row blocks and masked column tails, A plain and transposed.
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
@@ -30,7 +30,8 @@ void Check(Bf16TileKernel kernel, int64_t m, int64_t n, int64_t k, bool transpos
   std::vector<float> c = c0;
   std::vector<uint16_t> scratch(TileGemmBf16ScratchElements(m, n, k));
   TileGemmBf16(m, n, k, a.data(), lda, transposed_a, b.data(), ldb, c.data(), ldc, accumulate, scratch.data(), kernel);
-  const std::string what = std::string(kernel == Bf16TileKernel::kDpBf16 ? "dpbf16 " : "fp32 ") + std::to_string(m) +
+  const char* name = kernel == Bf16TileKernel::kAmx ? "amx " : kernel == Bf16TileKernel::kDpBf16 ? "dpbf16 " : "fp32 ";
+  const std::string what = std::string(name) + std::to_string(m) +
                            "x" + std::to_string(n) + "x" + std::to_string(k) + (transposed_a ? " A^T" : "") +
                            (accumulate ? " accumulate" : "");
   for (int64_t i = 0; i < m; ++i) {
@@ -48,7 +49,7 @@ void Check(Bf16TileKernel kernel, int64_t m, int64_t n, int64_t k, bool transpos
 }
 
 TEST(TileGemmBf16, EveryKernelMatchesTheDoubleProduct) {
-  for (Bf16TileKernel kernel : {Bf16TileKernel::kDpBf16, Bf16TileKernel::kFp32}) {
+  for (Bf16TileKernel kernel : {Bf16TileKernel::kAmx, Bf16TileKernel::kDpBf16, Bf16TileKernel::kFp32}) {
     if (!Bf16TileKernelSupported(kernel)) continue;
     for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{1, 1, 1},
                                                               {5, 3, 6},
@@ -66,7 +67,12 @@ TEST(TileGemmBf16, EveryKernelMatchesTheDoubleProduct) {
 
 TEST(TileGemmBf16, NamesTheKernelItRuns) {
   EXPECT_TRUE(Bf16TileKernelSupported(ActiveBf16TileKernel()));
-  EXPECT_STREQ(Bf16TileKernelName(), ActiveBf16TileKernel() == Bf16TileKernel::kDpBf16 ? "AVX512_BF16" : "fp32 FMA");
+  const Bf16TileKernel active = ActiveBf16TileKernel();
+  EXPECT_STREQ(Bf16TileKernelName(), active == Bf16TileKernel::kAmx      ? "AMX"
+                                     : active == Bf16TileKernel::kDpBf16 ? "AVX512_BF16"
+                                                                         : "fp32 FMA");
+  // AMX where the CPU (and the OS) allow it, else the f32 FMA kernel: vdpbf16ps only on request.
+  EXPECT_EQ(active, Bf16TileKernelSupported(Bf16TileKernel::kAmx) ? Bf16TileKernel::kAmx : Bf16TileKernel::kFp32);
 }
 
 }  // namespace
