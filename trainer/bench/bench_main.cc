@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include "base/command_line.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "runtime/kernels/cpu/tile_gemm_bf16.h"
 #include "trainer/bench/cpu_kernels_report.h"
 #include "trainer/bench/mixture_batches.h"
 #include "trainer/bench/peer_interpreter.h"
@@ -484,6 +485,7 @@ int Main(int argc, char** argv) {
             << ", " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
             << "params " << config.model.NumParams() << ", flops/token " << config.model.FlopsPerToken()
             << " (nanochat's formula); tile GEMM " << runtime::kernels::TileGemmKernelName()
+            << " (bf16: " << runtime::kernels::Bf16TileKernelName() << ")"
             << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
             << "\n\n";
   nlohmann::ordered_json report;

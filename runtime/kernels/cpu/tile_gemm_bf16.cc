@@ -1,13 +1,11 @@
-// Implements the bf16 tile GEMM. vdpbf16ps adds, in each of 16 f32 lanes, the products of
-// a pair of bf16 values of one operand with a pair of the other: the pairs run along k. So
-// both operands are packed into 32-bit pairs (low half the even k, high half the odd k):
-// * B [k, n] as pairs [k/2][n16] (n rounded up to 16, zero padded): one vector load gives
-//   16 columns' pairs;
-// * A row-major [m, k] as [m][k/2] (a row's bf16 values in order are its pairs), A stored
-//   transposed [k, m] as [k/2][m] (built like B's), so that the pair of row r at pair p is
-//   one 32-bit broadcast either way.
-// An odd k gets a zero last pair. The block kernel keeps 14 rows x 2 vectors of C in 28 zmm
-// registers, as tile_gemm.cc's AVX-512 kernel does, its last vector masked for n % 16.
+// Implements the bf16 tile GEMM. Both bf16 instructions add, per f32 lane, the products of
+// pairs of bf16 values running along k. So the operands are packed into 32-bit pairs (low
+// half the even k, high half the odd k):
+// * B [k, n] as pairs [k/2][n rounded up] (zero padded): a row holds every column's pair;
+// * A row-major [m, k] as [m][k/2] (a row's bf16 values in order are its pairs); A stored
+//   transposed [k, m] as [k/2][m] (built like B's), transposed again for AMX's A tiles.
+// An odd k gets a zero last pair. vdpbf16ps: blocks of 14 rows x 2 vectors of C in 28 zmm
+// registers, as tile_gemm.cc's AVX-512 kernel, the last vector masked for n % 16. AMX: below.
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
 #include <cpuid.h>

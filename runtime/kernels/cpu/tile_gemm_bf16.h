@@ -2,12 +2,15 @@
 // attention's tile products under bf16 autocast (q, k, v, the output's cotangent, and the
 // probabilities and score gradients it rounds). Products of bf16 values are exact in f32,
 // so the kernels differ only in the order of the f32 sums:
-// * dpbf16: the operands are packed as bf16 pairs (A's rows, B's rows two at a time; the
-//   narrowing keeps the top 16 bits, exact on bf16 values) and multiplied by AVX512_BF16's
-//   vdpbf16ps (32 products per instruction, f32 accumulation), blocks of 14 rows x 32 columns;
-// * fp32: TileGemm itself on the same values (f32 fused multiply-adds): CPUs without
-//   AVX512_BF16.
-// Chosen once, at first use, from the CPU's flags; GPT_SFT_CPU_BF16_TILE=dpbf16|fp32 forces one.
+// * amx: the operands packed as bf16 pairs (the narrowing keeps the top 16 bits, exact on
+//   bf16 values) and multiplied by AMX's TDPBF16PS, 16x16x32 per instruction, f32 sums;
+// * dpbf16: the same packing on AVX512_BF16's vdpbf16ps (32 products per instruction);
+// * fp32: TileGemm itself on the same values (f32 fused multiply-adds).
+// Chosen once, at first use: amx where the CPU has AMX-BF16 and Linux grants the tile state,
+// else fp32. dpbf16 runs only when asked for (GPT_SFT_CPU_BF16_TILE=amx|dpbf16|fp32 forces
+// one): on the Sapphire Rapids machine it was written on it ran at half the speed of the f32
+// FMA kernel (vdpbf16ps issues at a quarter of the FMA rate), AMX at 1.65 times it
+// (kernels_benchmark's BM_TileGemmBf16).
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_
 
