@@ -120,10 +120,14 @@ struct Products {
   bool bf16 = false;
   uint16_t* scratch = nullptr;
 
+  /// `packed_a`, `packed_b`: the operands also packed (PackedTiles), or null.
   void operator()(bool transposed_a, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                  int64_t ldb, T* c, int64_t ldc, bool accumulate) const {
+                  int64_t ldb, T* c, int64_t ldc, bool accumulate, const uint32_t* packed_a = nullptr,
+                  const uint32_t* packed_b = nullptr) const {
     if constexpr (std::is_same_v<T, float>) {
-      if (bf16) return TileGemmBf16(m, n, k, a, lda, transposed_a, b, ldb, c, ldc, accumulate, scratch);
+      if (bf16)
+        return TileGemmBf16Packed(m, n, k, a, lda, transposed_a, packed_a, b, ldb, packed_b, c, ldc, accumulate,
+                                  scratch);
     }
     if (transposed_a) return TileGemmTransposedA(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
     TileGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
@@ -136,6 +140,53 @@ struct Products {
     return c.Take<uint16_t>(TileGemmBf16ScratchElements(kBlk, wide, wide), "attention's bf16 packing");
   }
 };
+
+// Under bf16 on a tile kernel that reads packed operands (AMX), the tiles of an operand every
+// query block multiplies by (K^T and V in the forward; K^T, V^T and K in the backward),
+// packed once per call as TileGemm's B [k, n]: one per (b, kv head, key block). Off (no
+// memory, null tiles) otherwise.
+class PackedTiles {
+ public:
+  PackedTiles(const Geometry& geo, WorkspaceCarver& c, bool on, int64_t k, int64_t n)
+      : blocks_(geo.blocks()), hkv_(geo.shape().Hkv), stride_(on ? PackedBf16BElements(k, n) : 0) {
+    if (on) data_ = c.Take<uint32_t>(geo.shape().B * hkv_ * blocks_ * stride_, "attention's packed bf16 tiles");
+  }
+  const uint32_t* At(int64_t b, int64_t g, int64_t kb) const {
+    return data_ == nullptr ? nullptr : data_ + ((b * hkv_ + g) * blocks_ + kb) * stride_;
+  }
+  /// Packs every tile: pack(b, g, kb, out) packs one, from the pool.
+  template <typename Pack>
+  void Fill(int64_t B, const Pack& pack) const {
+    if (data_ == nullptr) return;
+    ParallelFor(B * hkv_ * blocks_, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        pack(i / (hkv_ * blocks_), (i / blocks_) % hkv_, i % blocks_, data_ + i * stride_);
+    });
+  }
+
+ private:
+  uint32_t* data_ = nullptr;
+  int64_t blocks_, hkv_, stride_;
+};
+
+// Whether attention packs tiles once per call: bf16, on a kernel that reads them.
+bool PacksTiles(bool bf16) { return bf16 && Bf16TileKernelReadsPacked(); }
+
+// K^T tiles [D, nk] (of the transposed copy kt) and K or V tiles [nk, D], packed.
+void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* xt) {
+  tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
+    PackBf16B(geo.shape().D, geo.Len(kb), xt + geo.Kt(b, g, kb * kBlk), geo.TRow(), out);
+  });
+}
+void PackRowTiles(const Geometry& geo, const PackedTiles& tiles, const float* x) {
+  tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
+    PackBf16B(geo.Len(kb), geo.shape().D, x + geo.Kv(b, kb * kBlk, g), geo.KvRow(), out);
+  });
+}
+template <typename T>
+void PackTransposedTiles(const Geometry&, const PackedTiles&, const T*) {}
+template <typename T>
+void PackRowTiles(const Geometry&, const PackedTiles&, const T*) {}
 
 // One equal slice per thread for the tile scratch `Tiles` (a struct carved from a
 // WorkspaceCarver), as many slices as the workspace holds, at most NumThreads().
@@ -168,13 +219,15 @@ class PerThread {
 
 // S [nq, nk] = Q_blk K_blk^T, masked (unscaled: the softmax applies 1/sqrt(D) inside its
 // exp); kt is the transposed copy of K.
+// `packed_q`: Q_blk packed (the forward's, once per query block), or null; `packed_kt`: the
+// packed K^T tiles (off unless bf16 on AMX).
 template <typename T>
 void Scores(const Geometry& geo, const Products<T>& product, Visibility vis, int64_t b, int64_t h, int64_t qb,
-            int64_t kb, const T* q, const T* kt, T* S) {
+            int64_t kb, const T* q, const T* kt, T* S, const uint32_t* packed_q, const PackedTiles& packed_kt) {
   const AttentionShape& s = geo.shape();
   const int64_t q0 = qb * kBlk, nq = geo.Len(qb), k0 = kb * kBlk, nk = geo.Len(kb);
   product(false, nq, nk, s.D, q + geo.Q(b, q0, h), geo.QRow(), kt + geo.Kt(b, h / geo.rep(), k0), geo.TRow(), S, nk,
-          false);
+          false, packed_q, packed_kt.At(b, h / geo.rep(), kb));
   if (vis == Visibility::kPartial) geo.Mask(b, q0, nq, k0, nk, S);
 }
 
@@ -199,15 +252,18 @@ struct ForwardTiles {
   T* acc;
   double *m, *l;
   Products<T> product;
+  uint32_t* packed_q;  // this query block's Q, packed once (when PacksTiles)
   ForwardTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : S(c.Take<T>(kBlk * kBlk, "attention scores")), acc(c.Take<T>(kBlk * D, "attention accumulator")),
         m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")),
-        product{bf16, Products<T>::Take(c, D, bf16)} {}
+        product{bf16, Products<T>::Take(c, D, bf16)},
+        packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr) {}
 };
 
 template <typename T>
 void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v, int64_t b, int64_t h, int64_t qb,
-                       T* out, T* lse, const ForwardTiles<T>& tiles) {
+                       T* out, T* lse, const ForwardTiles<T>& tiles, const PackedTiles& packed_kt,
+                       const PackedTiles& packed_v) {
   const AttentionShape& s = geo.shape();
   const int64_t g = h / geo.rep(), q0 = qb * kBlk, nq = geo.Len(qb);
   const double scale = 1.0 / std::sqrt(double(s.D));
@@ -218,11 +274,14 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
   std::fill(acc, acc + nq * s.D, T(0));
   std::fill(m, m + nq, -std::numeric_limits<double>::infinity());
   std::fill(l, l + nq, 0.0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (tiles.packed_q != nullptr) PackBf16A(nq, s.D, q + geo.Q(b, q0, h), geo.QRow(), tiles.packed_q);
+  }
   for (int64_t kb = 0; kb <= qb; ++kb) {
     const Visibility vis = geo.Classify(b, qb, kb);
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
-    Scores(geo, tiles.product, vis, b, h, qb, kb, q, kt, S);
+    Scores(geo, tiles.product, vis, b, h, qb, kb, q, kt, S, tiles.packed_q, packed_kt);
     const bool bf16 = tiles.product.bf16;
     for (int64_t i = 0; i < nq; ++i) {
       T* row = S + i * nk;
@@ -241,7 +300,8 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
       m[i] = m_new;
       if (tiles.product.bf16) RoundRowToBf16(row, nk);  // after its sum went into l
     }
-    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true);
+    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true, nullptr,
+                  packed_v.At(b, g, kb));
   }
   // Every query sees at least itself, so l > 0.
   for (int64_t i = 0; i < nq; ++i) {
@@ -269,25 +329,28 @@ struct GradTask {
   T* dq;
   T *P, *dS, *dk_acc, *dv_acc;  // this thread's GradTiles
   Products<T> product;
+  const PackedTiles &packed_kt, &packed_vt, &packed_k;  // B of S, dP and dQ (off unless AMX)
 
   GradTask(const Geometry& g, const T* q_, const T* k_, const T* kt_, const T* vt_, const T* lse_, const T* dout_,
-           const T* delta_, T* dq_, const GradTiles<T>& tiles)
+           const T* delta_, T* dq_, const GradTiles<T>& tiles, const PackedTiles& pkt, const PackedTiles& pvt,
+           const PackedTiles& pk)
       : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
-        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product) {}
+        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product),
+        packed_kt(pkt), packed_vt(pvt), packed_k(pk) {}
 
   // P and dS [nq, nk] of block pair (qb, kb) for head h; under bf16 both rounded, dS unscaled.
   void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
-    Scores(geo, product, vis, b, h, qb, kb, q, kt, P);
+    Scores(geo, product, vis, b, h, qb, kb, q, kt, P, nullptr, packed_kt);
     for (int64_t i = 0; i < nq; ++i) {
       T* row = P + i * nk;
       if (product.bf16) ScaleRow(row, nk, scale);  // as the forward: scaled, then shifted
       ExpAffine(row, nk, product.bf16 ? T(1) : scale, lse[geo.L(b, h, q0 + i)], row);
     }
     product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
-            geo.TRow(), dS, nk, false);  // dP
+            geo.TRow(), dS, nk, false, nullptr, packed_vt.At(b, h / geo.rep(), kb));  // dP
     const T ds_scale = product.bf16 ? T(1) : scale;
     for (int64_t i = 0; i < nq; ++i) {
       ScoreGradRow(P + i * nk, dS + i * nk, nk, delta[geo.L(b, h, q0 + i)], ds_scale, dS + i * nk);
@@ -301,7 +364,7 @@ struct GradTask {
   void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
     product(false, nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
-            dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true);
+            dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed_k.At(b, g, kb));
   }
 
   // dk, dv rows of key block kb for kv head g; with `with_dq` also adds this block's
@@ -366,19 +429,24 @@ template <typename T>
 struct ForwardWorkspace {
   Geometry geo;
   T* kt;
+  PackedTiles packed_kt, packed_v;
   PerThread<ForwardTiles<T>> tiles;
   ForwardWorkspace(AttentionShape s, const int32_t* seg, bool bf16, WorkspaceCarver& c)
-      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), tiles(c, s.D, bf16) {}
+      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), packed_kt(geo, c, PacksTiles(bf16), s.D, kBlk),
+        packed_v(geo, c, PacksTiles(bf16), kBlk, s.D), tiles(c, s.D, bf16) {}
 };
 
 template <typename T>
 struct GradWorkspace {
   Geometry geo;
   T *delta, *kt, *vt;
+  PackedTiles packed_kt, packed_vt, packed_k;
   PerThread<GradTiles<T>> tiles;
   GradWorkspace(AttentionShape s, const int32_t* seg, bool bf16, WorkspaceCarver& c)
       : geo(s, seg, c), delta(c.Take<T>(s.B * s.H * s.T, "attention row dots")), kt(TakeTransposed<T>(geo, c)),
-        vt(TakeTransposed<T>(geo, c)), tiles(c, s.D, bf16) {}
+        vt(TakeTransposed<T>(geo, c)), packed_kt(geo, c, PacksTiles(bf16), s.D, kBlk),
+        packed_vt(geo, c, PacksTiles(bf16), s.D, kBlk), packed_k(geo, c, PacksTiles(bf16), kBlk, s.D),
+        tiles(c, s.D, bf16) {}
 };
 
 // Segment ids change only whether ranges are carved: any non-null pointer sizes them.
@@ -408,6 +476,8 @@ void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionSh
   const ForwardWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
   TransposeHeads(geo, k, ws.kt);
+  PackTransposedTiles(geo, ws.packed_kt, ws.kt);
+  PackRowTiles(geo, ws.packed_v, v);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
   // Costliest (last) query blocks first, so the pool's tail is short.
   ParallelFor(
@@ -416,7 +486,7 @@ void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionSh
         const ForwardTiles<T> tiles = ws.tiles.ForThisThread();
         for (int64_t task = begin; task < end; ++task) {
           const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
-          ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles);
+          ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles, ws.packed_kt, ws.packed_v);
         }
       },
       ws.tiles.slots());
@@ -431,13 +501,17 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
   RowDots(geo, out, dout, ws.delta, bf16);
   TransposeHeads(geo, k, ws.kt);
   TransposeHeads(geo, v, ws.vt);
+  PackTransposedTiles(geo, ws.packed_kt, ws.kt);
+  PackTransposedTiles(geo, ws.packed_vt, ws.vt);
+  PackRowTiles(geo, ws.packed_k, k);
   const int64_t dq_size = s.B * s.T * s.H * s.D;
   std::fill(dq, dq + dq_size, T(0));
   const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
   if (schedule == AttentionGradSchedule::kAuto)
     schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
   auto task = [&] {
-    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread());
+    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread(), ws.packed_kt,
+                       ws.packed_vt, ws.packed_k);
   };
   const int slots = ws.tiles.slots();
   if (schedule == AttentionGradSchedule::kFused) {

@@ -28,18 +28,22 @@ constexpr int64_t kLanes = 16;
 
 constexpr char kEnv[] = "GPT_SFT_CPU_BF16_TILE";
 
+// AVX512BW for the packing (every CPU with AVX512_BF16 or AMX has it).
 bool DetectDpBf16() {
   __builtin_cpu_init();  // needed when this runs from a static initializer
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bf16");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512bf16");
 }
 const bool kHasDpBf16 = DetectDpBf16();
 
-// AMX: the CPU's AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22) and AVX512F for the
+// AMX: the CPU's AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22) and AVX512F/BW for the
 // packing, and Linux's permission to use the tile data state (asked once, per process).
 bool DetectAmx() {
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  if (!(edx & (1u << 24)) || !(edx & (1u << 22)) || !__builtin_cpu_supports("avx512f")) return false;
+  if (!(edx & (1u << 24)) || !(edx & (1u << 22)) || !__builtin_cpu_supports("avx512f") ||
+      !__builtin_cpu_supports("avx512bw"))
+    return false;
   constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
 }
@@ -104,15 +108,27 @@ int64_t RoundUp16(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
   }
 }
 
-// x [m, k] (row stride ld) as bf16 rows out[m][2 * Pairs(k)]: each row's pairs in order.
-[[gnu::target("avx512f")]] void PackRows(const float* x, int64_t ld, int64_t m, int64_t k, uint16_t* out) {
-  const int64_t kp = 2 * Pairs(k);
+// x [m, k] (row stride ld) as bf16 rows out[m][out_ld] (out_ld >= 2 * Pairs(k)): each row's
+// pairs in order, 32 values at a time (the top halves of two vectors' lanes, one permute).
+[[gnu::target("avx512f,avx512bw")]] void PackRows(const float* x, int64_t ld, int64_t m, int64_t k, uint16_t* out,
+                                                  int64_t out_ld) {
+  alignas(64) static const uint16_t kTopHalves[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
+                                                      23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
+                                                      45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+  const __m512i top = _mm512_load_si512(kTopHalves);
   for (int64_t r = 0; r < m; ++r) {
-    uint16_t* o = out + r * kp;
-    for (int64_t p = 0; p < k; p += kLanes) {
-      const __mmask16 mask = k - p >= kLanes ? __mmask16(0xffff) : __mmask16((1u << (k - p)) - 1);
-      const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(mask, x + r * ld + p));
-      _mm512_mask_cvtepi32_storeu_epi16(o + p, mask, _mm512_srli_epi32(bits, 16));
+    const float* xr = x + r * ld;
+    uint16_t* o = out + r * out_ld;
+    for (int64_t p = 0; p < k; p += 2 * kLanes) {
+      const int64_t left = k - p;
+      const __mmask16 lo = left >= kLanes ? __mmask16(0xffff) : __mmask16((1u << left) - 1);
+      const __mmask16 hi = left >= 2 * kLanes ? __mmask16(0xffff)
+                           : left > kLanes   ? __mmask16((1u << (left - kLanes)) - 1)
+                                             : __mmask16(0);
+      const __m512i a = _mm512_castps_si512(_mm512_maskz_loadu_ps(lo, xr + p));
+      const __m512i b = _mm512_castps_si512(_mm512_maskz_loadu_ps(hi, xr + p + kLanes));
+      const __mmask32 keep = left >= 2 * kLanes ? ~__mmask32(0) : __mmask32((uint64_t(1) << left) - 1);
+      _mm512_mask_storeu_epi16(o + p, keep, _mm512_permutex2var_epi16(a, top, b));
     }
     if (k % 2 != 0) o[k] = 0;
   }
@@ -173,7 +189,7 @@ void DpBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool t
     PackRowPairs(a, lda, k, m, ap);
     rs = 1, cs = RoundUp16(m);
   } else {
-    PackRows(a, lda, m, k, reinterpret_cast<uint16_t*>(ap));
+    PackRows(a, lda, m, k, reinterpret_cast<uint16_t*>(ap), 2 * pairs);
     rs = pairs, cs = 1;
   }
   const auto lanes = [](int64_t count) { return __mmask16(count >= kLanes ? 0xffff : (1u << count) - 1); };
@@ -256,23 +272,45 @@ struct alignas(64) TileConfig {
   _tile_release();
 }
 
-void Amx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a, const float* b,
-         int64_t ldb, float* c, int64_t ldc, bool accumulate, uint16_t* scratch) {
+// B [k, n] as B tiles read it: [pairs16][n32], zero padded.
+void PackAmxB(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) {
+  const AmxPlan p = PlanAmx(0, n, k);
+  PackRowPairs(b, ldb, k, n, out, p.n16);  // [Pairs(k)][n32]; the padding pair rows zeroed here
+  std::fill(out + Pairs(k) * p.n16, out + p.pairs16 * p.n16, 0u);
+}
+
+// A [m, k] (transposed_a: stored [k, m]) as A tiles read it: [m32][pairs16], zero padded;
+// `tmp` holds Pairs(k) * m32 elements for the transposed case.
+void PackAmxA(int64_t m, int64_t k, const float* a, int64_t lda, bool transposed_a, uint32_t* out, uint32_t* tmp) {
+  const AmxPlan p = PlanAmx(m, 0, k);
+  std::fill(out, out + p.m16 * p.pairs16, 0u);
+  if (transposed_a) {  // [Pairs(k)][m32] pairs, transposed into A's rows
+    PackRowPairs(a, lda, k, m, tmp, p.m16);
+    for (int64_t q = 0; q < Pairs(k); ++q)
+      for (int64_t r = 0; r < m; ++r) out[r * p.pairs16 + q] = tmp[q * p.m16 + r];
+  } else {
+    PackRows(a, lda, m, k, reinterpret_cast<uint16_t*>(out), 2 * p.pairs16);
+  }
+}
+
+// `packed_a` / `packed_b`: the operands already packed (PackAmxA / PackAmxB), or null.
+void Amx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a, const uint32_t* packed_a,
+         const float* b, int64_t ldb, const uint32_t* packed_b, float* c, int64_t ldc, bool accumulate,
+         uint16_t* scratch) {
   const AmxPlan p = PlanAmx(m, n, k);
   uint32_t* bp = reinterpret_cast<uint32_t*>(scratch);
   uint32_t* ap = bp + p.pairs16 * p.n16;
   float* acc = reinterpret_cast<float*>(ap + p.m16 * p.pairs16);
-  PackRowPairs(b, ldb, k, n, bp, p.n16);  // [Pairs(k)][n32]; the padding pair rows zeroed below
-  std::fill(bp + Pairs(k) * p.n16, bp + p.pairs16 * p.n16, 0u);
-  std::fill(ap, ap + p.m16 * p.pairs16, 0u);
-  if (transposed_a) {  // [Pairs(k)][m16] pairs, transposed into A's rows
-    uint32_t* t = reinterpret_cast<uint32_t*>(acc);  // acc's room, free until C is copied in
-    PackRowPairs(a, lda, k, m, t, p.m16);
-    for (int64_t q = 0; q < Pairs(k); ++q)
-      for (int64_t r = 0; r < m; ++r) ap[r * p.pairs16 + q] = t[q * p.m16 + r];
-  } else {
-    for (int64_t r = 0; r < m; ++r) PackRows(a + r * lda, lda, 1, k, reinterpret_cast<uint16_t*>(ap + r * p.pairs16));
+  if (packed_b == nullptr) {
+    PackAmxB(k, n, b, ldb, bp);
+    packed_b = bp;
   }
+  if (packed_a == nullptr) {
+    PackAmxA(m, k, a, lda, transposed_a, ap, reinterpret_cast<uint32_t*>(acc));  // acc's room: free until C is
+    packed_a = ap;                                                                 // copied in
+  }
+  ap = const_cast<uint32_t*>(packed_a);
+  bp = const_cast<uint32_t*>(packed_b);
   if (p.m16 == m && p.n16 == n) return AmxTiles(p, ap, bp, c, ldc, accumulate);  // whole blocks: C itself
   for (int64_t r = 0; r < p.m16; ++r) {
     float* row = acc + r * p.n16;
@@ -315,10 +353,36 @@ int64_t TileGemmBf16ScratchElements(int64_t m, int64_t n, int64_t k) {
   return 2 * std::max(dp, amx);
 }
 
+bool Bf16TileKernelReadsPacked() { return ActiveBf16TileKernel() == Bf16TileKernel::kAmx; }
+
+int64_t PackedBf16AElements(int64_t m, int64_t k) {
+  const AmxPlan p = PlanAmx(m, 0, k);
+  return p.m16 * p.pairs16;
+}
+
+int64_t PackedBf16BElements(int64_t k, int64_t n) {
+  const AmxPlan p = PlanAmx(0, n, k);
+  return p.pairs16 * p.n16;
+}
+
+void PackBf16A(int64_t m, int64_t k, const float* a, int64_t lda, uint32_t* out) {
+  PackAmxA(m, k, a, lda, false, out, nullptr);
+}
+
+void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) { PackAmxB(k, n, b, ldb, out); }
+
+void TileGemmBf16Packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a,
+                        const uint32_t* packed_a, const float* b, int64_t ldb, const uint32_t* packed_b, float* c,
+                        int64_t ldc, bool accumulate, uint16_t* scratch) {
+  if (ActiveBf16TileKernel() == Bf16TileKernel::kAmx)
+    return Amx(m, n, k, a, lda, transposed_a, packed_a, b, ldb, packed_b, c, ldc, accumulate, scratch);
+  TileGemmBf16(m, n, k, a, lda, transposed_a, b, ldb, c, ldc, accumulate, scratch);
+}
+
 void TileGemmBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a, const float* b,
                   int64_t ldb, float* c, int64_t ldc, bool accumulate, uint16_t* scratch, Bf16TileKernel kernel) {
   if (kernel == Bf16TileKernel::kAmx && HasAmx())
-    return Amx(m, n, k, a, lda, transposed_a, b, ldb, c, ldc, accumulate, scratch);
+    return Amx(m, n, k, a, lda, transposed_a, nullptr, b, ldb, nullptr, c, ldc, accumulate, scratch);
   if (kernel == Bf16TileKernel::kDpBf16 && kHasDpBf16)
     return DpBf16(m, n, k, a, lda, transposed_a, b, ldb, c, ldc, accumulate, scratch);
   if (transposed_a) return TileGemmTransposedA(m, n, k, a, lda, b, ldb, c, ldc, accumulate);

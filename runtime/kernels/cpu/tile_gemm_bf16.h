@@ -36,6 +36,21 @@ void TileGemmBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
                   int64_t ldb, float* c, int64_t ldc, bool accumulate, uint16_t* scratch,
                   Bf16TileKernel kernel = ActiveBf16TileKernel());
 
+/// Operands packed once for several products (attention's K, V tiles, read by every query
+/// block). Only the AMX kernel reads packed operands (Bf16TileKernelReadsPacked()); the others
+/// pack their own. Sizes in uint32_t elements; A plain [m, k] (row stride lda), B [k, n].
+bool Bf16TileKernelReadsPacked();
+int64_t PackedBf16AElements(int64_t m, int64_t k);
+int64_t PackedBf16BElements(int64_t k, int64_t n);
+void PackBf16A(int64_t m, int64_t k, const float* a, int64_t lda, uint32_t* out);
+void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out);
+
+/// TileGemmBf16 on the active kernel, with A and/or B also given packed (null: not packed).
+/// The f32 operands are always given: the kernels that read no packed operand use them.
+void TileGemmBf16Packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a,
+                        const uint32_t* packed_a, const float* b, int64_t ldb, const uint32_t* packed_b, float* c,
+                        int64_t ldc, bool accumulate, uint16_t* scratch);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_BF16_H_

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,26 @@ TEST(TileGemmBf16, EveryKernelMatchesTheDoubleProduct) {
       for (bool transposed : {false, true})
         for (bool accumulate : {false, true}) Check(kernel, m, n, k, transposed, accumulate);
   }
+}
+
+// Operands packed beforehand give the bits of the kernel packing them itself.
+TEST(TileGemmBf16, PackedOperandsGiveTheSameBits) {
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{64, 64, 128}, {64, 128, 64}, {37, 29, 13}, {5, 70, 3}})
+    for (bool transposed : {false, true}) {
+      const int64_t lda = (transposed ? m : k) + 3, ldb = n + 5;
+      const std::vector<float> a = RandomBf16((transposed ? k : m) * lda, 4), b = RandomBf16(k * ldb, 5),
+                               c0 = RandomBf16(m * n, 6);
+      std::vector<uint16_t> scratch(TileGemmBf16ScratchElements(m, n, k));
+      std::vector<uint32_t> pa(PackedBf16AElements(m, k)), pb(PackedBf16BElements(k, n));
+      if (!transposed) PackBf16A(m, k, a.data(), lda, pa.data());
+      PackBf16B(k, n, b.data(), ldb, pb.data());
+      std::vector<float> want = c0, got = c0;
+      TileGemmBf16(m, n, k, a.data(), lda, transposed, b.data(), ldb, want.data(), n, true, scratch.data());
+      TileGemmBf16Packed(m, n, k, a.data(), lda, transposed, transposed ? nullptr : pa.data(), b.data(), ldb,
+                         pb.data(), got.data(), n, true, scratch.data());
+      EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0)
+          << m << "x" << n << "x" << k << (transposed ? " A^T" : "");
+    }
 }
 
 TEST(TileGemmBf16, NamesTheKernelItRuns) {
