@@ -141,38 +141,51 @@ struct Products {
   }
 };
 
-// Under bf16 on a tile kernel that reads packed operands (AMX), the tiles of an operand every
-// query block multiplies by (K^T and V in the forward; K^T, V^T and K in the backward),
-// packed once per call as TileGemm's B [k, n]: one per (b, kv head, key block). Off (no
-// memory, null tiles) otherwise.
+// Under bf16 on a tile kernel that reads packed operands (AMX), the tiles of an operand that
+// many products read, packed once per call: one per (b, head, block), `heads` kv heads (K^T,
+// V, V^T, K: read by every query block) or query heads (Q, dO in the backward: read by
+// every key block). Off (no memory, null tiles) otherwise.
 class PackedTiles {
  public:
-  PackedTiles(const Geometry& geo, WorkspaceCarver& c, bool on, int64_t k, int64_t n)
-      : blocks_(geo.blocks()), hkv_(geo.shape().Hkv), stride_(on ? PackedBf16BElements(k, n) : 0) {
-    if (on) data_ = c.Take<uint32_t>(geo.shape().B * hkv_ * blocks_ * stride_, "attention's packed bf16 tiles");
+  enum Role { kA, kB };  // a query tile packed as TileGemm's A, or as its B
+  PackedTiles(const Geometry& geo, WorkspaceCarver& c, bool on, int64_t heads, int64_t stride)
+      : blocks_(geo.blocks()), heads_(heads), stride_(on ? stride : 0) {
+    if (on) data_ = c.Take<uint32_t>(geo.shape().B * heads_ * blocks_ * stride_, "attention's packed bf16 tiles");
   }
-  const uint32_t* At(int64_t b, int64_t g, int64_t kb) const {
-    return data_ == nullptr ? nullptr : data_ + ((b * hkv_ + g) * blocks_ + kb) * stride_;
+  const uint32_t* At(int64_t b, int64_t head, int64_t blk) const {
+    return data_ == nullptr ? nullptr : data_ + ((b * heads_ + head) * blocks_ + blk) * stride_;
   }
-  /// Packs every tile: pack(b, g, kb, out) packs one, from the pool.
+  /// Packs every tile: pack(b, head, blk, out) packs one, from the pool.
   template <typename Pack>
   void Fill(int64_t B, const Pack& pack) const {
     if (data_ == nullptr) return;
-    ParallelFor(B * hkv_ * blocks_, 4, [&](int64_t begin, int64_t end) {
+    ParallelFor(B * heads_ * blocks_, 4, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
-        pack(i / (hkv_ * blocks_), (i / blocks_) % hkv_, i % blocks_, data_ + i * stride_);
+        pack(i / (heads_ * blocks_), (i / blocks_) % heads_, i % blocks_, data_ + i * stride_);
     });
   }
 
  private:
   uint32_t* data_ = nullptr;
-  int64_t blocks_, hkv_, stride_;
+  int64_t blocks_, heads_, stride_;
 };
 
 // Whether attention packs tiles once per call: bf16, on a kernel that reads them.
 bool PacksTiles(bool bf16) { return bf16 && Bf16TileKernelReadsPacked(); }
 
-// K^T tiles [D, nk] (of the transposed copy kt) and K or V tiles [nk, D], packed.
+// Packed tiles of B [D, kBlk] (K^T, V^T), B [kBlk, D] (K, V; Q, dO) and A [kBlk, D] (Q, dO).
+PackedTiles TransposedBTiles(const Geometry& geo, WorkspaceCarver& c, bool bf16) {
+  return PackedTiles(geo, c, PacksTiles(bf16), geo.shape().Hkv, PackedBf16BElements(geo.shape().D, kBlk));
+}
+PackedTiles RowBTiles(const Geometry& geo, WorkspaceCarver& c, bool bf16, int64_t heads) {
+  return PackedTiles(geo, c, PacksTiles(bf16), heads, PackedBf16BElements(kBlk, geo.shape().D));
+}
+PackedTiles RowATiles(const Geometry& geo, WorkspaceCarver& c, bool bf16, int64_t heads) {
+  return PackedTiles(geo, c, PacksTiles(bf16), heads, PackedBf16AElements(kBlk, geo.shape().D));
+}
+
+// K^T / V^T tiles [D, nk] of a transposed copy; K / V tiles [nk, D] of a [B,T,Hkv,D] tensor;
+// Q / dO tiles [nq, D] of a [B,T,H,D] one, as B or as A.
 void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* xt) {
   tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
     PackBf16B(geo.shape().D, geo.Len(kb), xt + geo.Kt(b, g, kb * kBlk), geo.TRow(), out);
@@ -183,10 +196,19 @@ void PackRowTiles(const Geometry& geo, const PackedTiles& tiles, const float* x)
     PackBf16B(geo.Len(kb), geo.shape().D, x + geo.Kv(b, kb * kBlk, g), geo.KvRow(), out);
   });
 }
+void PackQueryTiles(const Geometry& geo, const PackedTiles& tiles, const float* x, PackedTiles::Role role) {
+  tiles.Fill(geo.shape().B, [&](int64_t b, int64_t h, int64_t qb, uint32_t* out) {
+    const float* tile = x + geo.Q(b, qb * kBlk, h);
+    if (role == PackedTiles::kA) return PackBf16A(geo.Len(qb), geo.shape().D, tile, geo.QRow(), out);
+    PackBf16B(geo.Len(qb), geo.shape().D, tile, geo.QRow(), out);
+  });
+}
 template <typename T>
 void PackTransposedTiles(const Geometry&, const PackedTiles&, const T*) {}
 template <typename T>
 void PackRowTiles(const Geometry&, const PackedTiles&, const T*) {}
+template <typename T>
+void PackQueryTiles(const Geometry&, const PackedTiles&, const T*, PackedTiles::Role) {}
 
 // One equal slice per thread for the tile scratch `Tiles` (a struct carved from a
 // WorkspaceCarver), as many slices as the workspace holds, at most NumThreads().
@@ -321,6 +343,27 @@ struct GradTiles {
         product{bf16, Products<T>::Take(c, D, bf16)} {}
 };
 
+// The backward's packed operands: B of S (K^T), dP (V^T), dQ (K), dV (dO), dK (Q); A of S
+// (Q) and dP (dO).
+struct GradPacked {
+  PackedTiles kt, vt, k, dout_b, q_b, q_a, dout_a;
+  GradPacked(const Geometry& geo, WorkspaceCarver& c, bool bf16)
+      : kt(TransposedBTiles(geo, c, bf16)), vt(TransposedBTiles(geo, c, bf16)),
+        k(RowBTiles(geo, c, bf16, geo.shape().Hkv)), dout_b(RowBTiles(geo, c, bf16, geo.shape().H)),
+        q_b(RowBTiles(geo, c, bf16, geo.shape().H)), q_a(RowATiles(geo, c, bf16, geo.shape().H)),
+        dout_a(RowATiles(geo, c, bf16, geo.shape().H)) {}
+  template <typename T>
+  void Fill(const Geometry& geo, const T* k_, const T* kt_, const T* vt_, const T* q, const T* dout) const {
+    PackTransposedTiles(geo, kt, kt_);
+    PackTransposedTiles(geo, vt, vt_);
+    PackRowTiles(geo, k, k_);
+    PackQueryTiles(geo, dout_b, dout, PackedTiles::kB);
+    PackQueryTiles(geo, q_b, q, PackedTiles::kB);
+    PackQueryTiles(geo, q_a, q, PackedTiles::kA);
+    PackQueryTiles(geo, dout_a, dout, PackedTiles::kA);
+  }
+};
+
 // Everything the backward needs, and the scratch of one task.
 template <typename T>
 struct GradTask {
@@ -329,28 +372,26 @@ struct GradTask {
   T* dq;
   T *P, *dS, *dk_acc, *dv_acc;  // this thread's GradTiles
   Products<T> product;
-  const PackedTiles &packed_kt, &packed_vt, &packed_k;  // B of S, dP and dQ (off unless AMX)
+  const GradPacked& packed;  // the packed operands (off unless AMX)
 
   GradTask(const Geometry& g, const T* q_, const T* k_, const T* kt_, const T* vt_, const T* lse_, const T* dout_,
-           const T* delta_, T* dq_, const GradTiles<T>& tiles, const PackedTiles& pkt, const PackedTiles& pvt,
-           const PackedTiles& pk)
+           const T* delta_, T* dq_, const GradTiles<T>& tiles, const GradPacked& p)
       : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
-        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product),
-        packed_kt(pkt), packed_vt(pvt), packed_k(pk) {}
+        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product), packed(p) {}
 
   // P and dS [nq, nk] of block pair (qb, kb) for head h; under bf16 both rounded, dS unscaled.
   void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
-    Scores(geo, product, vis, b, h, qb, kb, q, kt, P, nullptr, packed_kt);
+    Scores(geo, product, vis, b, h, qb, kb, q, kt, P, packed.q_a.At(b, h, qb), packed.kt);
     for (int64_t i = 0; i < nq; ++i) {
       T* row = P + i * nk;
       if (product.bf16) ScaleRow(row, nk, scale);  // as the forward: scaled, then shifted
       ExpAffine(row, nk, product.bf16 ? T(1) : scale, lse[geo.L(b, h, q0 + i)], row);
     }
     product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
-            geo.TRow(), dS, nk, false, nullptr, packed_vt.At(b, h / geo.rep(), kb));  // dP
+            geo.TRow(), dS, nk, false, packed.dout_a.At(b, h, qb), packed.vt.At(b, h / geo.rep(), kb));  // dP
     const T ds_scale = product.bf16 ? T(1) : scale;
     for (int64_t i = 0; i < nq; ++i) {
       ScoreGradRow(P + i * nk, dS + i * nk, nk, delta[geo.L(b, h, q0 + i)], ds_scale, dS + i * nk);
@@ -364,7 +405,7 @@ struct GradTask {
   void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
     product(false, nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
-            dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed_k.At(b, g, kb));
+            dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed.k.At(b, g, kb));
   }
 
   // dk, dv rows of key block kb for kv head g; with `with_dq` also adds this block's
@@ -380,8 +421,10 @@ struct GradTask {
         const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
         ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
         // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
-        product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true);
-        product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true);
+        product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true, nullptr,
+                packed.dout_b.At(b, h, qb));
+        product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true, nullptr,
+                packed.q_b.At(b, h, qb));
         if (with_dq) AccumulateDq(b, h, qb, kb);
       }
     if (product.bf16) ScaleRow(dk_acc, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
@@ -432,21 +475,19 @@ struct ForwardWorkspace {
   PackedTiles packed_kt, packed_v;
   PerThread<ForwardTiles<T>> tiles;
   ForwardWorkspace(AttentionShape s, const int32_t* seg, bool bf16, WorkspaceCarver& c)
-      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), packed_kt(geo, c, PacksTiles(bf16), s.D, kBlk),
-        packed_v(geo, c, PacksTiles(bf16), kBlk, s.D), tiles(c, s.D, bf16) {}
+      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), packed_kt(TransposedBTiles(geo, c, bf16)),
+        packed_v(RowBTiles(geo, c, bf16, s.Hkv)), tiles(c, s.D, bf16) {}
 };
 
 template <typename T>
 struct GradWorkspace {
   Geometry geo;
   T *delta, *kt, *vt;
-  PackedTiles packed_kt, packed_vt, packed_k;
+  GradPacked packed;
   PerThread<GradTiles<T>> tiles;
   GradWorkspace(AttentionShape s, const int32_t* seg, bool bf16, WorkspaceCarver& c)
       : geo(s, seg, c), delta(c.Take<T>(s.B * s.H * s.T, "attention row dots")), kt(TakeTransposed<T>(geo, c)),
-        vt(TakeTransposed<T>(geo, c)), packed_kt(geo, c, PacksTiles(bf16), s.D, kBlk),
-        packed_vt(geo, c, PacksTiles(bf16), s.D, kBlk), packed_k(geo, c, PacksTiles(bf16), kBlk, s.D),
-        tiles(c, s.D, bf16) {}
+        vt(TakeTransposed<T>(geo, c)), packed(geo, c, bf16), tiles(c, s.D, bf16) {}
 };
 
 // Segment ids change only whether ranges are carved: any non-null pointer sizes them.
@@ -501,17 +542,14 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
   RowDots(geo, out, dout, ws.delta, bf16);
   TransposeHeads(geo, k, ws.kt);
   TransposeHeads(geo, v, ws.vt);
-  PackTransposedTiles(geo, ws.packed_kt, ws.kt);
-  PackTransposedTiles(geo, ws.packed_vt, ws.vt);
-  PackRowTiles(geo, ws.packed_k, k);
+  ws.packed.Fill(geo, k, ws.kt, ws.vt, q, dout);
   const int64_t dq_size = s.B * s.T * s.H * s.D;
   std::fill(dq, dq + dq_size, T(0));
   const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
   if (schedule == AttentionGradSchedule::kAuto)
     schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
   auto task = [&] {
-    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread(), ws.packed_kt,
-                       ws.packed_vt, ws.packed_k);
+    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread(), ws.packed);
   };
   const int slots = ws.tiles.slots();
   if (schedule == AttentionGradSchedule::kFused) {
