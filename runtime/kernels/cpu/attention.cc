@@ -20,7 +20,9 @@
 // products (TileGemmBf16) and PyTorch's CPU flash-attention roundings: P rounded to bf16
 // before P V and P^T dO (the row sums l stay those of the f32 P), dS = P (dP - Delta)
 // rounded to bf16 unscaled, its products scaled after their f32 sums (dq once at the end,
-// dk when its rows are written), and Delta = dO . bf16(O), the output autocast stores.
+// dk when its rows are written), and Delta = dO . bf16(O), the output autocast stores. On
+// AMX the operands many tile products share (K^T, V, V^T, K; Q and dO in the backward) are
+// packed into the kernel's bf16 pairs once per call (PackedTiles).
 //
 // Scratch comes from the caller's Workspace (workspace.h), carved in one order by the same
 // code that sizes it: the segment ranges and the transposed copies (and the backward's row

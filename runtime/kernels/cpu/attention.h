@@ -63,7 +63,8 @@ int64_t AttentionGradWorkspaceBytes(AttentionShape s, bool segment_ids);
 /// products on bf16 operands with f32 sums (tile_gemm_bf16.h), softmax in f32, the
 /// probabilities rounded to bf16 before P V and P^T dO, the score gradient P (dP - Delta)
 /// rounded to bf16 before dS K and dS^T Q (scaled after), Delta from the output rounded to
-/// bf16 (what autocast stores). Same schedules, workspaces sized by their own functions.
+/// bf16 (what autocast stores). Same schedules, workspaces sized by their own functions (on
+/// AMX they also hold K, V, Q and dO packed as bf16 pairs: about their bf16 size each).
 void AttentionBf16Inputs(const float* q, const float* k, const float* v, const int32_t* segment_ids,
                          AttentionShape s, float* out, float* lse);
 void AttentionBf16Inputs(const float* q, const float* k, const float* v, const int32_t* segment_ids,

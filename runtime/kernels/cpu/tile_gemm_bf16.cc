@@ -309,9 +309,7 @@ void Amx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool tran
     PackAmxA(m, k, a, lda, transposed_a, ap, reinterpret_cast<uint32_t*>(acc));  // acc's room: free until C is
     packed_a = ap;                                                                 // copied in
   }
-  ap = const_cast<uint32_t*>(packed_a);
-  bp = const_cast<uint32_t*>(packed_b);
-  if (p.m16 == m && p.n16 == n) return AmxTiles(p, ap, bp, c, ldc, accumulate);  // whole blocks: C itself
+  if (p.m16 == m && p.n16 == n) return AmxTiles(p, packed_a, packed_b, c, ldc, accumulate);  // whole blocks: C itself
   for (int64_t r = 0; r < p.m16; ++r) {
     float* row = acc + r * p.n16;
     if (accumulate && r < m) {
@@ -321,7 +319,7 @@ void Amx(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool tran
       std::fill(row, row + p.n16, 0.f);
     }
   }
-  AmxTiles(p, ap, bp, acc, p.n16, true);
+  AmxTiles(p, packed_a, packed_b, acc, p.n16, true);
   for (int64_t r = 0; r < m; ++r) std::copy_n(acc + r * p.n16, n, c + r * ldc);
 }
 

@@ -45,8 +45,9 @@ int64_t PackedBf16BElements(int64_t k, int64_t n);
 void PackBf16A(int64_t m, int64_t k, const float* a, int64_t lda, uint32_t* out);
 void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out);
 
-/// TileGemmBf16 on the active kernel, with A and/or B also given packed (null: not packed).
-/// The f32 operands are always given: the kernels that read no packed operand use them.
+/// TileGemmBf16 on the active kernel, with A (plain only, not transposed_a) and/or B also
+/// given packed (null: not packed). The f32 operands are always given: the kernels that read
+/// no packed operand use them. Packed or not, the bits are the same.
 void TileGemmBf16Packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a,
                         const uint32_t* packed_a, const float* b, int64_t ldb, const uint32_t* packed_b, float* c,
                         int64_t ldc, bool accumulate, uint16_t* scratch);
