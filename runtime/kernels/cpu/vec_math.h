@@ -1,7 +1,8 @@
 // Row primitives of the softmax-shaped kernels (attention, cross entropy): max, and
 // exp(x - shift) with its sum. For float on AVX2 CPUs exp is a vectorised Cephes-style
 // polynomial (relative error ~2e-7, exp(x) == 0 exactly for x < -87.3, so a -inf mask
-// gives 0); double, and CPUs without AVX2, use std::exp. Sums are accumulated in double.
+// gives 0), 16 lanes at a time on AVX-512 CPUs with the same bits (vec_math_isa.h);
+// double, and CPUs without AVX2, use std::exp. Sums are accumulated in double.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_VEC_MATH_H_
 

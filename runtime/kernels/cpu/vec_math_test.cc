@@ -1,10 +1,13 @@
 #include "runtime/kernels/cpu/vec_math.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/kernels/cpu/finite_difference.h"
+#include "runtime/kernels/cpu/vec_math_isa.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -38,6 +41,24 @@ TEST(VecMath, FloatExpIsAccurateAndUnderflowsToZero) {
     std::vector<float> y(n, 0.5f), o(n);
     EXPECT_NEAR(ExpShifted(y.data(), n, 1.f, 3.f, o.data()), n * std::exp(-0.5), 1e-5) << n;
     for (float v : o) ASSERT_NEAR(v, 3 * std::exp(-0.5), 1e-6);
+  }
+}
+
+// The AVX-512 exp loop gives the AVX2 loop's bits and sums, at every length around its
+// 16-lane groups and their 8-lane halves, with -inf (masked scores), huge and NaN entries.
+TEST(VecMath, Avx512ExpGivesTheBitsOfAvx2) {
+  if (!ExpKernelSupported(ExpKernel::kAvx512)) GTEST_SKIP() << "this CPU has no AVX-512F";
+  for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 64, 100, 1000}) {
+    const testing::Vec v = testing::Random(n, uint32_t(n + 1), 60.0);
+    std::vector<float> x(v.begin(), v.end());
+    if (n > 3) x[1] = -std::numeric_limits<float>::infinity(), x[2] = 1e30f, x[3] = std::nanf("");
+    std::vector<float> out2(n), out512(n);
+    const double sum2 = ExpWithKernel(ExpKernel::kAvx2, x.data(), n, 0.75f, 3.f, 2.f, out2.data());
+    const double sum512 = ExpWithKernel(ExpKernel::kAvx512, x.data(), n, 0.75f, 3.f, 2.f, out512.data());
+    EXPECT_EQ(std::memcmp(out2.data(), out512.data(), n * sizeof(float)), 0) << n;
+    EXPECT_EQ(std::memcmp(&sum2, &sum512, sizeof(double)), 0) << n << ": " << sum2 << " vs " << sum512;
+    EXPECT_EQ(ExpWithKernel(ExpKernel::kAvx512, x.data(), n, 1.f, 0.5f, 1.f, nullptr),
+              ExpWithKernel(ExpKernel::kAvx2, x.data(), n, 1.f, 0.5f, 1.f, nullptr)) << n;
   }
 }
 
