@@ -341,8 +341,8 @@ struct GradTiles {
   Products<T> product;
   GradTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : P(c.Take<T>(kBlk * kBlk, "attention probabilities")), dS(c.Take<T>(kBlk * kBlk, "attention score grads")),
-        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")), dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")),
-        product{bf16, Products<T>::Take(c, D, bf16)} {}
+        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")),
+        dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")), product{bf16, Products<T>::Take(c, D, bf16)} {}
 };
 
 // The backward's packed operands: B of S (K^T), dP (V^T), dQ (K), dV (dO), dK (Q); A of S

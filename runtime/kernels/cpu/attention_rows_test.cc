@@ -40,8 +40,9 @@ TEST(AttentionRows, VectorAndScalarPathsGiveTheSameBits) {
     const std::string at = " n=" + std::to_string(n);
     const std::vector<float> x = RandomFloats(n, 1, 3.0), p = RandomFloats(n, 2), acc = RandomFloats(n, 3, 50.0);
     ExpectPathsAgree(x, [&](float* y, RowPath path) { ScaleRow(y, n, 0.3183f, path); }, "scale" + at);
-    ExpectPathsAgree(std::vector<float>(n), [&](float* y, RowPath path) { DivideRow(acc.data(), n, 7.123456789, y, path); },
-                     "divide" + at);
+    ExpectPathsAgree(
+        std::vector<float>(n), [&](float* y, RowPath path) { DivideRow(acc.data(), n, 7.123456789, y, path); },
+        "divide" + at);
     std::vector<float> special = x;  // ties, a NaN, infinities, a value past bf16's range
     if (n >= 5) special[0] = 1.00390625f, special[1] = std::nanf(""), special[2] = 3.4e38f,
                 special[3] = -std::numeric_limits<float>::infinity(), special[4] = 1.01171875f;

@@ -72,7 +72,8 @@ void CheckAgainstNaive(const Operands<T>& op, const std::vector<T>& c, bool accu
       for (int64_t p = 0; p < op.k; ++p) want += double(op.A(i, p)) * double(op.b[p * op.ldb + j]);
       ASSERT_NEAR(c[i * op.ldc + j], want, tol) << what << " at " << i << "," << j;
     }
-    for (int64_t j = op.n; j < op.ldc; ++j) ASSERT_EQ(c[i * op.ldc + j], op.c0[i * op.ldc + j]) << what << ": wrote past n";
+    for (int64_t j = op.n; j < op.ldc; ++j)
+      ASSERT_EQ(c[i * op.ldc + j], op.c0[i * op.ldc + j]) << what << ": wrote past n";
   }
 }
 
@@ -135,7 +136,8 @@ TEST(TransposeTile, SwapsIndicesOfFloatTilesWithEdges) {
     TransposeTile<float>(rows, cols, in.data(), ld_in, out.data(), ld_out);
     for (int64_t j = 0; j < cols; ++j)
       for (int64_t i = 0; i < ld_out; ++i)
-        ASSERT_EQ(out[j * ld_out + i], i < rows ? in[i * ld_in + j] : -1.f) << rows << "x" << cols << " at " << j << "," << i;
+        ASSERT_EQ(out[j * ld_out + i], i < rows ? in[i * ld_in + j] : -1.f)
+            << rows << "x" << cols << " at " << j << "," << i;
   }
 }
 
