@@ -279,6 +279,20 @@ void PackAmxB(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) 
   std::fill(out + Pairs(k) * p.n16, out + p.pairs16 * p.n16, 0u);
 }
 
+// out[r][q] = t[q][r] for q < pairs, r < m (row strides t_ld, out_ld): each out row's 16
+// pairs by one gather down a column of t.
+[[gnu::target("avx512f")]] void TransposePairs(const uint32_t* t, int64_t t_ld, int64_t pairs, int64_t m,
+                                               uint32_t* out, int64_t out_ld) {
+  const __m512i column = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                            _mm512_set1_epi32(int32_t(t_ld)));
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t q = 0; q < pairs; q += kLanes) {
+      const __mmask16 mask = pairs - q >= kLanes ? __mmask16(0xffff) : __mmask16((1u << (pairs - q)) - 1);
+      const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, column, t + q * t_ld + r, 4);
+      _mm512_mask_storeu_epi32(out + r * out_ld + q, mask, v);
+    }
+}
+
 // A [m, k] (transposed_a: stored [k, m]) as A tiles read it: [m32][pairs16], zero padded;
 // `tmp` holds Pairs(k) * m32 elements for the transposed case.
 void PackAmxA(int64_t m, int64_t k, const float* a, int64_t lda, bool transposed_a, uint32_t* out, uint32_t* tmp) {
@@ -286,8 +300,7 @@ void PackAmxA(int64_t m, int64_t k, const float* a, int64_t lda, bool transposed
   std::fill(out, out + p.m16 * p.pairs16, 0u);
   if (transposed_a) {  // [Pairs(k)][m32] pairs, transposed into A's rows
     PackRowPairs(a, lda, k, m, tmp, p.m16);
-    for (int64_t q = 0; q < Pairs(k); ++q)
-      for (int64_t r = 0; r < m; ++r) out[r * p.pairs16 + q] = tmp[q * p.m16 + r];
+    TransposePairs(tmp, p.m16, Pairs(k), m, out, p.pairs16);
   } else {
     PackRows(a, lda, m, k, reinterpret_cast<uint16_t*>(out), 2 * p.pairs16);
   }
