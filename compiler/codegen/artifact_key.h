@@ -19,8 +19,10 @@ namespace gpt_sft::compiler {
 /// 8.4: bf16-autocast matmuls on the cpu target call the bf16 GEMM builtins (cpu.matmul_bf16.f32,
 ///      cpu.matmul_weight_grad_bf16.f32: oneDNN where the CPU has bf16 dot products).
 /// 8.7: Muon under bf16 in bf16 (cpu.muon_bf16), the lm_head loss fusion
-///      (linear_softcap_cross_entropy_grad), and the bf16 rounding epilogues, prologues and
-///      softcap builtins (gpt-elide-gemm-input-rounding, *_round builtins, shared fusion kernels).
+///      (linear_softcap_cross_entropy_grad), the bf16 rounding epilogues, prologues and
+///      softcap builtins (gpt-elide-gemm-input-rounding, *_round builtins, shared fusion
+///      kernels), and bf16-autocast attention's builtins (cpu.attention_bf16.f32,
+///      cpu.attention_grad_bf16.f32: P and dS rounded to bf16).
 inline constexpr char kCompilerVersion[] = "gptc-8.7";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)

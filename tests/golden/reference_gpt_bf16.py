@@ -8,17 +8,20 @@ so it means the same on any device and torch version:
   * 1.4  softcap in bf16: the division, the tanh and the multiply each round; the logits are
          upcast to fp32 for the cross entropy;
   * 1.5  rotary with cos/sin computed in fp32 and stored as bf16, every product and sum a bf16
-         op; QK-norm after rotary; attention takes bf16 q, k, v, computes scores, softmax and
-         the weighted sum in fp32 and returns bf16;
+         op; QK-norm after rotary; attention takes bf16 q, k, v, computes scores and softmax in
+         fp32, rounds the probabilities exp(s - rowmax) to bf16 before the weighted sum (as
+         flash attention does, on the GPU and in PyTorch's CPU kernel; the row sums stay fp32),
+         accumulates in fp32 and returns bf16;
   * 1.6  relu then square, each in bf16.
 Autograd then gives what PyTorch gives nanochat: the gradient of every bf16 tensor is bf16, and a
 Linear weight's fp32 gradient is its bf16 gradient upcast (the backward of the autocast cast).
 
 Where this may differ from nanochat on a GPU: the matmuls and attention accumulate in fp32 here
-in plain loops (cuBLAS and flash use other orders), and flash attention's kernel rounds the
-softmax probabilities to bf16 before P·V, which this keeps in fp32. Both are below the bf16
-rounding of the outputs. Packing extension as in reference_gpt.py (segment-causal attention,
-per-segment positions).
+in plain loops (cuBLAS and flash use other orders), and flash attention rounds its
+probabilities relative to a running max over key blocks (the same as the row max when, as
+here, T fits one block). Its backward is autograd's (the rounding of P passed straight
+through; flash also rounds dS). Packing extension as in reference_gpt.py (segment-causal
+attention, per-segment positions).
 """
 import torch
 
@@ -54,8 +57,24 @@ def softcap(raw):
 
 
 def attend(q, k, v, segment_ids):
-    """bf16 q, k, v -> bf16, the math of reference_gpt.attend in fp32."""
-    return reference_gpt.attend(q.float(), k.float(), v.float(), segment_ids).to(BF16)
+    """bf16 q, k, v -> bf16: reference_gpt.attend's masked scores in fp32, then
+    (sum_s bf16(e_s) v_s) / sum_s e_s with e_s = exp(score_s - rowmax) in fp32."""
+    T, n_head, head_dim = q.shape[1], q.shape[2], q.shape[3]
+    group = n_head // k.shape[2]
+    qh = q.float().permute(0, 2, 1, 3)                                         # [B,H,T,D]
+    kh = k.float().permute(0, 2, 1, 3).repeat_interleave(group, dim=1)
+    vh = v.float().permute(0, 2, 1, 3).repeat_interleave(group, dim=1)
+    scores = torch.matmul(qh, kh.transpose(2, 3)) * (1.0 / head_dim ** 0.5)  # [B,H,T,T]
+    causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+    same_segment = segment_ids.unsqueeze(2) == segment_ids.unsqueeze(1)
+    visible = (causal.unsqueeze(0) & same_segment).unsqueeze(1)
+    scores = scores.masked_fill(~visible, float("-inf"))
+    e = torch.exp(scores - scores.amax(dim=-1, keepdim=True).detach())
+    # bf16(e) in the forward (exactly: e + (bf16(e) - e) adds two fp32 values whose sum is
+    # representable), e's own gradient in the backward.
+    p = e + (e.to(BF16).float() - e).detach()
+    out = torch.matmul(p, vh) / e.sum(dim=-1, keepdim=True)
+    return out.permute(0, 2, 1, 3).to(BF16)
 
 
 def logits(params, cfg, inputs, segment_ids, positions):

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include "base/command_line.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "runtime/kernels/cpu/tile_gemm_bf16.h"
 #include "trainer/bench/cpu_kernels_report.h"
 #include "trainer/bench/mixture_batches.h"
 #include "trainer/bench/peer_interpreter.h"
@@ -483,7 +484,8 @@ int Main(int argc, char** argv) {
             << "] " << (config.dtype == compiler::ElementType::kBF16 ? "bfloat16 (autocast rounding)" : "float32")
             << ", " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
             << "params " << config.model.NumParams() << ", flops/token " << config.model.FlopsPerToken()
-            << " (nanochat's formula); tile GEMM " << (runtime::kernels::TileGemmUsesAvx2() ? "AVX2+FMA" : "portable")
+            << " (nanochat's formula); tile GEMM " << runtime::kernels::TileGemmKernelName()
+            << " (bf16: " << runtime::kernels::Bf16TileKernelName() << ")"
             << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
             << "\n\n";
   nlohmann::ordered_json report;

@@ -413,6 +413,14 @@ llvm::SmallVector<int64_t> AttentionDims(Value q, Value k, Value segments) {
   return {Dim(q, 0), Dim(q, 1), Dim(q, 2), Dim(k, 2), Dim(q, 3), segments ? 1 : 0};
 }
 
+/// "attention" or "attention_grad"; under bf16 autocast (f32 only) its bf16 builtin, whose
+/// q, k, v, dout are bf16 values (bf16 tile products, P and dS rounded as flash attention
+/// does), the kernel the interpreter runs for the same op.
+std::string AttentionBuiltin(mlir::Operation* op, const std::string& name, Value q) {
+  const bool bf16 = UnderBf16Autocast(op) && TypeOf(q).getElementType().isF32();
+  return Builtin(name + (bf16 ? "_bf16" : ""), q);
+}
+
 LogicalResult LowerAttention(OpLowering& l, gpt::AttentionOp a) {
   if (failed(CheckAttention(a))) return failure();
   const int64_t lse_elements = Dim(a.getQ(), 0) * Dim(a.getQ(), 2) * Dim(a.getQ(), 1);
@@ -420,7 +428,8 @@ LogicalResult LowerAttention(OpLowering& l, gpt::AttentionOp a) {
   llvm::SmallVector<Value> buffers = {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV())};
   if (a.getSegmentIds()) buffers.push_back(l.BufferOf(a.getSegmentIds()));
   buffers.append({l.result(0), lse});
-  return Call(l, Builtin("attention", a.getQ()), AttentionDims(a.getQ(), a.getK(), a.getSegmentIds()), {}, buffers);
+  return Call(l, AttentionBuiltin(a, "attention", a.getQ()), AttentionDims(a.getQ(), a.getK(), a.getSegmentIds()),
+              {}, buffers);
 }
 
 LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
@@ -443,11 +452,11 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
     Value out = l.Scratch(mlir::MemRefType::get({Elements(a.getQ())}, f));
     llvm::SmallVector<Value> forward = inputs;
     forward.append({out, lse});
-    if (failed(Call(l, Builtin("attention", a.getQ()), dims, {}, forward))) return failure();
+    if (failed(Call(l, AttentionBuiltin(a, "attention", a.getQ()), dims, {}, forward))) return failure();
   }
   llvm::SmallVector<Value> buffers = inputs;
   buffers.append({l.BufferOf(a.getOut()), lse, l.BufferOf(a.getDout()), l.result(0), l.result(1), l.result(2)});
-  return Call(l, Builtin("attention_grad", a.getQ()), dims, {}, buffers);
+  return Call(l, AttentionBuiltin(a, "attention_grad", a.getQ()), dims, {}, buffers);
 }
 
 /// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but

@@ -391,9 +391,11 @@ struct AttentionDims {
   int64_t lse() const { return s.B * s.H * s.T; }
 };
 
-template <typename T>
+// kBf16Inputs: q, k, v (and dout) are bf16 values (gpt.attention under bf16 autocast), so
+// attention.h's *Bf16Inputs kernels run, the ones the interpreter runs for the same op.
+template <typename T, bool kBf16Inputs = false>
 struct AttentionCall {
-  static constexpr const char* kName = "attention";
+  static constexpr const char* kName = kBf16Inputs ? "attention_bf16" : "attention";
   AttentionDims d;
   const T *q, *kk, *v;
   const int32_t* segments = nullptr;
@@ -406,16 +408,23 @@ struct AttentionCall {
     out = r.Buffer<T>(d.q(), "out");
     lse = r.Buffer<T>(d.lse(), "lse");
   }
-  int64_t Workspace(int) const { return k::AttentionWorkspaceBytes<T>(d.s, d.segmented); }
+  int64_t Workspace(int) const {
+    if constexpr (kBf16Inputs) return k::AttentionBf16InputsWorkspaceBytes(d.s, d.segmented);
+    return k::AttentionWorkspaceBytes<T>(d.s, d.segmented);
+  }
   absl::Status Run(k::Workspace ws) const {
-    k::Attention(q, kk, v, segments, d.s, out, lse, ws);
+    if constexpr (kBf16Inputs) {
+      k::AttentionBf16Inputs(q, kk, v, segments, d.s, out, lse, ws);
+    } else {
+      k::Attention(q, kk, v, segments, d.s, out, lse, ws);
+    }
     return absl::OkStatus();
   }
 };
 
-template <typename T>
+template <typename T, bool kBf16Inputs = false>
 struct AttentionGradCall {
-  static constexpr const char* kName = "attention_grad";
+  static constexpr const char* kName = kBf16Inputs ? "attention_grad_bf16" : "attention_grad";
   AttentionDims d;
   const T *q, *kk, *v, *out, *lse, *dout;
   const int32_t* segments = nullptr;
@@ -432,9 +441,16 @@ struct AttentionGradCall {
     dk = r.Buffer<T>(d.kv(), "dk");
     dv = r.Buffer<T>(d.kv(), "dv");
   }
-  int64_t Workspace(int) const { return k::AttentionGradWorkspaceBytes<T>(d.s, d.segmented); }
+  int64_t Workspace(int) const {
+    if constexpr (kBf16Inputs) return k::AttentionGradBf16InputsWorkspaceBytes(d.s, d.segmented);
+    return k::AttentionGradWorkspaceBytes<T>(d.s, d.segmented);
+  }
   absl::Status Run(k::Workspace ws) const {
-    k::AttentionGrad(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
+    if constexpr (kBf16Inputs) {
+      k::AttentionGradBf16Inputs(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
+    } else {
+      k::AttentionGrad(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
+    }
     return absl::OkStatus();
   }
 };
@@ -856,6 +872,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<AttentionCall<double>>("cpu.attention.f64"),
     Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),
     Entry<AttentionGradCall<double>>("cpu.attention_grad.f64"),
+    Entry<AttentionCall<float, true>>("cpu.attention_bf16.f32"),
+    Entry<AttentionGradCall<float, true>>("cpu.attention_grad_bf16.f32"),
     Entry<PointwiseCall<float, Pointwise::kAdd>>("cpu.add.f32"),
     Entry<PointwiseCall<double, Pointwise::kAdd>>("cpu.add.f64"),
     Entry<AddListCall<float>>("cpu.add_list.f32"),

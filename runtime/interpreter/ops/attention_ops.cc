@@ -9,8 +9,15 @@
 // The kernel's scale is 1/sqrt(D); another `scale` is applied by scaling q by
 // c = scale sqrt(D) first (and dq by c after). causal = false has no flash kernel: it runs
 // the dense definition (dense_attention.h): not tiled, no blocks skipped.
+//
+// Under bf16 autocast (compiler/dialect/autocast.h) q, k, v and dout are bf16 values: a
+// causal f32 attention at the default scale runs attention.h's *Bf16Inputs kernels (bf16
+// tile products, P and dS rounded as PyTorch's flash attention does), as the compiled cpu
+// step's attention_bf16 builtins do. Another scale (q scaled off bf16 values) or a
+// non-causal one keeps the f32 kernels.
 #include <cmath>
 
+#include "compiler/dialect/autocast.h"
 #include "compiler/dialect/gpt_ops.h"
 #include "runtime/interpreter/ops/dense_attention.h"
 #include "runtime/interpreter/ops/ops.h"
@@ -31,6 +38,7 @@ struct AttentionOperands {
   bool causal;
   double scale;     // the scores' scale
   double q_factor;  // c = scale sqrt(D); 1 for the default scale
+  bool bf16 = false;  // the *Bf16Inputs kernels (bf16 autocast, f32, causal, default scale)
 };
 
 absl::StatusOr<AttentionOperands> CheckOperands(const OpContext& ctx, const Tensor& q, const Tensor& k,
@@ -56,6 +64,8 @@ absl::StatusOr<AttentionOperands> CheckOperands(const OpContext& ctx, const Tens
     ops.scale = scale->convertToDouble();
     ops.q_factor = ops.scale * std::sqrt(double(q.dim(3)));
   }
+  ops.bf16 = q.dtype() == DType::kF32 && causal && ops.q_factor == 1.0 &&
+             ::gpt_sft::compiler::UnderBf16Autocast(ctx.op());
   return ops;
 }
 
@@ -87,6 +97,11 @@ absl::StatusOr<Tensor> RunForward(const OpContext& ctx, const AttentionOperands&
       return absl::OkStatus();
     });
     if (!s.ok()) return s;
+    return lse;
+  }
+  if (a.bf16) {
+    k::AttentionBf16Inputs(a.q->data<float>(), a.k->data<float>(), a.v->data<float>(), a.segment_ids, a.shape,
+                           out.data<float>(), lse->template data<float>());
     return lse;
   }
   auto q = ScaledQ(ctx, *a.q, a.q_factor);
@@ -153,6 +168,12 @@ absl::Status AttentionGrad(OpContext& ctx) {
                          dk->template data<T>(), dv->template data<T>());
       return absl::OkStatus();
     });
+  }
+  if (a->bf16) {
+    k::AttentionGradBf16Inputs(a->q->data<float>(), a->k->data<float>(), a->v->data<float>(), a->segment_ids,
+                               a->shape, out.data<float>(), lse->template data<float>(), dout.data<float>(),
+                               dq->template data<float>(), dk->template data<float>(), dv->template data<float>());
+    return absl::OkStatus();
   }
   auto q = ScaledQ(ctx, *a->q, a->q_factor);
   if (!q.ok()) return q.status();

@@ -295,6 +295,31 @@ TEST(AttentionOps, GradRecomputesTheForwardWhenOutIsAnArgument) {
   ExpectEq(results[2], c.dv);
 }
 
+// Under bf16 autocast (the module attribute gpt-autocast-bf16 sets) q, k, v and dout are
+// bf16 values: the ops run the *Bf16Inputs kernels, whose rounded probabilities make them
+// differ from the f32 ones.
+TEST(AttentionOps, UnderBf16AutocastRunTheBf16Kernels) {
+  std::string ir = std::string("module attributes {gpt.autocast = \"bf16\"} {") + kAttentionIr + "}";
+  const int64_t T = 70;
+  AttentionCase c = MakeAttentionCase(T);
+  for (Tensor* t : {&c.q, &c.k, &c.v, &c.dout}) k::RoundBf16(t->data<float>(), t->data<float>(), t->numel());
+  const k::AttentionShape s{2, T, 4, 2, 8};
+  std::vector<float> out(2 * T * 32), lse(2 * 4 * T), dq(2 * T * 32), dk(2 * T * 16), dv(2 * T * 16);
+  const int32_t* seg = c.seg.data<int32_t>();
+  k::AttentionBf16Inputs(c.q.data<float>(), c.k.data<float>(), c.v.data<float>(), seg, s, out.data(), lse.data());
+  k::AttentionGradBf16Inputs(c.q.data<float>(), c.k.data<float>(), c.v.data<float>(), seg, s, out.data(),
+                             lse.data(), c.dout.data<float>(), dq.data(), dk.data(), dv.data());
+  auto results = RunF(ir, {c.q, c.k, c.v, c.seg, c.dout});
+  ASSERT_EQ(results.size(), 4u);
+  ExpectEq(results[0], out);
+  ExpectEq(results[1], dq);
+  ExpectEq(results[2], dk);
+  ExpectEq(results[3], dv);
+  std::vector<float> f32_out(out.size()), f32_lse(lse.size());
+  k::Attention(c.q.data<float>(), c.k.data<float>(), c.v.data<float>(), seg, s, f32_out.data(), f32_lse.data());
+  EXPECT_NE(f32_out, out) << "the f32 kernel gives the bf16 kernel's bits: the test cannot tell them apart";
+}
+
 TEST(AttentionOps, ExplicitScaleEqualsScaledQueries) {
   const std::string ir = R"(
     func.func @f(%q: tensor<1x6x2x4xf32>, %k: tensor<1x6x2x4xf32>, %v: tensor<1x6x2x4xf32>) -> tensor<1x6x2x4xf32> {

@@ -16,6 +16,14 @@
 // call into [B, Hkv, D, T'] copies, so Q K^T is an ordinary A B product; P^T and dS^T are
 // read in place by TileGemmTransposedA.
 //
+// Under bf16 autocast (the *Bf16Inputs entry points) the same schedule runs with bf16 tile
+// products (TileGemmBf16) and PyTorch's CPU flash-attention roundings: P rounded to bf16
+// before P V and P^T dO (the row sums l stay those of the f32 P), dS = P (dP - Delta)
+// rounded to bf16 unscaled, its products scaled after their f32 sums (dq once at the end,
+// dk when its rows are written), and Delta = dO . bf16(O), the output autocast stores. On
+// AMX the operands many tile products share (K^T, V, V^T, K; Q and dO in the backward) are
+// packed into the kernel's bf16 pairs once per call (PackedTiles).
+//
 // Scratch comes from the caller's Workspace (workspace.h), carved in one order by the same
 // code that sizes it: the segment ranges and the transposed copies (and the backward's row
 // dots) first, then one equal slice per pool thread (ThreadSlot) for the tiles.
@@ -24,9 +32,13 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "compiler/numerics/round_to_bf16.h"
+#include "runtime/kernels/cpu/attention_rows.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "runtime/kernels/cpu/tile_gemm_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 #include "runtime/kernels/cpu/workspace.h"
 
@@ -83,11 +95,9 @@ class Geometry {
   // Sets S[i, j] = -inf where query q0+i may not see key k0+j; S is [nq, nk].
   template <typename T>
   void Mask(int64_t b, int64_t q0, int64_t nq, int64_t k0, int64_t nk, T* S) const {
-    const T neg_inf = -std::numeric_limits<T>::infinity();
     const int32_t* ids = seg_ == nullptr ? nullptr : seg_ + b * s_.T;
-    for (int64_t i = 0; i < nq; ++i)
-      for (int64_t j = 0; j < nk; ++j)
-        if (k0 + j > q0 + i || (ids != nullptr && ids[k0 + j] != ids[q0 + i])) S[i * nk + j] = neg_inf;
+    for (int64_t i = 0; i < nq; ++i)  // keys k0 + j > q0 + i are in the future
+      MaskRow(S + i * nk, nk, q0 + i - k0 + 1, ids == nullptr ? nullptr : ids + k0, ids == nullptr ? 0 : ids[q0 + i]);
   }
 
  private:
@@ -105,24 +115,122 @@ T* TakeTransposed(const Geometry& geo, WorkspaceCarver& carver) {
   return carver.Take<T>(s.B * s.Hkv * s.D * geo.TRow(), "attention's transposed k/v");
 }
 
+// A tile product C (+)= op(A) B: TileGemm on T, or under bf16 autocast (float only)
+// TileGemmBf16 with this thread's packing scratch.
+template <typename T>
+struct Products {
+  bool bf16 = false;
+  uint16_t* scratch = nullptr;
+
+  /// `packed_a`, `packed_b`: the operands also packed (PackedTiles), or null.
+  void operator()(bool transposed_a, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+                  int64_t ldb, T* c, int64_t ldc, bool accumulate, const uint32_t* packed_a = nullptr,
+                  const uint32_t* packed_b = nullptr) const {
+    if constexpr (std::is_same_v<T, float>) {
+      if (bf16)
+        return TileGemmBf16Packed(m, n, k, a, lda, transposed_a, packed_a, b, ldb, packed_b, c, ldc, accumulate,
+                                  scratch);
+    }
+    if (transposed_a) return TileGemmTransposedA(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    TileGemm(m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
+
+  // Packing room for any of attention's tile products (m <= kBlk; n, k <= max(D, kBlk)).
+  static uint16_t* Take(WorkspaceCarver& c, int64_t D, bool bf16) {
+    if (!bf16) return nullptr;
+    const int64_t wide = std::max(D, kBlk);
+    return c.Take<uint16_t>(TileGemmBf16ScratchElements(kBlk, wide, wide), "attention's bf16 packing");
+  }
+};
+
+// Under bf16 on a tile kernel that reads packed operands (AMX), the tiles of an operand that
+// many products read, packed once per call: one per (b, head, block), `heads` kv heads (K^T,
+// V, V^T, K: read by every query block) or query heads (Q, dO in the backward: read by
+// every key block). Off (no memory, null tiles) otherwise.
+class PackedTiles {
+ public:
+  enum Role { kA, kB };  // a query tile packed as TileGemm's A, or as its B
+  PackedTiles(const Geometry& geo, WorkspaceCarver& c, bool on, int64_t heads, int64_t stride)
+      : blocks_(geo.blocks()), heads_(heads), stride_(on ? stride : 0) {
+    if (on) data_ = c.Take<uint32_t>(geo.shape().B * heads_ * blocks_ * stride_, "attention's packed bf16 tiles");
+  }
+  const uint32_t* At(int64_t b, int64_t head, int64_t blk) const {
+    return data_ == nullptr ? nullptr : data_ + ((b * heads_ + head) * blocks_ + blk) * stride_;
+  }
+  /// Packs every tile: pack(b, head, blk, out) packs one, from the pool.
+  template <typename Pack>
+  void Fill(int64_t B, const Pack& pack) const {
+    if (data_ == nullptr) return;
+    ParallelFor(B * heads_ * blocks_, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        pack(i / (heads_ * blocks_), (i / blocks_) % heads_, i % blocks_, data_ + i * stride_);
+    });
+  }
+
+ private:
+  uint32_t* data_ = nullptr;
+  int64_t blocks_, heads_, stride_;
+};
+
+// Whether attention packs tiles once per call: bf16, on a kernel that reads them.
+bool PacksTiles(bool bf16) { return bf16 && Bf16TileKernelReadsPacked(); }
+
+// Packed tiles of B [D, kBlk] (K^T, V^T), B [kBlk, D] (K, V; Q, dO) and A [kBlk, D] (Q, dO).
+PackedTiles TransposedBTiles(const Geometry& geo, WorkspaceCarver& c, bool bf16) {
+  return PackedTiles(geo, c, PacksTiles(bf16), geo.shape().Hkv, PackedBf16BElements(geo.shape().D, kBlk));
+}
+PackedTiles RowBTiles(const Geometry& geo, WorkspaceCarver& c, bool bf16, int64_t heads) {
+  return PackedTiles(geo, c, PacksTiles(bf16), heads, PackedBf16BElements(kBlk, geo.shape().D));
+}
+PackedTiles RowATiles(const Geometry& geo, WorkspaceCarver& c, bool bf16, int64_t heads) {
+  return PackedTiles(geo, c, PacksTiles(bf16), heads, PackedBf16AElements(kBlk, geo.shape().D));
+}
+
+// K^T / V^T tiles [D, nk] of a transposed copy; K / V tiles [nk, D] of a [B,T,Hkv,D] tensor;
+// Q / dO tiles [nq, D] of a [B,T,H,D] one, as B or as A.
+void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* xt) {
+  tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
+    PackBf16B(geo.shape().D, geo.Len(kb), xt + geo.Kt(b, g, kb * kBlk), geo.TRow(), out);
+  });
+}
+void PackRowTiles(const Geometry& geo, const PackedTiles& tiles, const float* x) {
+  tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
+    PackBf16B(geo.Len(kb), geo.shape().D, x + geo.Kv(b, kb * kBlk, g), geo.KvRow(), out);
+  });
+}
+void PackQueryTiles(const Geometry& geo, const PackedTiles& tiles, const float* x, PackedTiles::Role role) {
+  tiles.Fill(geo.shape().B, [&](int64_t b, int64_t h, int64_t qb, uint32_t* out) {
+    const float* tile = x + geo.Q(b, qb * kBlk, h);
+    if (role == PackedTiles::kA) return PackBf16A(geo.Len(qb), geo.shape().D, tile, geo.QRow(), out);
+    PackBf16B(geo.Len(qb), geo.shape().D, tile, geo.QRow(), out);
+  });
+}
+template <typename T>
+void PackTransposedTiles(const Geometry&, const PackedTiles&, const T*) {}
+template <typename T>
+void PackRowTiles(const Geometry&, const PackedTiles&, const T*) {}
+template <typename T>
+void PackQueryTiles(const Geometry&, const PackedTiles&, const T*, PackedTiles::Role) {}
+
 // One equal slice per thread for the tile scratch `Tiles` (a struct carved from a
 // WorkspaceCarver), as many slices as the workspace holds, at most NumThreads().
 template <typename Tiles>
 class PerThread {
  public:
-  PerThread(WorkspaceCarver& carver, int64_t D) {
+  PerThread(WorkspaceCarver& carver, int64_t D, bool bf16) {
     WorkspaceCarver count;
-    Tiles(count, D);
+    Tiles(count, D, bf16);
     stride_ = count.used();
     slots_ = carver.counting() ? NumThreads()
                                : static_cast<int>(std::min<int64_t>(NumThreads(), carver.left() / stride_));
     base_ = carver.Take<char>(stride_ * std::max(1, slots_), "attention's per-thread tiles");
     D_ = D;
+    bf16_ = bf16;
   }
   /// The running thread's tiles (inside a ParallelFor given max_threads = slots()).
   Tiles ForThisThread() const {
     WorkspaceCarver carver(Workspace{base_ + ThreadSlot() * stride_, stride_});
-    return Tiles(carver, D_);
+    return Tiles(carver, D_, bf16_);
   }
   int slots() const { return std::max(1, slots_); }
 
@@ -130,17 +238,20 @@ class PerThread {
   char* base_ = nullptr;
   int64_t stride_ = 0, D_ = 0;
   int slots_ = 0;
+  bool bf16_ = false;
 };
 
 // S [nq, nk] = Q_blk K_blk^T, masked (unscaled: the softmax applies 1/sqrt(D) inside its
 // exp); kt is the transposed copy of K.
+// `packed_q`: Q_blk packed (the forward's, once per query block), or null; `packed_kt`: the
+// packed K^T tiles (off unless bf16 on AMX).
 template <typename T>
-void Scores(const Geometry& geo, Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb, const T* q,
-            const T* kt, T* S) {
+void Scores(const Geometry& geo, const Products<T>& product, Visibility vis, int64_t b, int64_t h, int64_t qb,
+            int64_t kb, const T* q, const T* kt, T* S, const uint32_t* packed_q, const PackedTiles& packed_kt) {
   const AttentionShape& s = geo.shape();
   const int64_t q0 = qb * kBlk, nq = geo.Len(qb), k0 = kb * kBlk, nk = geo.Len(kb);
-  TileGemm(nq, nk, s.D, q + geo.Q(b, q0, h), geo.QRow(), kt + geo.Kt(b, h / geo.rep(), k0), geo.TRow(), S, nk,
-           false);
+  product(false, nq, nk, s.D, q + geo.Q(b, q0, h), geo.QRow(), kt + geo.Kt(b, h / geo.rep(), k0), geo.TRow(), S, nk,
+          false, packed_q, packed_kt.At(b, h / geo.rep(), kb));
   if (vis == Visibility::kPartial) geo.Mask(b, q0, nq, k0, nk, S);
 }
 
@@ -164,14 +275,19 @@ struct ForwardTiles {
   T* S;
   T* acc;
   double *m, *l;
-  ForwardTiles(WorkspaceCarver& c, int64_t D)
+  Products<T> product;
+  uint32_t* packed_q;  // this query block's Q, packed once (when PacksTiles)
+  ForwardTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : S(c.Take<T>(kBlk * kBlk, "attention scores")), acc(c.Take<T>(kBlk * D, "attention accumulator")),
-        m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")) {}
+        m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")),
+        product{bf16, Products<T>::Take(c, D, bf16)},
+        packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr) {}
 };
 
 template <typename T>
 void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v, int64_t b, int64_t h, int64_t qb,
-                       T* out, T* lse, const ForwardTiles<T>& tiles) {
+                       T* out, T* lse, const ForwardTiles<T>& tiles, const PackedTiles& packed_kt,
+                       const PackedTiles& packed_v) {
   const AttentionShape& s = geo.shape();
   const int64_t g = h / geo.rep(), q0 = qb * kBlk, nq = geo.Len(qb);
   const double scale = 1.0 / std::sqrt(double(s.D));
@@ -182,31 +298,38 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
   std::fill(acc, acc + nq * s.D, T(0));
   std::fill(m, m + nq, -std::numeric_limits<double>::infinity());
   std::fill(l, l + nq, 0.0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (tiles.packed_q != nullptr) PackBf16A(nq, s.D, q + geo.Q(b, q0, h), geo.QRow(), tiles.packed_q);
+  }
   for (int64_t kb = 0; kb <= qb; ++kb) {
     const Visibility vis = geo.Classify(b, qb, kb);
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
-    Scores(geo, vis, b, h, qb, kb, q, kt, S);
+    Scores(geo, tiles.product, vis, b, h, qb, kb, q, kt, S, tiles.packed_q, packed_kt);
+    const bool bf16 = tiles.product.bf16;
     for (int64_t i = 0; i < nq; ++i) {
       T* row = S + i * nk;
+      // bf16: the scores scaled first, then shifted, each step rounded (PyTorch's order), so
+      // the probabilities rounded to bf16 below are its values but for exp's last bits.
+      if (bf16) ScaleRow(row, nk, T(scale));
       // In scaled units, and representable in T so the exps below use exactly this shift.
-      const double m_new = double(T(std::max(m[i], scale * MaxOf(row, nk))));
+      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * MaxOf(row, nk))));
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
         std::fill(row, row + nk, T(0));
         continue;
       }
       const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
-      l[i] = l[i] * correction + ExpAffine(row, nk, T(scale), T(m_new), row);
-      if (correction != 1.0)
-        for (int64_t d = 0; d < s.D; ++d) acc[i * s.D + d] *= T(correction);
+      l[i] = l[i] * correction + ExpAffine(row, nk, T(bf16 ? 1.0 : scale), T(m_new), row);
+      if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
+      if (tiles.product.bf16) RoundRowToBf16(row, nk);  // after its sum went into l
     }
-    TileGemm(nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true);
+    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true, nullptr,
+                  packed_v.At(b, g, kb));
   }
   // Every query sees at least itself, so l > 0.
   for (int64_t i = 0; i < nq; ++i) {
-    T* oi = out + geo.Q(b, q0 + i, h);
-    for (int64_t d = 0; d < s.D; ++d) oi[d] = T(acc[i * s.D + d] / l[i]);
+    DivideRow(acc + i * s.D, s.D, l[i], out + geo.Q(b, q0 + i, h));
     lse[geo.L(b, h, q0 + i)] = T(m[i] + std::log(l[i]));
   }
 }
@@ -215,9 +338,32 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
 template <typename T>
 struct GradTiles {
   T *P, *dS, *dk_acc, *dv_acc;
-  GradTiles(WorkspaceCarver& c, int64_t D)
+  Products<T> product;
+  GradTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : P(c.Take<T>(kBlk * kBlk, "attention probabilities")), dS(c.Take<T>(kBlk * kBlk, "attention score grads")),
-        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")), dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")) {}
+        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")),
+        dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")), product{bf16, Products<T>::Take(c, D, bf16)} {}
+};
+
+// The backward's packed operands: B of S (K^T), dP (V^T), dQ (K), dV (dO), dK (Q); A of S
+// (Q) and dP (dO).
+struct GradPacked {
+  PackedTiles kt, vt, k, dout_b, q_b, q_a, dout_a;
+  GradPacked(const Geometry& geo, WorkspaceCarver& c, bool bf16)
+      : kt(TransposedBTiles(geo, c, bf16)), vt(TransposedBTiles(geo, c, bf16)),
+        k(RowBTiles(geo, c, bf16, geo.shape().Hkv)), dout_b(RowBTiles(geo, c, bf16, geo.shape().H)),
+        q_b(RowBTiles(geo, c, bf16, geo.shape().H)), q_a(RowATiles(geo, c, bf16, geo.shape().H)),
+        dout_a(RowATiles(geo, c, bf16, geo.shape().H)) {}
+  template <typename T>
+  void Fill(const Geometry& geo, const T* k_, const T* kt_, const T* vt_, const T* q, const T* dout) const {
+    PackTransposedTiles(geo, kt, kt_);
+    PackTransposedTiles(geo, vt, vt_);
+    PackRowTiles(geo, k, k_);
+    PackQueryTiles(geo, dout_b, dout, PackedTiles::kB);
+    PackQueryTiles(geo, q_b, q, PackedTiles::kB);
+    PackQueryTiles(geo, q_a, q, PackedTiles::kA);
+    PackQueryTiles(geo, dout_a, dout, PackedTiles::kA);
+  }
 };
 
 // Everything the backward needs, and the scratch of one task.
@@ -227,34 +373,41 @@ struct GradTask {
   const T *q, *k, *kt, *vt, *lse, *dout, *delta;  // kt, vt: TransposeHeads of k, v
   T* dq;
   T *P, *dS, *dk_acc, *dv_acc;  // this thread's GradTiles
+  Products<T> product;
+  const GradPacked& packed;  // the packed operands (off unless AMX)
 
   GradTask(const Geometry& g, const T* q_, const T* k_, const T* kt_, const T* vt_, const T* lse_, const T* dout_,
-           const T* delta_, T* dq_, const GradTiles<T>& tiles)
+           const T* delta_, T* dq_, const GradTiles<T>& tiles, const GradPacked& p)
       : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
-        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc) {}
+        P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product), packed(p) {}
 
-  // P and dS [nq, nk] of block pair (qb, kb) for head h.
+  // P and dS [nq, nk] of block pair (qb, kb) for head h; under bf16 both rounded, dS unscaled.
   void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
-    Scores(geo, vis, b, h, qb, kb, q, kt, P);
+    Scores(geo, product, vis, b, h, qb, kb, q, kt, P, packed.q_a.At(b, h, qb), packed.kt);
     for (int64_t i = 0; i < nq; ++i) {
       T* row = P + i * nk;
-      ExpAffine(row, nk, scale, lse[geo.L(b, h, q0 + i)], row);
+      if (product.bf16) ScaleRow(row, nk, scale);  // as the forward: scaled, then shifted
+      ExpAffine(row, nk, product.bf16 ? T(1) : scale, lse[geo.L(b, h, q0 + i)], row);
     }
-    TileGemm(nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk), geo.TRow(),
-             dS, nk, false);  // dP
+    product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
+            geo.TRow(), dS, nk, false, packed.dout_a.At(b, h, qb), packed.vt.At(b, h / geo.rep(), kb));  // dP
+    const T ds_scale = product.bf16 ? T(1) : scale;
     for (int64_t i = 0; i < nq; ++i) {
-      const T di = delta[geo.L(b, h, q0 + i)];
-      for (int64_t j = 0; j < nk; ++j) dS[i * nk + j] = P[i * nk + j] * (dS[i * nk + j] - di) * scale;
+      ScoreGradRow(P + i * nk, dS + i * nk, nk, delta[geo.L(b, h, q0 + i)], ds_scale, dS + i * nk);
+      if (product.bf16) {
+        RoundRowToBf16(dS + i * nk, nk);
+        RoundRowToBf16(P + i * nk, nk);
+      }
     }
   }
 
   void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
     const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
-    TileGemm(nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
-             dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true);
+    product(false, nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
+            dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed.k.At(b, g, kb));
   }
 
   // dk, dv rows of key block kb for kv head g; with `with_dq` also adds this block's
@@ -270,10 +423,13 @@ struct GradTask {
         const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
         ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
         // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
-        TileGemmTransposedA(nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true);
-        TileGemmTransposedA(nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true);
+        product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true, nullptr,
+                packed.dout_b.At(b, h, qb));
+        product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true, nullptr,
+                packed.q_b.At(b, h, qb));
         if (with_dq) AccumulateDq(b, h, qb, kb);
       }
+    if (product.bf16) ScaleRow(dk_acc, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
     for (int64_t j = 0; j < nk; ++j) {
       std::copy_n(dk_acc + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
       std::copy_n(dv_acc + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
@@ -291,15 +447,22 @@ struct GradTask {
   }
 };
 
-// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double.
+// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double; with `bf16`, of O rounded to bf16.
 template <typename T>
-void RowDots(const Geometry& geo, const T* out, const T* dout, T* delta) {
+void RowDots(const Geometry& geo, const T* out, const T* dout, T* delta, bool bf16) {
   const AttentionShape& s = geo.shape();
   ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
     for (int64_t bt = begin; bt < end; ++bt)
       for (int64_t h = 0; h < s.H; ++h) {
         const int64_t o = (bt * s.H + h) * s.D;
         double dot = 0;
+        if constexpr (std::is_same_v<T, float>) {
+          if (bf16) {
+            for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * compiler::RoundToBf16(out[o + d]);
+            delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
+            continue;
+          }
+        }
         for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * out[o + d];
         delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
       }
@@ -311,19 +474,22 @@ template <typename T>
 struct ForwardWorkspace {
   Geometry geo;
   T* kt;
+  PackedTiles packed_kt, packed_v;
   PerThread<ForwardTiles<T>> tiles;
-  ForwardWorkspace(AttentionShape s, const int32_t* seg, WorkspaceCarver& c)
-      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), tiles(c, s.D) {}
+  ForwardWorkspace(AttentionShape s, const int32_t* seg, bool bf16, WorkspaceCarver& c)
+      : geo(s, seg, c), kt(TakeTransposed<T>(geo, c)), packed_kt(TransposedBTiles(geo, c, bf16)),
+        packed_v(RowBTiles(geo, c, bf16, s.Hkv)), tiles(c, s.D, bf16) {}
 };
 
 template <typename T>
 struct GradWorkspace {
   Geometry geo;
   T *delta, *kt, *vt;
+  GradPacked packed;
   PerThread<GradTiles<T>> tiles;
-  GradWorkspace(AttentionShape s, const int32_t* seg, WorkspaceCarver& c)
+  GradWorkspace(AttentionShape s, const int32_t* seg, bool bf16, WorkspaceCarver& c)
       : geo(s, seg, c), delta(c.Take<T>(s.B * s.H * s.T, "attention row dots")), kt(TakeTransposed<T>(geo, c)),
-        vt(TakeTransposed<T>(geo, c)), tiles(c, s.D) {}
+        vt(TakeTransposed<T>(geo, c)), packed(geo, c, bf16), tiles(c, s.D, bf16) {}
 };
 
 // Segment ids change only whether ranges are carved: any non-null pointer sizes them.
@@ -332,29 +498,29 @@ const int32_t* SizingSegments(bool segment_ids) {
   return segment_ids ? &kAny : nullptr;
 }
 
-}  // namespace
-
 template <typename T>
-int64_t AttentionWorkspaceBytes(AttentionShape s, bool segment_ids) {
+int64_t ForwardBytes(AttentionShape s, bool segment_ids, bool bf16) {
   WorkspaceCarver count;
-  ForwardWorkspace<T>(s, SizingSegments(segment_ids), count);
+  ForwardWorkspace<T>(s, SizingSegments(segment_ids), bf16, count);
   return count.used();
 }
 
 template <typename T>
-int64_t AttentionGradWorkspaceBytes(AttentionShape s, bool segment_ids) {
+int64_t GradBytes(AttentionShape s, bool segment_ids, bool bf16) {
   WorkspaceCarver count;
-  GradWorkspace<T>(s, SizingSegments(segment_ids), count);
+  GradWorkspace<T>(s, SizingSegments(segment_ids), bf16, count);
   return count.used();
 }
 
 template <typename T>
-void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse,
-               Workspace workspace) {
+void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse,
+             Workspace workspace, bool bf16) {
   WorkspaceCarver carver(workspace);
-  const ForwardWorkspace<T> ws(s, seg, carver);
+  const ForwardWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
   TransposeHeads(geo, k, ws.kt);
+  PackTransposedTiles(geo, ws.packed_kt, ws.kt);
+  PackRowTiles(geo, ws.packed_v, v);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
   // Costliest (last) query blocks first, so the pool's tail is short.
   ParallelFor(
@@ -363,10 +529,82 @@ void Attention(const T* q, const T* k, const T* v, const int32_t* seg, Attention
         const ForwardTiles<T> tiles = ws.tiles.ForThisThread();
         for (int64_t task = begin; task < end; ++task) {
           const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
-          ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles);
+          ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles, ws.packed_kt, ws.packed_v);
         }
       },
       ws.tiles.slots());
+}
+
+template <typename T>
+void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out, const T* lse,
+              const T* dout, T* dq, T* dk, T* dv, Workspace workspace, AttentionGradSchedule schedule, bool bf16) {
+  WorkspaceCarver carver(workspace);
+  const GradWorkspace<T> ws(s, seg, bf16, carver);
+  const Geometry& geo = ws.geo;
+  RowDots(geo, out, dout, ws.delta, bf16);
+  TransposeHeads(geo, k, ws.kt);
+  TransposeHeads(geo, v, ws.vt);
+  ws.packed.Fill(geo, k, ws.kt, ws.vt, q, dout);
+  const int64_t dq_size = s.B * s.T * s.H * s.D;
+  std::fill(dq, dq + dq_size, T(0));
+  const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
+  if (schedule == AttentionGradSchedule::kAuto)
+    schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
+  auto task = [&] {
+    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread(), ws.packed);
+  };
+  const int slots = ws.tiles.slots();
+  if (schedule == AttentionGradSchedule::kFused) {
+    ParallelFor(
+        groups, 1,
+        [&](int64_t begin, int64_t end) {
+          GradTask<T> t = task();
+          for (int64_t bg = begin; bg < end; ++bg)
+            for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
+        },
+        slots);
+  } else {
+    // Key block 0 meets every query block: hand out the first key blocks first.
+    ParallelFor(
+        groups * nb, 1,
+        [&](int64_t begin, int64_t end) {
+          GradTask<T> t = task();
+          for (int64_t i = begin; i < end; ++i)
+            t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
+        },
+        slots);
+    const int64_t heads = s.B * s.H;
+    ParallelFor(
+        heads * nb, 1,
+        [&](int64_t begin, int64_t end) {
+          GradTask<T> t = task();
+          for (int64_t i = begin; i < end; ++i)
+            t.QueryBlock((i % heads) / s.H, (i % heads) % s.H, nb - 1 - i / heads);
+        },
+        slots);
+  }
+  if (bf16) {  // dS was unscaled: dq's f32 sums take the scale once
+    const T scale = T(1.0 / std::sqrt(double(s.D)));
+    ParallelFor(dq_size, 1 << 14, [&](int64_t begin, int64_t end) { ScaleRow(dq + begin, end - begin, scale); });
+  }
+}
+
+}  // namespace
+
+template <typename T>
+int64_t AttentionWorkspaceBytes(AttentionShape s, bool segment_ids) {
+  return ForwardBytes<T>(s, segment_ids, false);
+}
+
+template <typename T>
+int64_t AttentionGradWorkspaceBytes(AttentionShape s, bool segment_ids) {
+  return GradBytes<T>(s, segment_ids, false);
+}
+
+template <typename T>
+void Attention(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, T* out, T* lse,
+               Workspace workspace) {
+  Forward(q, k, v, seg, s, out, lse, workspace, false);
 }
 
 template <typename T>
@@ -379,48 +617,7 @@ template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out,
                    const T* lse, const T* dout, T* dq, T* dk, T* dv, Workspace workspace,
                    AttentionGradSchedule schedule) {
-  WorkspaceCarver carver(workspace);
-  const GradWorkspace<T> ws(s, seg, carver);
-  const Geometry& geo = ws.geo;
-  RowDots(geo, out, dout, ws.delta);
-  TransposeHeads(geo, k, ws.kt);
-  TransposeHeads(geo, v, ws.vt);
-  std::fill(dq, dq + s.B * s.T * s.H * s.D, T(0));
-  const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
-  if (schedule == AttentionGradSchedule::kAuto)
-    schedule = groups >= 4 * NumThreads() ? AttentionGradSchedule::kFused : AttentionGradSchedule::kTwoPass;
-  auto task = [&] {
-    return GradTask<T>(geo, q, k, ws.kt, ws.vt, lse, dout, ws.delta, dq, ws.tiles.ForThisThread());
-  };
-  const int slots = ws.tiles.slots();
-  if (schedule == AttentionGradSchedule::kFused) {
-    ParallelFor(
-        groups, 1,
-        [&](int64_t begin, int64_t end) {
-          GradTask<T> t = task();
-          for (int64_t bg = begin; bg < end; ++bg)
-            for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
-        },
-        slots);
-    return;
-  }
-  // Key block 0 meets every query block: hand out the first key blocks first.
-  ParallelFor(
-      groups * nb, 1,
-      [&](int64_t begin, int64_t end) {
-        GradTask<T> t = task();
-        for (int64_t i = begin; i < end; ++i)
-          t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
-      },
-      slots);
-  const int64_t heads = s.B * s.H;
-  ParallelFor(
-      heads * nb, 1,
-      [&](int64_t begin, int64_t end) {
-        GradTask<T> t = task();
-        for (int64_t i = begin; i < end; ++i) t.QueryBlock((i % heads) / s.H, (i % heads) % s.H, nb - 1 - i / heads);
-      },
-      slots);
+  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, dv, workspace, schedule, false);
 }
 
 template <typename T>
@@ -428,6 +625,38 @@ void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, Atten
                    const T* lse, const T* dout, T* dq, T* dk, T* dv, AttentionGradSchedule schedule) {
   const ScratchBuffer scratch(AttentionGradWorkspaceBytes<T>(s, seg != nullptr));
   AttentionGrad(q, k, v, seg, s, out, lse, dout, dq, dk, dv, scratch.get(), schedule);
+}
+
+int64_t AttentionBf16InputsWorkspaceBytes(AttentionShape s, bool segment_ids) {
+  return ForwardBytes<float>(s, segment_ids, true);
+}
+
+int64_t AttentionGradBf16InputsWorkspaceBytes(AttentionShape s, bool segment_ids) {
+  return GradBytes<float>(s, segment_ids, true);
+}
+
+void AttentionBf16Inputs(const float* q, const float* k, const float* v, const int32_t* seg, AttentionShape s,
+                         float* out, float* lse, Workspace workspace) {
+  Forward(q, k, v, seg, s, out, lse, workspace, true);
+}
+
+void AttentionBf16Inputs(const float* q, const float* k, const float* v, const int32_t* seg, AttentionShape s,
+                         float* out, float* lse) {
+  const ScratchBuffer scratch(AttentionBf16InputsWorkspaceBytes(s, seg != nullptr));
+  AttentionBf16Inputs(q, k, v, seg, s, out, lse, scratch.get());
+}
+
+void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, const int32_t* seg, AttentionShape s,
+                             const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                             Workspace workspace, AttentionGradSchedule schedule) {
+  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, dv, workspace, schedule, true);
+}
+
+void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, const int32_t* seg, AttentionShape s,
+                             const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+                             AttentionGradSchedule schedule) {
+  const ScratchBuffer scratch(AttentionGradBf16InputsWorkspaceBytes(s, seg != nullptr));
+  AttentionGradBf16Inputs(q, k, v, seg, s, out, lse, dout, dq, dk, dv, scratch.get(), schedule);
 }
 
 #define INSTANTIATE(T)                                                                                          \

@@ -58,6 +58,27 @@ void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* segment_id
 template <typename T>
 int64_t AttentionGradWorkspaceBytes(AttentionShape s, bool segment_ids);
 
+/// Attention under bf16 autocast: q, k, v (and, for the grad, dout) are bf16 values held as
+/// f32, as PyTorch's CPU flash attention (and GPU flash attention) computes them: tile
+/// products on bf16 operands with f32 sums (tile_gemm_bf16.h), softmax in f32, the
+/// probabilities rounded to bf16 before P V and P^T dO, the score gradient P (dP - Delta)
+/// rounded to bf16 before dS K and dS^T Q (scaled after), Delta from the output rounded to
+/// bf16 (what autocast stores). Same schedules, workspaces sized by their own functions (on
+/// AMX they also hold K, V, Q and dO packed as bf16 pairs: about their bf16 size each).
+void AttentionBf16Inputs(const float* q, const float* k, const float* v, const int32_t* segment_ids,
+                         AttentionShape s, float* out, float* lse);
+void AttentionBf16Inputs(const float* q, const float* k, const float* v, const int32_t* segment_ids,
+                         AttentionShape s, float* out, float* lse, Workspace workspace);
+int64_t AttentionBf16InputsWorkspaceBytes(AttentionShape s, bool segment_ids);
+void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, const int32_t* segment_ids,
+                             AttentionShape s, const float* out, const float* lse, const float* dout, float* dq,
+                             float* dk, float* dv, AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
+void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, const int32_t* segment_ids,
+                             AttentionShape s, const float* out, const float* lse, const float* dout, float* dq,
+                             float* dk, float* dv, Workspace workspace,
+                             AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
+int64_t AttentionGradBf16InputsWorkspaceBytes(AttentionShape s, bool segment_ids);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_H_

@@ -22,6 +22,7 @@
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -164,6 +165,26 @@ void BM_TileGemm(benchmark::State& state) {
 }
 BENCHMARK(BM_TileGemm)->Args({64, 64, 128})->Args({64, 128, 64});
 
+// The same on bf16 values by tile_gemm_bf16.h's kernels, packing included: arg 3 is 0 for
+// AMX, 1 for AVX512_BF16 (each skipped where the CPU lacks it), 2 for the fp32 FMA fallback.
+void BM_TileGemmBf16(benchmark::State& state) {
+  const int64_t m = state.range(0), n = state.range(1), k = state.range(2);
+  const Bf16TileKernel kernel = state.range(3) == 0   ? Bf16TileKernel::kAmx
+                                : state.range(3) == 1 ? Bf16TileKernel::kDpBf16
+                                                      : Bf16TileKernel::kFp32;
+  if (!Bf16TileKernelSupported(kernel)) return state.SkipWithError("this CPU cannot run the kernel");
+  std::vector<float> a = Random(m * k, 1), b = Random(k * n, 2), c(m * n);
+  RoundBf16(a.data(), a.data(), m * k);
+  RoundBf16(b.data(), b.data(), k * n);
+  std::vector<uint16_t> scratch(TileGemmBf16ScratchElements(m, n, k));
+  for (auto _ : state) {
+    TileGemmBf16(m, n, k, a.data(), k, false, b.data(), n, c.data(), n, true, scratch.data(), kernel);
+    benchmark::ClobberMemory();
+  }
+  Rate(state, "FLOP/s", 2.0 * m * n * k);
+}
+BENCHMARK(BM_TileGemmBf16)->ArgsProduct({{64}, {64}, {128}, {0, 1, 2}})->ArgsProduct({{64}, {128}, {64}, {0, 1, 2}});
+
 // Attention on q, k, v [4, 2048, 2, 128] as after QK-norm (unit rms rows). Arg 0: plain
 // causal; arg 1: best-fit packed rows (segments of 300 tokens, the last one shorter).
 struct AttentionInputs {
@@ -210,6 +231,33 @@ void BM_AttentionForwardBackward(benchmark::State& state) {
 }
 BENCHMARK(BM_AttentionForwardBackward)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
 
+// The same under bf16 autocast: q, k, v, dout rounded to bf16 values, attention.h's
+// *Bf16Inputs kernels (tile products by tile_gemm_bf16.h's kernel: the context's
+// bf16_tile_gemm; GPT_SFT_CPU_BF16_TILE=amx|dpbf16|fp32 picks one). Arg as above.
+struct Bf16AttentionInputs : AttentionInputs {
+  explicit Bf16AttentionInputs(bool packed) : AttentionInputs(packed) {
+    for (std::vector<float>* x : {&q, &k, &v, &dout}) RoundBf16(x->data(), x->data(), int64_t(x->size()));
+  }
+};
+
+void BM_AttentionForwardBf16(benchmark::State& state) {
+  Bf16AttentionInputs in(state.range(0) == 1);
+  for (auto _ : state)
+    AttentionBf16Inputs(in.q.data(), in.k.data(), in.v.data(), in.segments(), kAttn, in.out.data(), in.lse.data());
+  Rate(state, "FLOP/s", kAttnForwardFlops);
+}
+BENCHMARK(BM_AttentionForwardBf16)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+
+void BM_AttentionBackwardBf16(benchmark::State& state) {
+  Bf16AttentionInputs in(state.range(0) == 1);
+  AttentionBf16Inputs(in.q.data(), in.k.data(), in.v.data(), in.segments(), kAttn, in.out.data(), in.lse.data());
+  for (auto _ : state)
+    AttentionGradBf16Inputs(in.q.data(), in.k.data(), in.v.data(), in.segments(), kAttn, in.out.data(),
+                            in.lse.data(), in.dout.data(), in.dq.data(), in.dk.data(), in.dv.data());
+  Rate(state, "FLOP/s", 2.5 * kAttnForwardFlops);
+}
+BENCHMARK(BM_AttentionBackwardBf16)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->MinTime(1.0)->UseRealTime();
+
 // The step's real sequence: the q projection (OpenBLAS threads), then attention (the pool).
 // Compare with the sum of the two rows alone to see the pools get in each other's way.
 void BM_MatmulThenAttentionForward(benchmark::State& state) {
@@ -239,7 +287,8 @@ int main(int argc, char** argv) {
   argc = kept;
   gpt_sft::runtime::kernels::SetNumThreads(threads);
   benchmark::AddCustomContext("kernel_threads", std::to_string(threads));
-  benchmark::AddCustomContext("tile_gemm", gpt_sft::runtime::kernels::TileGemmUsesAvx2() ? "avx2+fma" : "portable");
+  benchmark::AddCustomContext("tile_gemm", gpt_sft::runtime::kernels::TileGemmKernelName());
+  benchmark::AddCustomContext("bf16_tile_gemm", gpt_sft::runtime::kernels::Bf16TileKernelName());
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

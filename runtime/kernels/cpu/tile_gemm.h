@@ -4,8 +4,9 @@
 //
 // Why not BLAS: the attention kernel calls this from many pool threads at once on tiles of
 // ~1 MFLOP, where OpenBLAS's per-call set-up and its own threading get in the way. This is
-// a register-blocked 6x16 (float) / 6x8 (double) AVX2+FMA kernel chosen at run time, with a
-// portable loop for CPUs without AVX2; B's rows and C's rows must each be contiguous.
+// a register-blocked kernel chosen at run time: AVX-512 (blocks of 14 rows x 32 floats /
+// 16 doubles), else AVX2+FMA (6 x 16 / 6 x 8), else a portable loop; the two vector kernels
+// give identical bits (tile_gemm_isa.h). B's rows and C's rows must each be contiguous.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_TILE_GEMM_H_
 
@@ -29,8 +30,8 @@ void TileGemmTransposedA(int64_t m, int64_t n, int64_t k, const T* a, int64_t ld
 template <typename T>
 void TransposeTile(int64_t rows, int64_t cols, const T* in, int64_t ld_in, T* out, int64_t ld_out);
 
-/// True when TileGemm runs its AVX2+FMA kernel on this CPU.
-bool TileGemmUsesAvx2();
+/// The kernel TileGemm runs on this CPU: "AVX-512", "AVX2+FMA" or "portable".
+const char* TileGemmKernelName();
 
 }  // namespace gpt_sft::runtime::kernels
 

@@ -17,6 +17,8 @@ std::vector<float> Inputs(int64_t n, uint32_t seed) {
   for (float& v : x) v = d(rng);
   if (n > 3) x[3] = -std::numeric_limits<float>::infinity();  // a masked score
   if (n > 5) x[5] = 0.f;
+  if (n > 9) x[9] = std::numeric_limits<float>::quiet_NaN();
+  if (n > 12) x[12] = 1e30f;
   return x;
 }
 

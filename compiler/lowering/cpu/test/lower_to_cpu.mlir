@@ -321,3 +321,34 @@ module attributes {gpt.autocast = "bf16"} {
     return %y, %dx : tensor<8x32xf32>, tensor<8x32xf32>
   }
 }
+
+// -----
+
+// Under bf16 autocast attention's q, k, v (and dout) are bf16 values: the forward and the
+// gradient launch the bf16 builtins (bf16 tile products, P and dS rounded to bf16); the
+// gradient reads the forward's persistent lse.
+// CHECK-LABEL: func.func @autocast_bf16_attention
+// CHECK: gpt.call_builtin "cpu.attention_bf16.f32"({{.*}}) {gpt.op = "gpt.attention"}
+// CHECK: gpt.call_builtin "cpu.attention_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK-NOT: "cpu.attention.f32"
+module attributes {gpt.autocast = "bf16"} {
+  func.func @autocast_bf16_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
+                                     %v: tensor<1x8x2x16xf32> {gpt.name = "v"}, %do: tensor<1x8x2x16xf32> {gpt.name = "dout"})
+      -> (tensor<1x8x2x16xf32> {gpt.name = "o"}, tensor<1x8x2x16xf32> {gpt.name = "dq"}, tensor<1x8x2x16xf32> {gpt.name = "dk"},
+          tensor<1x8x2x16xf32> {gpt.name = "dv"}) {
+    %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+    %dq, %dk, %dv = gpt.attention_grad %q, %k, %v, %o, %do : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+    return %o, %dq, %dk, %dv : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+  }
+}
+
+// -----
+
+// The same attention without autocast keeps the f32 builtins.
+// CHECK-LABEL: func.func @f32_attention
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention"}
+func.func @f32_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
+                         %v: tensor<1x8x2x16xf32> {gpt.name = "v"}) -> (tensor<1x8x2x16xf32> {gpt.name = "o"}) {
+  %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+  return %o : tensor<1x8x2x16xf32>
+}

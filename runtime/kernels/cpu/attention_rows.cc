@@ -1,0 +1,149 @@
+// Implements the row steps. The AVX-512 loops handle the last n % 16 elements under a lane
+// mask, so there is no scalar tail to keep in step with the vector body.
+#include "runtime/kernels/cpu/attention_rows.h"
+
+#include <immintrin.h>
+
+#include <limits>
+#include <type_traits>
+
+#include "compiler/numerics/round_to_bf16.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+bool DetectAvx512() {
+  __builtin_cpu_init();  // needed when this runs from a static initializer
+  return __builtin_cpu_supports("avx512f");
+}
+const bool kHasAvx512 = DetectAvx512();
+
+// Lanes [0, min(16, n - j)) of a 16-lane block starting at j.
+[[gnu::target("avx512f"), gnu::always_inline]] inline __mmask16 Lanes(int64_t j, int64_t n) {
+  return n - j >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - j)) - 1);
+}
+
+[[gnu::target("avx512f")]] void MaskAvx512(float* s, int64_t n, int64_t visible_end, const int32_t* key_ids,
+                                           int32_t query_id) {
+  const __m512 neg_inf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i qid = _mm512_set1_epi32(query_id);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 live = Lanes(j, n);
+    // j + lane >= visible_end, as lane >= visible_end - j clamped to [0, 16].
+    const int64_t first = visible_end - j;
+    const __m512i limit = _mm512_set1_epi32(int32_t(first < 0 ? 0 : first > 16 ? 16 : first));
+    __mmask16 hide = _mm512_cmpge_epi32_mask(lane, limit);
+    if (key_ids != nullptr)
+      hide |= _mm512_mask_cmpneq_epi32_mask(live, _mm512_maskz_loadu_epi32(live, key_ids + j), qid);
+    _mm512_mask_storeu_ps(s + j, hide & live, neg_inf);
+  }
+}
+
+[[gnu::target("avx512f")]] void ScaleAvx512(float* x, int64_t n, float factor) {
+  const __m512 f = _mm512_set1_ps(factor);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = Lanes(j, n);
+    _mm512_mask_storeu_ps(x + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + j), f));
+  }
+}
+
+[[gnu::target("avx512f")]] void DivideAvx512(const float* acc, int64_t n, double divisor, float* out) {
+  const __m512d d = _mm512_set1_pd(divisor);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = Lanes(j, n);
+    const __m512 a = _mm512_maskz_loadu_ps(m, acc + j);
+    const __m256 lo = _mm256_castpd_ps(_mm512_castpd512_pd256(_mm512_castps_pd(a)));
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1));
+    const __m256 qlo = _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(lo), d));
+    const __m256 qhi = _mm512_cvtpd_ps(_mm512_div_pd(_mm512_cvtps_pd(hi), d));
+    const __m512d q = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(qlo)), _mm256_castps_pd(qhi), 1);
+    _mm512_mask_storeu_ps(out + j, m, _mm512_castpd_ps(q));
+  }
+}
+
+[[gnu::target("avx512f")]] void ScoreGradAvx512(const float* p, const float* dp, int64_t n, float delta, float scale,
+                                                float* ds) {
+  const __m512 dl = _mm512_set1_ps(delta), sc = _mm512_set1_ps(scale);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = Lanes(j, n);
+    const __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dp + j), dl);
+    _mm512_mask_storeu_ps(ds + j, m, _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + j), diff), sc));
+  }
+}
+
+// RoundToBf16 on 16 lanes: NaN quieted, else add 0x7fff plus the kept part's lowest bit and
+// clear the low half (ties to even).
+[[gnu::target("avx512f")]] void RoundBf16Avx512(float* x, int64_t n) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i quiet = _mm512_set1_epi32(0x00400000), high = _mm512_set1_epi32(int32_t(0xffff0000u));
+  const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = Lanes(j, n);
+    const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + j));
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, abs_mask), inf);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
+    const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(half, lsb));
+    const __m512i out = _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(bits, quiet)), high);
+    _mm512_mask_storeu_ps(x + j, m, _mm512_castsi512_ps(out));
+  }
+}
+
+template <typename T>
+bool Vector(RowPath path) {
+  return std::is_same_v<T, float> && path == RowPath::kAuto && kHasAvx512;
+}
+
+}  // namespace
+
+bool AttentionRowsUseAvx512() { return kHasAvx512; }
+
+template <typename T>
+void MaskRow(T* s, int64_t n, int64_t visible_end, const int32_t* key_ids, int32_t query_id, RowPath path) {
+  if constexpr (std::is_same_v<T, float>)
+    if (Vector<T>(path)) return MaskAvx512(s, n, visible_end, key_ids, query_id);
+  const T neg_inf = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j)
+    if (j >= visible_end || (key_ids != nullptr && key_ids[j] != query_id)) s[j] = neg_inf;
+}
+
+template <typename T>
+void ScaleRow(T* x, int64_t n, T factor, RowPath path) {
+  if constexpr (std::is_same_v<T, float>)
+    if (Vector<T>(path)) return ScaleAvx512(x, n, factor);
+  for (int64_t j = 0; j < n; ++j) x[j] *= factor;
+}
+
+template <typename T>
+void DivideRow(const T* acc, int64_t n, double divisor, T* out, RowPath path) {
+  if constexpr (std::is_same_v<T, float>)
+    if (Vector<T>(path)) return DivideAvx512(acc, n, divisor, out);
+  for (int64_t j = 0; j < n; ++j) out[j] = T(acc[j] / divisor);
+}
+
+template <typename T>
+void RoundRowToBf16(T* x, int64_t n, RowPath path) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (Vector<T>(path)) return RoundBf16Avx512(x, n);
+    for (int64_t j = 0; j < n; ++j) x[j] = compiler::RoundToBf16(x[j]);
+  }
+}
+
+template <typename T>
+void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, RowPath path) {
+  if constexpr (std::is_same_v<T, float>)
+    if (Vector<T>(path)) return ScoreGradAvx512(p, dp, n, delta, scale, ds);
+  for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (dp[j] - delta) * scale;
+}
+
+#define INSTANTIATE(T)                                                                 \
+  template void MaskRow<T>(T*, int64_t, int64_t, const int32_t*, int32_t, RowPath);    \
+  template void ScaleRow<T>(T*, int64_t, T, RowPath);                                  \
+  template void DivideRow<T>(const T*, int64_t, double, T*, RowPath);                  \
+  template void RoundRowToBf16<T>(T*, int64_t, RowPath);                               \
+  template void ScoreGradRow<T>(const T*, const T*, int64_t, T, T, T*, RowPath);
+INSTANTIATE(float)
+INSTANTIATE(double)
+#undef INSTANTIATE
+
+}  // namespace gpt_sft::runtime::kernels

@@ -1,0 +1,94 @@
+// The row steps' vector loops against their scalar loops, byte for byte, at lengths with
+// and without a masked tail; and the mask against its definition.
+#include "runtime/kernels/cpu/attention_rows.h"
+
+#include "compiler/numerics/round_to_bf16.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/kernels/cpu/finite_difference.h"
+#include "runtime/kernels/cpu/same_bits.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+using testing::ExpectSameBits;
+
+constexpr int64_t kLengths[] = {0, 1, 7, 15, 16, 17, 37, 64, 100, 128};
+
+std::vector<float> RandomFloats(int64_t n, uint32_t seed, double scale = 1.0) {
+  const testing::Vec v = testing::Random(n, seed, scale);
+  return std::vector<float>(v.begin(), v.end());
+}
+
+// Runs `step` on a copy of `x` by both paths and compares the bytes.
+template <typename Step>
+void ExpectPathsAgree(const std::vector<float>& x, Step step, const std::string& what) {
+  std::vector<float> vec = x, scalar = x;
+  step(vec.data(), RowPath::kAuto);
+  step(scalar.data(), RowPath::kScalar);
+  ExpectSameBits(scalar, vec, what.c_str());
+}
+
+TEST(AttentionRows, VectorAndScalarPathsGiveTheSameBits) {
+  if (!AttentionRowsUseAvx512()) GTEST_SKIP() << "no AVX-512F: kAuto is the scalar loop";
+  for (int64_t n : kLengths) {
+    const std::string at = " n=" + std::to_string(n);
+    const std::vector<float> x = RandomFloats(n, 1, 3.0), p = RandomFloats(n, 2), acc = RandomFloats(n, 3, 50.0);
+    ExpectPathsAgree(x, [&](float* y, RowPath path) { ScaleRow(y, n, 0.3183f, path); }, "scale" + at);
+    ExpectPathsAgree(
+        std::vector<float>(n), [&](float* y, RowPath path) { DivideRow(acc.data(), n, 7.123456789, y, path); },
+        "divide" + at);
+    std::vector<float> special = x;  // ties, a NaN, infinities, a value past bf16's range
+    if (n >= 5) special[0] = 1.00390625f, special[1] = std::nanf(""), special[2] = 3.4e38f,
+                special[3] = -std::numeric_limits<float>::infinity(), special[4] = 1.01171875f;
+    ExpectPathsAgree(special, [&](float* y, RowPath path) { RoundRowToBf16(y, n, path); }, "round" + at);
+    ExpectPathsAgree(x, [&](float* y, RowPath path) { ScoreGradRow(p.data(), y, n, 0.25f, 0.0884f, y, path); },
+                     "score grad" + at);
+    std::vector<int32_t> ids(n);
+    for (int64_t j = 0; j < n; ++j) ids[j] = int32_t(j / 5 % 3);
+    for (int64_t end : {int64_t(-3), int64_t(0), n / 2, n, n + 9})
+      for (const int32_t* key_ids : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(ids.data())})
+        ExpectPathsAgree(x, [&](float* y, RowPath path) { MaskRow(y, n, end, key_ids, 1, path); },
+                         "mask" + at + " end=" + std::to_string(end) + (key_ids ? " with ids" : ""));
+  }
+}
+
+TEST(AttentionRows, MaskHidesTheFutureAndOtherSegments) {
+  const int64_t n = 40;
+  std::vector<int32_t> ids(n);
+  for (int64_t j = 0; j < n; ++j) ids[j] = j < 12 ? 4 : j < 30 ? 5 : 6;
+  for (RowPath path : {RowPath::kAuto, RowPath::kScalar}) {
+    std::vector<float> s(n, 1.f);
+    MaskRow(s.data(), n, 33, ids.data(), 5, path);
+    for (int64_t j = 0; j < n; ++j) {
+      const bool visible = j < 33 && ids[j] == 5;
+      EXPECT_EQ(s[j], visible ? 1.f : -std::numeric_limits<float>::infinity()) << j;
+    }
+  }
+}
+
+TEST(AttentionRows, RoundsToBf16AsRoundToBf16Does) {
+  std::vector<float> x = RandomFloats(37, 9, 100.0);
+  const std::vector<float> x0 = x;
+  RoundRowToBf16(x.data(), 37);
+  for (int j = 0; j < 37; ++j) EXPECT_EQ(x[j], compiler::RoundToBf16(x0[j])) << j;
+}
+
+TEST(AttentionRows, DoubleRowsComputeTheirDefinitions) {
+  const std::vector<double> p = {0.5, 0.25, 0.125}, dp = {1.0, 2.0, 3.0}, acc = {3.0, 6.0, 9.0};
+  std::vector<double> ds(3), out(3), x = {1.0, 2.0, 4.0};
+  ScoreGradRow(p.data(), dp.data(), 3, 1.0, 2.0, ds.data());
+  EXPECT_EQ(ds, (std::vector<double>{0.0, 0.5, 0.5}));
+  DivideRow(acc.data(), 3, 3.0, out.data());
+  EXPECT_EQ(out, (std::vector<double>{1.0, 2.0, 3.0}));
+  ScaleRow(x.data(), 3, 0.5);
+  EXPECT_EQ(x, (std::vector<double>{0.5, 1.0, 2.0}));
+}
+
+}  // namespace
+}  // namespace gpt_sft::runtime::kernels
