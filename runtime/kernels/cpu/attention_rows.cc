@@ -1,6 +1,7 @@
 // Implements the row steps. The AVX-512 loops handle the last n % 16 elements under a lane
 // mask, so there is no scalar tail to keep in step with the vector body.
 #include "runtime/kernels/cpu/attention_rows.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 
 #include <immintrin.h>
 
@@ -12,11 +13,7 @@
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-bool DetectAvx512() {
-  __builtin_cpu_init();  // needed when this runs from a static initializer
-  return __builtin_cpu_supports("avx512f");
-}
-const bool kHasAvx512 = DetectAvx512();
+const bool kHasAvx512 = CpuHasAvx512F();
 
 // Lanes [0, min(16, n - j)) of a 16-lane block starting at j.
 [[gnu::target("avx512f"), gnu::always_inline]] inline __mmask16 Lanes(int64_t j, int64_t n) {

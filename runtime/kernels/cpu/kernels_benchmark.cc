@@ -13,6 +13,7 @@
 
 #include "benchmark/benchmark.h"
 #include "runtime/kernels/cpu/attention.h"
+#include "runtime/kernels/cpu/benchmark_main.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
@@ -273,25 +274,9 @@ BENCHMARK(BM_MatmulThenAttentionForward)->Unit(benchmark::kMillisecond)->MinTime
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels
 
-// Takes --threads=N (default 2) off the command line, then hands the rest to the library.
 int main(int argc, char** argv) {
-  int threads = 2;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
-      threads = std::atoi(argv[i] + 10);
-    } else {
-      argv[kept++] = argv[i];
-    }
-  }
-  argc = kept;
-  gpt_sft::runtime::kernels::SetNumThreads(threads);
-  benchmark::AddCustomContext("kernel_threads", std::to_string(threads));
-  benchmark::AddCustomContext("tile_gemm", gpt_sft::runtime::kernels::TileGemmKernelName());
-  benchmark::AddCustomContext("bf16_tile_gemm", gpt_sft::runtime::kernels::Bf16TileKernelName());
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return gpt_sft::runtime::kernels::RunKernelBenchmarks(
+      argc, argv,
+      {{"tile_gemm", gpt_sft::runtime::kernels::TileGemmKernelName()},
+       {"bf16_tile_gemm", gpt_sft::runtime::kernels::Bf16TileKernelName()}});
 }

@@ -124,9 +124,8 @@ void RoundedFp32Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K
                 c + m0 * ldc, ldc);
     if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
   };
-  const int threads = NumThreads();
-  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) return rows(0, M);
-  const int64_t chunk = std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
+  const int64_t chunk = GemmBlockRows(M, N, K);  // Gemm's row blocks (matmul.h)
+  if (chunk >= M) return rows(0, M);
   ParallelFor(M, chunk, rows);
 }
 
@@ -146,10 +145,8 @@ void OneDnnGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, con
     OneDnnGemmBf16(trans_a, trans_b, m1 - m0, N, K, a16, lda16, b16, b_cols, accumulate, c + m0 * ldc, ldc);
     if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
   };
-  const int threads = NumThreads();
-  if (threads == 1 || double(M) * N * K < 2e6 || M < 32) return rows(0, M);
-  // As Gemm (matmul.h): four chunks per thread, handed out dynamically, rows a multiple of 16.
-  const int64_t chunk = std::max<int64_t>(64, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
+  const int64_t chunk = GemmBlockRows(M, N, K);  // as Gemm (matmul.h): four chunks per thread
+  if (chunk >= M) return rows(0, M);
   ParallelFor(M, chunk, rows);
 }
 

@@ -1,6 +1,7 @@
 // Implements RoundBf16 and RoundBf16InPlace: RoundToBf16's integer steps, on AVX512 vectors
 // where the CPU has AVX512F (a runtime check), else a plain loop.
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 
 #include <immintrin.h>
 
@@ -35,7 +36,7 @@ namespace {
 #pragma GCC diagnostic pop
 
 bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
+  static const bool has = CpuHasAvx512F();
   return has;
 }
 

@@ -3,6 +3,7 @@
 // does them: 16 lanes at a time with an AVX512 gather where the CPU has AVX512F (IEEE
 // division and the same integer rounding, so the same bits), else one at a time.
 #include "runtime/kernels/cpu/softcap_bf16.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 
 #include <immintrin.h>
 
@@ -91,7 +92,7 @@ namespace {
 #pragma GCC diagnostic pop
 
 bool HasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f");
+  static const bool has = CpuHasAvx512F();
   return has;
 }
 

@@ -3,6 +3,7 @@
 // r in [-ln2/2, ln2/2] (ln2 split in two parts for an exact product), exp(r) by a degree-7
 // polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/vec_math_isa.h"
 
 #include <immintrin.h>
@@ -14,16 +15,8 @@
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-bool DetectAvx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-const bool kHasAvx2 = DetectAvx2();
-bool DetectAvx512() {
-  __builtin_cpu_init();
-  return kHasAvx2 && __builtin_cpu_supports("avx512f");
-}
-const bool kHasAvx512 = DetectAvx512();
+const bool kHasAvx2 = CpuHasAvx2Fma();
+const bool kHasAvx512 = kHasAvx2 && CpuHasAvx512F();
 
 [[gnu::target("avx2,fma")]] inline __m256 Exp8(__m256 x) {
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
