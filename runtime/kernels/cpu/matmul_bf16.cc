@@ -65,19 +65,10 @@ void NarrowBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, uint16_
   for (int64_t r = 0; r < rows; ++r) NarrowToBf16(x + r * ld, y + r * cols, cols);
 }
 
-uint16_t* Grown(std::vector<uint16_t>& buffer, int64_t n) {
+template <typename E>
+E* Grown(std::vector<E>& buffer, int64_t n) {
   if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
   return buffer.data();
-}
-
-/// op(A)'s rows m0..m1 as a compact bf16 block (transposed: stored [K, m1 - m0]); its leading dim.
-int64_t NarrowRowsOfA(bool trans_a, const float* a, int64_t lda, int64_t m0, int64_t m1, int64_t K, uint16_t* out) {
-  if (!trans_a) {
-    NarrowBlock(a + m0 * lda, lda, m1 - m0, K, out);
-    return K;
-  }
-  NarrowBlock(a + m0, lda, K, m1 - m0, out);
-  return m1 - m0;
 }
 
 /// The epilogue: a chunk of C's rows rounded to bf16 values in place, right after the GEMM
@@ -95,59 +86,59 @@ void RoundBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, float* y
   }
 }
 
-float* Grown(std::vector<float>& buffer, int64_t n) {
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-  return buffer.data();
+/// The row split both kernels share: B prepared once by `prepare` (narrowed to bf16 bit
+/// patterns, or rounded to bf16 values kept as f32: element type E) into the calling thread's
+/// buffer; then per block of C's rows (Gemm's blocks, matmul.h) its rows of op(A) prepared the
+/// same way into the running thread's buffer, multiplied by `multiply(rows, a, lda, b, ldb, c)`
+/// and, with round_output, rounded in place while in cache. Never a prepared copy of all of A
+/// (the logits' cotangent is the largest operand).
+template <typename E, typename Prepare, typename Multiply>
+void SplitBf16Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float* c, int64_t ldc, bool round_output, const Prepare& prepare,
+                   const Multiply& multiply) {
+  // B compact: [N, K] when transposed, else [K, N].
+  thread_local std::vector<E> b_buffer;
+  E* bp = Grown(b_buffer, N * K);
+  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
+  ParallelFor(b_rows, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, b_cols)), [&](int64_t r0, int64_t r1) {
+    prepare(b + r0 * ldb, ldb, r1 - r0, b_cols, bp + r0 * b_cols);
+  });
+  auto rows = [&](int64_t m0, int64_t m1) {
+    thread_local std::vector<E> a_buffer;
+    E* ap = Grown(a_buffer, (m1 - m0) * K);
+    int64_t lda_p = K;  // op(A)'s rows m0..m1 compact (transposed: stored [K, m1 - m0])
+    if (!trans_a) {
+      prepare(a + m0 * lda, lda, m1 - m0, K, ap);
+    } else {
+      prepare(a + m0, lda, K, m1 - m0, ap);
+      lda_p = m1 - m0;
+    }
+    multiply(m1 - m0, ap, lda_p, bp, b_cols, c + m0 * ldc);
+    if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
+  };
+  const int64_t chunk = GemmBlockRows(M, N, K);
+  if (chunk >= M) return rows(0, M);
+  ParallelFor(M, chunk, rows);
 }
 
-/// As OneDnnGemm, with f32 sgemm (Gemm, matmul.h) on inputs rounded to bf16 values: B once,
-/// each chunk of C's rows its rows of A.
+/// f32 sgemm (Gemm, matmul.h) on inputs rounded to bf16 values: the fallback.
 void RoundedFp32Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                      const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
-  thread_local std::vector<float> b_buffer;
-  float* b32 = Grown(b_buffer, N * K);
-  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
-  ParallelFor(b_rows, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, b_cols)), [&](int64_t r0, int64_t r1) {
-    RoundBlock(b + r0 * ldb, ldb, r1 - r0, b_cols, b32 + r0 * b_cols);
-  });
-  auto rows = [&](int64_t m0, int64_t m1) {
-    thread_local std::vector<float> a_buffer;
-    float* a32 = Grown(a_buffer, (m1 - m0) * K);
-    int64_t lda32 = K;
-    if (!trans_a) {
-      RoundBlock(a + m0 * lda, lda, m1 - m0, K, a32);
-    } else {
-      RoundBlock(a + m0, lda, K, m1 - m0, a32);
-      lda32 = m1 - m0;
-    }
-    Gemm<float>(trans_a, trans_b, m1 - m0, N, K, 1.0f, a32, lda32, b32, b_cols, accumulate ? 1.0f : 0.0f,
-                c + m0 * ldc, ldc);
-    if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
-  };
-  const int64_t chunk = GemmBlockRows(M, N, K);  // Gemm's row blocks (matmul.h)
-  if (chunk >= M) return rows(0, M);
-  ParallelFor(M, chunk, rows);
+  SplitBf16Gemm<float>(trans_a, trans_b, M, N, K, a, lda, b, ldb, c, ldc, round_output, RoundBlock,
+                       [&](int64_t rows, const float* ap, int64_t lda_p, const float* bp, int64_t ldb_p, float* cp) {
+                         Gemm<float>(trans_a, trans_b, rows, N, K, 1.0f, ap, lda_p, bp, ldb_p,
+                                     accumulate ? 1.0f : 0.0f, cp, ldc);
+                       });
 }
 
+/// oneDNN on the inputs narrowed to bf16.
 void OneDnnGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                 const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
-  // B narrowed once, compact: [N, K] when transposed, else [K, N].
-  thread_local std::vector<uint16_t> b_buffer;
-  uint16_t* b16 = Grown(b_buffer, N * K);
-  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
-  ParallelFor(b_rows, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, b_cols)), [&](int64_t r0, int64_t r1) {
-    NarrowBlock(b + r0 * ldb, ldb, r1 - r0, b_cols, b16 + r0 * b_cols);
-  });
-  auto rows = [&](int64_t m0, int64_t m1) {
-    thread_local std::vector<uint16_t> a_buffer;
-    uint16_t* a16 = Grown(a_buffer, (m1 - m0) * K);
-    const int64_t lda16 = NarrowRowsOfA(trans_a, a, lda, m0, m1, K, a16);
-    OneDnnGemmBf16(trans_a, trans_b, m1 - m0, N, K, a16, lda16, b16, b_cols, accumulate, c + m0 * ldc, ldc);
-    if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
-  };
-  const int64_t chunk = GemmBlockRows(M, N, K);  // as Gemm (matmul.h): four chunks per thread
-  if (chunk >= M) return rows(0, M);
-  ParallelFor(M, chunk, rows);
+  SplitBf16Gemm<uint16_t>(
+      trans_a, trans_b, M, N, K, a, lda, b, ldb, c, ldc, round_output, NarrowBlock,
+      [&](int64_t rows, const uint16_t* ap, int64_t lda_p, const uint16_t* bp, int64_t ldb_p, float* cp) {
+        OneDnnGemmBf16(trans_a, trans_b, rows, N, K, ap, lda_p, bp, ldb_p, accumulate, cp, ldc);
+      });
 }
 
 Bf16Gemm Choose() {
