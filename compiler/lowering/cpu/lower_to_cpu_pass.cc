@@ -573,14 +573,6 @@ LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
   return Call(l, bits == 32 ? "cpu.permute.b32" : "cpu.permute.b64", ints, {}, {l.BufferOf(t.getX()), l.result(0)});
 }
 
-/// Whether `a` and `b` share no byte: in the arena by their planned ranges; an arena value and
-/// an argument or constant never do; two of those when they are different values.
-bool NoSharedBytes(OpLowering& l, Value a, Value b) {
-  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
-  if (pa && pb) return pa->second <= pb->first || pb->second <= pa->first;
-  return pa || pb || a != b;
-}
-
 /// The lm_head's loss chain as one launch (linear_loss_fusion.h) when what it writes (loss,
 /// dy, dx) shares no byte with what it reads or with each other; else false, nothing emitted.
 mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
@@ -590,10 +582,10 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   const Value loss = c->loss.getResult(), dy = c->softcap_grad.getResult(), dx = c->grad_input.getResult();
   for (Value out : {loss, dy, dx}) {
     for (Value in : {x, w, c->targets, c->dloss}) {
-      if (!NoSharedBytes(l, out, in)) return false;
+      if (!DisjointBytes(l, out, in)) return false;
     }
   }
-  if (!NoSharedBytes(l, loss, dy) || !NoSharedBytes(l, loss, dx) || !NoSharedBytes(l, dy, dx)) return false;
+  if (!DisjointBytes(l, loss, dy) || !DisjointBytes(l, loss, dx) || !DisjointBytes(l, dy, dx)) return false;
   const int64_t N = Rows(x), C = Dim(x, -1), V = Dim(w, 0);
   l.RequireArgumentRange(c->targets, -1, V);
   // w^T for dx, as the unfused product reads it; into scratch, since the transpose's own
