@@ -105,22 +105,7 @@ void SoftcapGradOfCrossEntropy(const T* y, const int32_t* targets, int64_t N, in
       if constexpr (!kRoundDy) {
         cross_entropy_rows::SoftcapRowGrad(row, target, V, scale, cap, out);
       } else {
-        if (target < 0) {
-          cross_entropy_rows::RowGrad(row, target, V, scale, out);  // zeros: rounding keeps them
-          cross_entropy_rows::SoftcapGradInPlace(row, cap, V, out);
-          continue;
-        }
-        // RowGrad's steps, the rounding, then SoftcapGrad's, per element, after the exps:
-        // out = dy(e * factor [- scale at the target]) * (1 - (y / cap)^2), in three
-        // vectorizable passes over the row in cache.
-        const T m = MaxOf(row, V);
-        const T factor = T(scale / ExpShifted(row, V, m, T(1), out));
-        const T at_target = out[target] * factor - T(scale);
-        for (int64_t v = 0; v < V; ++v) out[v] = out[v] * factor;
-        RoundBf16InPlace(out, V);
-        cross_entropy_rows::SoftcapGradInPlace(row, cap, V, out);
-        const T t = row[target] / cap;
-        out[target] = RoundToBf16(at_target) * (T(1) - t * t);
+        cross_entropy_rows::SoftcapBf16RowGrad(row, target, V, scale, cap, out);
       }
     }
   });

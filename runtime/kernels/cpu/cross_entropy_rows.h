@@ -1,7 +1,7 @@
 // The per-row arithmetic of the cross-entropy kernels (cross_entropy.cc) and of the fused
 // lm_head loss (linear_cross_entropy.cc), in one place so the fused kernel computes the same
 // bits as the unfused ones: a row's loss term, its gradient, and the softcap's gradient
-// carried through it.
+// carried through it (under bf16 autocast, through the rounding of the cotangent too).
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_ROWS_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_CROSS_ENTROPY_ROWS_H_
 
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels::cross_entropy_rows {
@@ -82,6 +83,35 @@ void SoftcapRowGrad(const T* y, int32_t target, int64_t V, double scale, T cap, 
     return;
   }
   SoftcapRowLossAndGrad(y, target, V, scale, cap, out);
+}
+
+/// SoftcapRowLossAndGrad under bf16 autocast (f32 only): the loss's cotangent is rounded to
+/// bf16 before the softcap's factor, out = bf16(e * factor [- scale at the target]) *
+/// (1 - (y / cap)^2), SoftcapGrad(y, RoundBf16(RowGrad(y))) bit for bit, in three
+/// vectorizable passes over the row in cache. Returns the row's LossTerm.
+inline double SoftcapBf16RowLossAndGrad(const float* y, int32_t target, int64_t V, double scale, float cap,
+                                        float* out) {
+  const float m = MaxOf(y, V);
+  const double sum = ExpShifted(y, V, m, 1.0f, out);
+  const float factor = float(scale / sum);
+  const float at_target = out[target] * factor - float(scale);
+  for (int64_t v = 0; v < V; ++v) out[v] = out[v] * factor;
+  RoundBf16InPlace(out, V);
+  SoftcapGradInPlace(y, cap, V, out);
+  const float t = y[target] / cap;
+  out[target] = RoundToBf16(at_target) * (1.0f - t * t);
+  return double(m) + std::log(sum) - double(y[target]);
+}
+
+/// SoftcapRowGrad under bf16 autocast (SoftcapBf16RowLossAndGrad's gradient; for an ignored
+/// row zeros, which the rounding keeps, times the softcap's factor).
+inline void SoftcapBf16RowGrad(const float* y, int32_t target, int64_t V, double scale, float cap, float* out) {
+  if (target < 0) {
+    RowGrad(y, target, V, scale, out);
+    SoftcapGradInPlace(y, cap, V, out);
+    return;
+  }
+  SoftcapBf16RowLossAndGrad(y, target, V, scale, cap, out);
 }
 
 }  // namespace gpt_sft::runtime::kernels::cross_entropy_rows

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "runtime/kernels/cpu/cross_entropy.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -37,6 +38,19 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
                                                      Workspace workspace);
 template <typename T>
 int64_t LinearSoftcapCrossEntropyWorkspaceBytes(LinearLossShape s);
+
+/// The same chain under bf16 autocast (the compiled step's fusion of matmul_bf16 -> round_bf16
+/// -> nanochat's bf16 softcap -> cross_entropy and the VJP cross_entropy_grad -> round_bf16 ->
+/// softcap_grad -> matmul_bf16 (dy w)): the products on x, w and dy rounded to bf16 by
+/// `kernel` (matmul_bf16.h), the logits rounded to bf16 before the softcap's table
+/// (softcap_bf16.h), the loss's cotangent rounded before the softcap's factor. dy is the f32
+/// gradient the weight gradient (a separate launch) then reads; dx unrounded, as the unfused
+/// matmul writes it. `workspace`: LinearSoftcapBf16CrossEntropyWorkspaceBytes.
+CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
+                                                         const float* wt, const int32_t* targets, LinearLossShape s,
+                                                         float cap, double dloss, float* dy, float* dx,
+                                                         Workspace workspace);
+int64_t LinearSoftcapBf16CrossEntropyWorkspaceBytes(Bf16Gemm kernel, LinearLossShape s);
 
 }  // namespace gpt_sft::runtime::kernels
 

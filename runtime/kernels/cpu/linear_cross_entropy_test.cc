@@ -8,6 +8,8 @@
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
+#include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/same_bits.h"
 #include "runtime/kernels/cpu/workspace.h"
@@ -113,6 +115,95 @@ TEST(LinearSoftcapCrossEntropy, AllTargetsIgnored) {
   EXPECT_EQ(got.loss, 0.0);
   for (float v : got.dy) ASSERT_EQ(v, 0.0f);
   for (float v : got.dx) ASSERT_EQ(v, 0.0f);
+}
+
+// --- under bf16 autocast --------------------------------------------------------------------
+
+// The unfused bf16 chain the compiled step runs: the lm_head's bf16 product, the bf16 softcap
+// absorbing the logits' rounding with its loss, the loss's gradient rounded and carried through
+// the softcap, dx = dy (w^T)^T as a bf16 product.
+Outputs<float> UnfusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const std::vector<float>& w,
+                           const std::vector<float>& wt, const std::vector<int32_t>& targets, LinearLossShape s,
+                           float cap, double dloss) {
+  std::vector<float> logits(s.N * s.V);
+  Outputs<float> out{0, std::vector<float>(s.N * s.V), std::vector<float>(s.N * s.C)};
+  GemmBf16Inputs(kernel, false, true, s.N, s.V, s.C, x.data(), s.C, w.data(), s.C, false, logits.data(), s.V);
+  const ScratchBuffer scratch(CrossEntropyWorkspaceBytes(s.N));
+  out.loss = SoftcapBf16CrossEntropy(logits.data(), cap, /*round_input=*/true, logits.data(), targets.data(), s.N,
+                                     s.V, scratch.get())
+                 .loss;
+  CrossEntropyBf16SoftcapGrad(logits.data(), targets.data(), s.N, s.V, dloss, cap, out.dy.data());
+  GemmBf16Inputs(kernel, false, true, s.N, s.C, s.V, out.dy.data(), s.V, wt.data(), s.V, false, out.dx.data(), s.C);
+  return out;
+}
+
+Outputs<float> FusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const std::vector<float>& w,
+                         const std::vector<float>& wt, const std::vector<int32_t>& targets, LinearLossShape s,
+                         float cap, double dloss) {
+  Outputs<float> out{0, std::vector<float>(s.N * s.V), std::vector<float>(s.N * s.C)};
+  const ScratchBuffer scratch(LinearSoftcapBf16CrossEntropyWorkspaceBytes(kernel, s));
+  out.loss = LinearSoftcapBf16CrossEntropyWithGrad(kernel, x.data(), w.data(), wt.data(), targets.data(), s, cap,
+                                                   dloss, out.dy.data(), out.dx.data(), scratch.get())
+                 .loss;
+  return out;
+}
+
+std::vector<Bf16Gemm> Bf16Kernels() {
+  std::vector<Bf16Gemm> kernels = {Bf16Gemm::kFp32};
+  if (OneDnnHasBf16DotProduct()) kernels.push_back(Bf16Gemm::kOneDnn);
+  return kernels;
+}
+
+// The inputs are f32 (not bf16 values): the products round them, as the compiled step's
+// elided roundings rely on; w^T is its own buffer (the step's transpose), as unfused.
+void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed) {
+  const std::vector<float> x = Random<float>(s.N * s.C, seed, 1.0), w = Random<float>(s.V * s.C, seed + 1, 0.5);
+  std::vector<float> wt(s.C * s.V);
+  for (int64_t v = 0; v < s.V; ++v)
+    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<int32_t> targets = Targets(s.N, s.V, seed + 2);
+  const float cap = 15.0f;
+  const double dloss = 0.75;
+  const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, cap, dloss);
+  const Outputs<float> got = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss);
+  EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
+  ExpectSameBits(want.dy, got.dy, "dy");
+  ExpectSameBits(want.dx, got.dx, "dx");
+  EXPECT_TRUE(std::isfinite(got.loss));
+  EXPECT_GT(got.loss, 0.0);
+}
+
+TEST(LinearSoftcapBf16CrossEntropy, EqualsTheUnfusedChainBitForBitOnEachKernel) {
+  for (Bf16Gemm kernel : Bf16Kernels()) {
+    SCOPED_TRACE(kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+    ExpectFusedBf16IsUnfused(kernel, {37, 50, 16}, 11);
+    ExpectFusedBf16IsUnfused(kernel, {1000, 700, 64}, 12);
+    ExpectFusedBf16IsUnfused(kernel, {2048, 2048, 128}, 13);
+  }
+}
+
+TEST(LinearSoftcapBf16CrossEntropy, SameBitsOnOneAndThreeThreads) {
+  const int saved = NumThreads();
+  for (int threads : {1, 3}) {
+    SetNumThreads(threads);
+    for (Bf16Gemm kernel : Bf16Kernels()) ExpectFusedBf16IsUnfused(kernel, {1200, 500, 48}, 15);
+  }
+  SetNumThreads(saved);
+}
+
+// The fusion must round: dropping the logits' rounding (or the cotangent's) changes bits,
+// so this comparison can fail.
+TEST(LinearSoftcapBf16CrossEntropy, DiffersFromTheF32Chain) {
+  const LinearLossShape s{64, 300, 32};
+  const std::vector<float> x = Random<float>(s.N * s.C, 21, 1.0), w = Random<float>(s.V * s.C, 22, 0.5);
+  std::vector<float> wt(s.C * s.V);
+  for (int64_t v = 0; v < s.V; ++v)
+    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<int32_t> targets = Targets(s.N, s.V, 23);
+  const Outputs<float> bf16 = FusedBf16(Bf16Gemm::kFp32, x, w, wt, targets, s, 15.0f, 1.0);
+  const Outputs<float> f32 = Fused<float>(x, w, targets, s, 15.0f, 1.0);
+  EXPECT_NE(bf16.dy, f32.dy);
+  EXPECT_NEAR(bf16.loss, f32.loss, 2e-2 * f32.loss);
 }
 
 }  // namespace

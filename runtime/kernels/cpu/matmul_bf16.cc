@@ -86,59 +86,77 @@ void RoundBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, float* y
   }
 }
 
-/// The row split both kernels share: B prepared once by `prepare` (narrowed to bf16 bit
-/// patterns, or rounded to bf16 values kept as f32: element type E) into the calling thread's
-/// buffer; then per block of C's rows (Gemm's blocks, matmul.h) its rows of op(A) prepared the
-/// same way into the running thread's buffer, multiplied by `multiply(rows, a, lda, b, ldb, c)`
-/// and, with round_output, rounded in place while in cache. Never a prepared copy of all of A
+/// The A rows one block multiplies, prepared like B into the running thread's buffer (op(A)'s
+/// rows m0..m1 compact; transposed: stored [K, m1 - m0]), never a prepared copy of all of A
 /// (the logits' cotangent is the largest operand).
-template <typename E, typename Prepare, typename Multiply>
-void SplitBf16Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                   const float* b, int64_t ldb, float* c, int64_t ldc, bool round_output, const Prepare& prepare,
-                   const Multiply& multiply) {
-  // B compact: [N, K] when transposed, else [K, N].
-  thread_local std::vector<E> b_buffer;
-  E* bp = Grown(b_buffer, N * K);
-  const int64_t b_rows = trans_b ? N : K, b_cols = trans_b ? K : N;
-  ParallelFor(b_rows, std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, b_cols)), [&](int64_t r0, int64_t r1) {
-    prepare(b + r0 * ldb, ldb, r1 - r0, b_cols, bp + r0 * b_cols);
-  });
-  auto rows = [&](int64_t m0, int64_t m1) {
-    thread_local std::vector<E> a_buffer;
-    E* ap = Grown(a_buffer, (m1 - m0) * K);
-    int64_t lda_p = K;  // op(A)'s rows m0..m1 compact (transposed: stored [K, m1 - m0])
-    if (!trans_a) {
-      prepare(a + m0 * lda, lda, m1 - m0, K, ap);
+template <typename E, typename Prepare>
+const E* PreparedRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const float* a, int64_t lda,
+                      const Prepare& prepare, int64_t* lda_p) {
+  thread_local std::vector<E> a_buffer;
+  E* ap = Grown(a_buffer, (m1 - m0) * K);
+  if (!trans_a) {
+    prepare(a + m0 * lda, lda, m1 - m0, K, ap);
+    *lda_p = K;
+  } else {
+    prepare(a + m0, lda, K, m1 - m0, ap);
+    *lda_p = m1 - m0;
+  }
+  return ap;
+}
+
+}  // namespace
+
+int64_t Bf16GemmB::StorageBytes(Bf16Gemm kernel, int64_t N, int64_t K) {
+  return N * K * static_cast<int64_t>(kernel == Bf16Gemm::kOneDnn ? sizeof(uint16_t) : sizeof(float));
+}
+
+Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb,
+                     void* storage)
+    : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(storage) {
+  // Compact: [N, K] when transposed, else [K, N].
+  const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N;
+  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, cols));
+  ParallelFor(rows, grain, [&](int64_t r0, int64_t r1) {
+    if (kernel == Bf16Gemm::kOneDnn) {
+      NarrowBlock(b + r0 * ldb, ldb, r1 - r0, cols, static_cast<uint16_t*>(storage) + r0 * cols);
     } else {
-      prepare(a + m0, lda, K, m1 - m0, ap);
-      lda_p = m1 - m0;
+      RoundBlock(b + r0 * ldb, ldb, r1 - r0, cols, static_cast<float*>(storage) + r0 * cols);
     }
-    multiply(m1 - m0, ap, lda_p, bp, b_cols, c + m0 * ldc);
-    if (round_output) RoundRows(c + m0 * ldc, ldc, m1 - m0, N);
+  });
+}
+
+void Bf16GemmB::MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
+                             float* c_rows, int64_t ldc, bool round_output) const {
+  const int64_t rows = m1 - m0, ldb_p = trans_b_ ? K_ : N_;
+  float* cp = c_rows;
+  int64_t lda_p = 0;
+  if (kernel_ == Bf16Gemm::kOneDnn) {
+    const uint16_t* ap = PreparedRows<uint16_t>(trans_a, m0, m1, K_, a, lda, NarrowBlock, &lda_p);
+    OneDnnGemmBf16(trans_a, trans_b_, rows, N_, K_, ap, lda_p, static_cast<const uint16_t*>(storage_), ldb_p,
+                   accumulate, cp, ldc);
+  } else {
+    const float* ap = PreparedRows<float>(trans_a, m0, m1, K_, a, lda, RoundBlock, &lda_p);
+    Gemm<float>(trans_a, trans_b_, rows, N_, K_, 1.0f, ap, lda_p, static_cast<const float*>(storage_), ldb_p,
+                accumulate ? 1.0f : 0.0f, cp, ldc);
+  }
+  if (round_output) RoundRows(cp, ldc, rows, N_);
+}
+
+namespace {
+
+/// Both kernels' row split: B prepared once into the calling thread's buffer, then per block
+/// of C's rows (Gemm's blocks, matmul.h) MultiplyRows on the running thread.
+void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc,
+                   bool round_output) {
+  thread_local std::vector<uint8_t> b_buffer;
+  const Bf16GemmB prepared(kernel, trans_b, N, K, b, ldb, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K)));
+  auto rows = [&](int64_t m0, int64_t m1) {
+    prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
   };
   const int64_t chunk = GemmBlockRows(M, N, K);
   if (chunk >= M) return rows(0, M);
   ParallelFor(M, chunk, rows);
-}
-
-/// f32 sgemm (Gemm, matmul.h) on inputs rounded to bf16 values: the fallback.
-void RoundedFp32Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                     const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
-  SplitBf16Gemm<float>(trans_a, trans_b, M, N, K, a, lda, b, ldb, c, ldc, round_output, RoundBlock,
-                       [&](int64_t rows, const float* ap, int64_t lda_p, const float* bp, int64_t ldb_p, float* cp) {
-                         Gemm<float>(trans_a, trans_b, rows, N, K, 1.0f, ap, lda_p, bp, ldb_p,
-                                     accumulate ? 1.0f : 0.0f, cp, ldc);
-                       });
-}
-
-/// oneDNN on the inputs narrowed to bf16.
-void OneDnnGemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
-                const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
-  SplitBf16Gemm<uint16_t>(
-      trans_a, trans_b, M, N, K, a, lda, b, ldb, c, ldc, round_output, NarrowBlock,
-      [&](int64_t rows, const uint16_t* ap, int64_t lda_p, const uint16_t* bp, int64_t ldb_p, float* cp) {
-        OneDnnGemmBf16(trans_a, trans_b, rows, N, K, ap, lda_p, bp, ldb_p, accumulate, cp, ldc);
-      });
 }
 
 Bf16Gemm Choose() {
@@ -179,10 +197,8 @@ namespace {
 void RunBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                  int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
   if (M <= 0 || N <= 0) return;
-  if (kernel == Bf16Gemm::kOneDnn && K > 0) {
-    OneDnnGemm(trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, round_output);
-  } else if (K > 0) {
-    RoundedFp32Gemm(trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, round_output);
+  if (K > 0) {
+    SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, round_output);
   } else {
     Gemm<float>(trans_a, trans_b, M, N, K, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
     if (round_output) RoundRows(c, ldc, M, N);

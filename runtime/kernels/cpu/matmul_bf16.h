@@ -51,6 +51,33 @@ void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                 bool accumulate);
 
+/// The B operand of a bf16-input GEMM prepared once for `kernel` (narrowed to bf16 bit
+/// patterns for onednn, rounded to bf16 values kept as f32 for fp32), for a fused kernel that
+/// multiplies its own blocks of rows: MultiplyRows on GemmBlockRows(M, N, K)'s blocks (matmul.h)
+/// gives GemmBf16Inputs's very bits, which run the same calls.
+class Bf16GemmB {
+ public:
+  /// Bytes of `storage` for op(B) with N columns and K rows of products.
+  static int64_t StorageBytes(Bf16Gemm kernel, int64_t N, int64_t K);
+
+  /// Prepares op(B) (B [K, N], or stored [N, K] when trans_b, leading dim ldb) into `storage`,
+  /// over the pool. `storage` must outlive this object.
+  Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, void* storage);
+
+  /// C's rows [m0, m1) = op(A)'s rows times op(B) (+ C when `accumulate`), on the calling
+  /// thread; A [M, K] or, trans_a, stored [K, M]; `c_rows` points at C's row m0 (a whole C, or
+  /// a block of its rows in scratch); with round_output, those rows rounded to bf16 values right
+  /// after (in cache).
+  void MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
+                    float* c_rows, int64_t ldc, bool round_output) const;
+
+ private:
+  Bf16Gemm kernel_;
+  bool trans_b_;
+  int64_t N_, K_;
+  void* storage_;
+};
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_BF16_H_
