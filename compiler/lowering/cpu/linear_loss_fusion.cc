@@ -44,10 +44,13 @@ bool IsFloat32Or64(Value v) {
   return t.isF32() || t.isF64();
 }
 
+bool IsFloat32(Value v) { return llvm::cast<mlir::ShapedType>(v.getType()).getElementType().isF32(); }
+
 }  // namespace
 
 llvm::SmallVector<Operation*> LinearLossChain::Absorbed() const {
   llvm::SmallVector<Operation*> ops = {softcap, loss, loss_grad, softcap_grad, weight_t, grad_input};
+  if (bf16()) ops.append({logits_round, grad_round});
   ops.append(reshapes.begin(), reshapes.end());
   return ops;
 }
@@ -56,8 +59,15 @@ std::optional<LinearLossChain> MatchLinearLoss(gpt::MatmulOp m) {
   LinearLossChain c;
   c.logits = m;
   if (!IsFloat32Or64(m.getResult()) || !m.getResult().hasOneUse()) return std::nullopt;
-  c.softcap = llvm::dyn_cast<gpt::SoftcapOp>(*m.getResult().getUsers().begin());
-  if (!c.softcap || c.softcap.getRoundBf16()) return std::nullopt;
+  Operation* next = *m.getResult().getUsers().begin();
+  // Under bf16 autocast the logits are rounded first, and the softcap is nanochat's bf16 one.
+  if (auto round = llvm::dyn_cast<gpt::RoundBf16Op>(next)) {
+    if (!round.getResult().hasOneUse() || !IsFloat32(m.getResult())) return std::nullopt;
+    c.logits_round = round;
+    next = *round.getResult().getUsers().begin();
+  }
+  c.softcap = llvm::dyn_cast<gpt::SoftcapOp>(next);
+  if (!c.softcap || c.softcap.getRoundBf16() != c.bf16()) return std::nullopt;
   // The softcapped logits: read by the loss, its gradient and the softcap's gradient only.
   for (Operation* user : UsersThroughReshapes(c.softcap.getResult(), c.reshapes)) {
     if (auto ce = llvm::dyn_cast<gpt::CrossEntropyOp>(user); ce && !c.loss) {
@@ -77,10 +87,18 @@ std::optional<LinearLossChain> MatchLinearLoss(gpt::MatmulOp m) {
       c.softcap_grad.getCap() != c.softcap.getCap()) {
     return std::nullopt;
   }
-  // The loss's gradient reaches only the softcap's gradient, as its dy.
+  // The loss's gradient reaches only the softcap's gradient, as its dy (under bf16 autocast
+  // through its rounding, read by nothing else).
   llvm::SmallVector<Operation*> grad_users = UsersThroughReshapes(c.loss_grad.getResult(), c.reshapes);
+  Value cotangent = c.loss_grad.getResult();
+  if (c.bf16()) {
+    c.grad_round = grad_users.size() == 1 ? llvm::dyn_cast<gpt::RoundBf16Op>(grad_users[0]) : gpt::RoundBf16Op();
+    if (!c.grad_round || Root(c.grad_round.getX()) != cotangent) return std::nullopt;
+    cotangent = c.grad_round.getResult();
+    grad_users = UsersThroughReshapes(cotangent, c.reshapes);
+  }
   if (grad_users.size() != 1 || grad_users[0] != c.softcap_grad.getOperation() ||
-      Root(c.softcap_grad.getDy()) != c.loss_grad.getResult()) {
+      Root(c.softcap_grad.getDy()) != cotangent) {
     return std::nullopt;
   }
   // dy: read by dx = dy (w^T)^T, and otherwise only after it (they read the written buffer).

@@ -11,7 +11,7 @@
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
 //   * the lm_head's matmul, softcap, loss and their VJP down to dx are one launch
-//     (linear_loss_fusion.h: the logits are never written);
+//     (linear_loss_fusion.h: the logits are never written), under bf16 autocast too;
 //   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
 //     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
 //     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
@@ -577,7 +577,8 @@ LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
 /// dy, dx) shares no byte with what it reads or with each other; else false, nothing emitted.
 mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   std::optional<lowering::LinearLossChain> c = lowering::MatchLinearLoss(m);
-  if (!c) return false;
+  // The bf16 chain's products round their inputs: only where the matmuls are autocast's.
+  if (!c || c->bf16() != UnderBf16Autocast(m)) return false;
   const Value x = m.getX(), w = m.getW();
   const Value loss = c->loss.getResult(), dy = c->softcap_grad.getResult(), dx = c->grad_input.getResult();
   for (Value out : {loss, dy, dx}) {
@@ -597,7 +598,9 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
     return mlir::failure();
   }
   for (mlir::Operation* op : c->Absorbed()) l.Absorb(op);
-  if (failed(Call(l, Builtin("linear_softcap_cross_entropy_grad", x), {N, V, C},
+  const std::string name =
+      c->bf16() ? "cpu.linear_softcap_bf16_cross_entropy_grad.f32" : Builtin("linear_softcap_cross_entropy_grad", x);
+  if (failed(Call(l, name, {N, V, C},
                   {c->softcap.getCap().convertToDouble()},
                   {l.BufferOf(x), l.BufferOf(w), wt, l.BufferOf(c->targets), l.BufferOf(c->dloss), l.BufferOf(loss),
                    l.BufferOf(dy), l.BufferOf(dx)}))) {
@@ -631,14 +634,15 @@ LogicalResult LowerOp(OpLowering& l) {
   // Under bf16 autocast a matmul's inputs are bf16 values: its builtin runs bf16 dot products.
   const std::string bf16 = UnderBf16Autocast(op) ? "_bf16" : "";
   if (auto m = llvm::dyn_cast<gpt::MatmulOp>(op)) {
-    if (bf16.empty()) {
-      mlir::FailureOr<bool> fused = LowerLinearLoss(l, m);
-      if (failed(fused)) return failure();
-      if (*fused) return success();
-    } else if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
-      l.Absorb(round);
-      return Call(l, "cpu.matmul_bf16_round.f32", {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
-                  {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
+    mlir::FailureOr<bool> fused = LowerLinearLoss(l, m);
+    if (failed(fused)) return failure();
+    if (*fused) return success();
+    if (!bf16.empty()) {
+      if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
+        l.Absorb(round);
+        return Call(l, "cpu.matmul_bf16_round.f32", {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
+                    {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
+      }
     }
     return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/kernels/cpu/attention.h"
@@ -707,9 +708,11 @@ struct CrossEntropyGradSoftcapBf16Call {
 
 /// The lm_head's loss and gradient in one launch (the compiler's fusion of matmul, softcap,
 /// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, wt, targets, dloss, loss, dy, dx).
-template <typename T>
+/// `Bf16`: the chain under bf16 autocast (linear_softcap_bf16_cross_entropy_grad, f32 only).
+template <typename T, bool Bf16 = false>
 struct LinearSoftcapCrossEntropyGradCall {
-  static constexpr const char* kName = "linear_softcap_cross_entropy_grad";
+  static constexpr const char* kName =
+      Bf16 ? "linear_softcap_bf16_cross_entropy_grad" : "linear_softcap_cross_entropy_grad";
   const T *x, *w, *wt, *dloss;
   const int32_t* targets;
   T *loss, *dy, *dx;
@@ -723,9 +726,19 @@ struct LinearSoftcapCrossEntropyGradCall {
     dloss = r.Buffer<const T>(1, "dloss");
     loss = r.Buffer<T>(1, "loss"), dy = r.Buffer<T>(s.N * s.V, "dy"), dx = r.Buffer<T>(s.N * s.C, "dx");
   }
-  int64_t Workspace(int) const { return k::LinearSoftcapCrossEntropyWorkspaceBytes<T>(s); }
+  int64_t Workspace(int) const {
+    if constexpr (Bf16) return k::LinearSoftcapBf16CrossEntropyWorkspaceBytes(k::ActiveBf16Gemm(), s);
+    return k::LinearSoftcapCrossEntropyWorkspaceBytes<T>(s);
+  }
   absl::Status Run(k::Workspace ws) const {
-    *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, wt, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
+    if constexpr (Bf16) {
+      static_assert(std::is_same_v<T, float>, "the bf16 chain runs on f32 tensors");
+      *loss = float(k::LinearSoftcapBf16CrossEntropyWithGrad(k::ActiveBf16Gemm(), x, w, wt, targets, s, float(cap),
+                                                             double(*dloss), dy, dx, ws)
+                        .loss);
+    } else {
+      *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, wt, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
+    }
     return absl::OkStatus();
   }
 };
@@ -896,6 +909,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
     Entry<LinearSoftcapCrossEntropyGradCall<float>>("cpu.linear_softcap_cross_entropy_grad.f32"),
     Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad.f64"),
+    Entry<LinearSoftcapCrossEntropyGradCall<float, true>>("cpu.linear_softcap_bf16_cross_entropy_grad.f32"),
     Entry<RoundBf16Call>("cpu.round_bf16.f32"),
     Entry<RmsNormGradOfRoundedDyCall>("cpu.rms_norm_grad_of_rounded_dy.f32"),
     Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),

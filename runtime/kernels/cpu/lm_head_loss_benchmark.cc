@@ -11,6 +11,7 @@
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -59,6 +60,37 @@ void BM_LmHeadLossFused(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LmHeadLossFused)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Under bf16 autocast (the bf16 matmuls' kernel, matmul_bf16.h): the unfused chain the
+// interpreter runs and the fused launch the compiled step runs.
+void BM_LmHeadLossBf16Unfused(benchmark::State& state) {
+  Operands o;
+  std::vector<float> logits(kShape.N * kShape.V);
+  const ScratchBuffer scratch(CrossEntropyWorkspaceBytes(kShape.N));
+  for (auto _ : state) {
+    MatmulBf16Inputs(o.x.data(), o.w.data(), logits.data(), kShape.N, kShape.V, kShape.C);
+    benchmark::DoNotOptimize(SoftcapBf16CrossEntropy(logits.data(), kCap, /*round_input=*/true, logits.data(),
+                                                     o.targets.data(), kShape.N, kShape.V, scratch.get())
+                                 .loss);
+    CrossEntropyBf16SoftcapGrad(logits.data(), o.targets.data(), kShape.N, kShape.V, 1.0, kCap, o.dy.data());
+    MatmulBf16Inputs(o.dy.data(), o.wt.data(), o.dx.data(), kShape.N, kShape.C, kShape.V);
+  }
+  state.SetLabel(Bf16GemmDescription());
+}
+BENCHMARK(BM_LmHeadLossBf16Unfused)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_LmHeadLossBf16Fused(benchmark::State& state) {
+  Operands o;
+  const ScratchBuffer scratch(LinearSoftcapBf16CrossEntropyWorkspaceBytes(ActiveBf16Gemm(), kShape));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(LinearSoftcapBf16CrossEntropyWithGrad(ActiveBf16Gemm(), o.x.data(), o.w.data(),
+                                                                   o.wt.data(), o.targets.data(), kShape, kCap, 1.0,
+                                                                   o.dy.data(), o.dx.data(), scratch.get())
+                                 .loss);
+  }
+  state.SetLabel(Bf16GemmDescription());
+}
+BENCHMARK(BM_LmHeadLossBf16Fused)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

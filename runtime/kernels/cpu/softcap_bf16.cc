@@ -1,7 +1,9 @@
 // Implements the table-driven bf16 softcap: the tables in a process-wide list under a mutex
 // (one per cap; a step has one cap), the per-element division and rounding as the formula
 // does them: 16 lanes at a time with an AVX512 gather where the CPU has AVX512F (IEEE
-// division and the same integer rounding, so the same bits), else one at a time.
+// division and the same integer rounding, so the same bits), else one at a time. When the
+// input is rounded first it is one of 65536 values too, so a second table keyed on its bits
+// holds the whole formula and the division goes (the softcap of the logits, the common case).
 #include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/cpu_features.h"
 
@@ -36,10 +38,16 @@ float FromBits(uint32_t b) {
 }
 
 std::unique_ptr<float[]> MakeTable(float cap) {
-  auto table = std::make_unique<float[]>(kEntries);
+  auto table = std::make_unique<float[]>(2 * kEntries);
   for (int64_t i = 0; i < kEntries; ++i) {
     const float scaled = FromBits(static_cast<uint32_t>(i) << 16);
     table[i] = RoundToBf16(cap * RoundToBf16(std::tanh(scaled)));
+  }
+  // The second half, keyed on a bf16 input's own bits: the first half at its scaled value,
+  // the same division and rounding the per-element path does.
+  for (int64_t i = 0; i < kEntries; ++i) {
+    const float in = FromBits(static_cast<uint32_t>(i) << 16);
+    table[kEntries + i] = table[Bits(RoundToBf16(in / cap)) >> 16];
   }
   return table;
 }
@@ -79,10 +87,16 @@ namespace {
                                                     bool round_input, float* y) {
   const __m512 vcap = _mm512_set1_ps(cap);
   int64_t i = 0;
+  if (round_input) {  // one lookup by the rounded input's bits (the table's second half)
+    const float* by_input = table + kEntries;
+    for (; i + 16 <= n; i += 16) {
+      const __m512i index = _mm512_srli_epi32(RoundBits(_mm512_castps_si512(_mm512_loadu_ps(x + i))), 16);
+      _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, by_input, 4));
+    }
+    return i;
+  }
   for (; i + 16 <= n; i += 16) {
-    __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(x + i));
-    if (round_input) bits = RoundBits(bits);
-    const __m512 scaled = _mm512_div_ps(_mm512_castsi512_ps(bits), vcap);
+    const __m512 scaled = _mm512_div_ps(_mm512_loadu_ps(x + i), vcap);
     const __m512i index = _mm512_srli_epi32(RoundBits(_mm512_castps_si512(scaled)), 16);
     _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, table, 4));
   }
@@ -101,8 +115,7 @@ bool HasAvx512() {
 void SoftcapBf16Range(const float* table, const float* x, int64_t n, float cap, bool round_input, float* y) {
   const int64_t done = HasAvx512() ? SoftcapBf16Avx512(table, x, n, cap, round_input, y) : 0;
   for (int64_t i = done; i < n; ++i) {
-    const float in = round_input ? RoundToBf16(x[i]) : x[i];
-    y[i] = table[Bits(RoundToBf16(in / cap)) >> 16];
+    y[i] = round_input ? table[kEntries + (Bits(RoundToBf16(x[i])) >> 16)] : table[Bits(RoundToBf16(x[i] / cap)) >> 16];
   }
 }
 

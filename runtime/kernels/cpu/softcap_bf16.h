@@ -12,9 +12,11 @@
 
 namespace gpt_sft::runtime::kernels {
 
-/// The 65536-entry table for `cap`: entry i is the formula's result for the bf16 value whose
-/// bits are i (as the f32 with bits i << 16). Computed at the first call for each cap and
-/// kept (thread-safe); the pointer stays valid for the process.
+/// The table for `cap`, 2 x 65536 entries: entry i is the formula's result after its first
+/// rounding, for bf16(x / cap) the bf16 value whose bits are i (as the f32 with bits i << 16);
+/// entry 65536 + i the whole formula for x the bf16 value with bits i (what a rounded input
+/// looks up). Computed at the first call for each cap and kept (thread-safe); the pointer
+/// stays valid for the process.
 const float* SoftcapBf16Table(float cap);
 
 /// One range, on the calling thread: y[i] = the formula on x'[i], where x' = bf16(x) when

@@ -55,6 +55,22 @@ TEST(SoftcapBf16, TheTableGivesTheFormulasBitsOnEveryBf16Argument) {
   EXPECT_NE(SoftcapBf16Table(30.0f), table);
 }
 
+TEST(SoftcapBf16, TheInputKeyedHalfGivesTheWholeFormulaOnEveryBf16Input) {
+  // Every bf16 input (NaNs, infinities, denormals included), through the kernel's rounded
+  // path: the formula on that very value.
+  std::vector<float> x(1 << 16), want(1 << 16), got(1 << 16);
+  for (uint32_t i = 0; i < (1u << 16); ++i) {
+    const uint32_t bits = i << 16;
+    std::memcpy(&x[i], &bits, sizeof(float));
+    want[i] = Formula(x[i], kCap);
+  }
+  SoftcapBf16(x.data(), got.data(), static_cast<int64_t>(x.size()), kCap, /*round_input=*/true);
+  ExpectSameBits(want, got, "softcap_bf16 on every bf16 input");
+  // The scalar tail (fewer than 16 elements) too.
+  SoftcapBf16Range(SoftcapBf16Table(kCap), x.data() + 1000, 7, kCap, /*round_input=*/true, got.data());
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(std::memcmp(&got[i], &want[1000 + i], sizeof(float)), 0) << i;
+}
+
 TEST(SoftcapBf16, MatchesTheFormulaElementwiseWithAndWithoutRoundingTheInputFirst) {
   const int64_t n = 100003;  // several chunks, a ragged last one
   const std::vector<float> x = Logits(n, 1);

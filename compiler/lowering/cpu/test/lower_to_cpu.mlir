@@ -254,6 +254,63 @@ func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x1
 
 // -----
 
+// Under bf16 autocast the same chain with its two roundings (the logits' before nanochat's
+// bf16 softcap, the loss gradient's before the softcap's gradient) is one launch too,
+// linear_softcap_bf16_cross_entropy_grad, whose products round x, w and dy as the bf16
+// matmuls do; the weight gradient stays its own bf16 launch reading dy.
+// CHECK-LABEL: func.func @lm_head_loss_bf16
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<8x16xf32> {gpt.name = "x"}, %[[W:[a-z0-9]+]]: memref<32x16xf32> {gpt.name = "w"}, %[[T:[a-z0-9]+]]: memref<8xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
+// CHECK: gpt.call_builtin "cpu.permute.b32"({{.*}}, %[[W]], %[[WT:.*]]) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK: gpt.call_builtin "cpu.linear_softcap_bf16_cross_entropy_grad.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[WT]], %[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: round_bf16
+// CHECK-NOT: softcap
+// CHECK-NOT: cross_entropy
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"
+module attributes {gpt.autocast = "bf16"} {
+  func.func @lm_head_loss_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
+                               %t: tensor<8xi32> {gpt.name = "targets"})
+      -> (tensor<f32> {gpt.name = "loss"}, tensor<8x16xf32> {gpt.name = "dx"}, tensor<32x16xf32> {gpt.name = "dw"}) {
+    %d = arith.constant dense<1.0> : tensor<f32>
+    %y = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+    %yr = gpt.round_bf16 %y : tensor<8x32xf32>
+    %c = gpt.softcap %yr {round_bf16} : tensor<8x32xf32>
+    %l = gpt.cross_entropy %c, %t : tensor<8x32xf32>, tensor<8xi32>
+    %g = gpt.cross_entropy_grad %c, %t, %d : tensor<8x32xf32>, tensor<8xi32>, tensor<f32>
+    %gr = gpt.round_bf16 %g : tensor<8x32xf32>
+    %dy = gpt.softcap_grad %c, %gr : tensor<8x32xf32>, tensor<8x32xf32>
+    %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+    %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
+    %dw = gpt.matmul_weight_grad %dy, %x : tensor<8x32xf32>, tensor<8x16xf32>
+    return %l, %dx, %dw : tensor<f32>, tensor<8x16xf32>, tensor<32x16xf32>
+  }
+}
+
+// -----
+
+// The same chain outside bf16 autocast (f32 matmuls with explicit roundings) is not fused:
+// the fused bf16 kernel would round the matmuls' inputs, which these do not.
+// CHECK-LABEL: func.func @lm_head_loss_rounded_f32
+// CHECK: gpt.call_builtin "cpu.matmul.f32"
+// CHECK-NOT: linear_softcap
+func.func @lm_head_loss_rounded_f32(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
+                                    %t: tensor<8xi32> {gpt.name = "targets"})
+    -> (tensor<f32> {gpt.name = "loss"}, tensor<8x16xf32> {gpt.name = "dx"}) {
+  %d = arith.constant dense<1.0> : tensor<f32>
+  %y = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+  %yr = gpt.round_bf16 %y : tensor<8x32xf32>
+  %c = gpt.softcap %yr {round_bf16} : tensor<8x32xf32>
+  %l = gpt.cross_entropy %c, %t : tensor<8x32xf32>, tensor<8xi32>
+  %g = gpt.cross_entropy_grad %c, %t, %d : tensor<8x32xf32>, tensor<8xi32>, tensor<f32>
+  %gr = gpt.round_bf16 %g : tensor<8x32xf32>
+  %dy = gpt.softcap_grad %c, %gr : tensor<8x32xf32>, tensor<8x32xf32>
+  %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+  %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
+  return %l, %dx : tensor<f32>, tensor<8x16xf32>
+}
+
+// -----
+
 // nanochat's bf16 softcap on the cpu target: the rounding of the logits before it, the
 // softcap and the cross-entropy after it are one pass (softcap_bf16_cross_entropy, round_input
 // 1, the softcap's result written to its own buffer; profiles call it the softcap); the backward's loss gradient, its
