@@ -11,7 +11,9 @@
 //     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
 //     norm's gradient with the rotary's (rms_norm_rotary_grad);
 //   * the lm_head's matmul, softcap, loss and their VJP down to dx are one launch
-//     (linear_loss_fusion.h: the logits are never written), under bf16 autocast too;
+//     (linear_loss_fusion.h: the logits are never written), under bf16 autocast too, where
+//     dy is written prepared for the bf16 weight gradient that reads it when nothing else
+//     does (matmul_weight_grad_bf16_prepared_dy);
 //   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
 //     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
 //     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
@@ -573,6 +575,28 @@ LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
   return Call(l, bits == 32 ? "cpu.permute.b32" : "cpu.permute.b64", ints, {}, {l.BufferOf(t.getX()), l.result(0)});
 }
 
+/// Marks a bf16 weight gradient whose dy the fused lm_head loss writes prepared for the bf16
+/// GEMMs (matmul_weight_grad_bf16_prepared_dy); set by that launch's lowering, read by the
+/// weight gradient's, later in the same function.
+constexpr char kPreparedDyAttr[] = "gpt.cpu.prepared_dy";
+
+/// Under bf16 autocast the fused launch may write dy prepared for the bf16 GEMMs (half its
+/// bytes on onednn) when every other reader of dy is a bf16 weight gradient reading it as its
+/// dy, which would prepare it anyway: those readers are marked (kPreparedDyAttr). True then.
+bool PrepareDyForWeightGradients(lowering::LinearLossChain& c) {
+  const Value dy = c.softcap_grad.getResult();
+  llvm::SmallVector<gpt::MatmulWeightGradOp> readers;
+  for (mlir::Operation* user : dy.getUsers()) {
+    if (user == c.grad_input.getOperation()) continue;
+    auto g = llvm::dyn_cast<gpt::MatmulWeightGradOp>(user);
+    if (!g || g.getDy() != dy || g.getX() == dy || !UnderBf16Autocast(g)) return false;
+    readers.push_back(g);
+  }
+  if (readers.empty()) return false;
+  for (gpt::MatmulWeightGradOp g : readers) g->setAttr(kPreparedDyAttr, mlir::UnitAttr::get(g.getContext()));
+  return true;
+}
+
 /// The lm_head's loss chain as one launch (linear_loss_fusion.h) when what it writes (loss,
 /// dy, dx) shares no byte with what it reads or with each other; else false, nothing emitted.
 mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
@@ -598,9 +622,13 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
     return mlir::failure();
   }
   for (mlir::Operation* op : c->Absorbed()) l.Absorb(op);
-  const std::string name =
-      c->bf16() ? "cpu.linear_softcap_bf16_cross_entropy_grad.f32" : Builtin("linear_softcap_cross_entropy_grad", x);
-  if (failed(Call(l, name, {N, V, C},
+  llvm::SmallVector<int64_t> ints = {N, V, C};
+  std::string name = Builtin("linear_softcap_cross_entropy_grad", x);
+  if (c->bf16()) {
+    name = "cpu.linear_softcap_bf16_cross_entropy_grad.f32";
+    ints.push_back(PrepareDyForWeightGradients(*c) ? 1 : 0);
+  }
+  if (failed(Call(l, name, ints,
                   {c->softcap.getCap().convertToDouble()},
                   {l.BufferOf(x), l.BufferOf(w), wt, l.BufferOf(c->targets), l.BufferOf(c->dloss), l.BufferOf(loss),
                    l.BufferOf(dy), l.BufferOf(dx)}))) {
@@ -648,7 +676,8 @@ LogicalResult LowerOp(OpLowering& l) {
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
-    return Call(l, Builtin("matmul_weight_grad" + bf16, m.getX()),
+    const bool prepared_dy = m->hasAttr(kPreparedDyAttr);
+    return Call(l, prepared_dy ? "cpu.matmul_weight_grad_bf16_prepared_dy.f32" : Builtin("matmul_weight_grad" + bf16, m.getX()),
                 {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
   }

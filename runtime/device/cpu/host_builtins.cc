@@ -202,6 +202,27 @@ struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   }
 };
 
+/// matmul_weight_grad_bf16 whose dy the lm_head's fused loss wrote prepared for the bf16 GEMM
+/// (matmul_bf16.h; f32 only): the same bits, without a pass over dy to prepare it.
+struct MatmulWeightGradBf16PreparedDyCall {
+  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_dy";
+  const void* dy;
+  const float* x;
+  float* dw;
+  int64_t M, N, K;
+  explicit MatmulWeightGradBf16PreparedDyCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const float>(M * N, "dy");  // its f32 buffer; the prepared bytes fill all or half of it
+    x = r.Buffer<const float>(M * K, "x");
+    dw = r.Buffer<float>(N * K, "dw");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradWeightBf16PreparedDy(dy, x, dw, M, N, K, /*accumulate=*/false);
+    return absl::OkStatus();
+  }
+};
+
 /// Both with the result rounded to bf16 values as each row is written (kRound, f32 only: the
 /// compiler's fusion of the autocast rounding after the norm): rms_norm_round_bf16.h.
 template <typename T, bool kRound = false>
@@ -708,7 +729,8 @@ struct CrossEntropyGradSoftcapBf16Call {
 
 /// The lm_head's loss and gradient in one launch (the compiler's fusion of matmul, softcap,
 /// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, wt, targets, dloss, loss, dy, dx).
-/// `Bf16`: the chain under bf16 autocast (linear_softcap_bf16_cross_entropy_grad, f32 only).
+/// `Bf16`: the chain under bf16 autocast (linear_softcap_bf16_cross_entropy_grad, f32 only),
+/// with a dy_prepared flag after C.
 template <typename T, bool Bf16 = false>
 struct LinearSoftcapCrossEntropyGradCall {
   static constexpr const char* kName =
@@ -717,9 +739,12 @@ struct LinearSoftcapCrossEntropyGradCall {
   const int32_t* targets;
   T *loss, *dy, *dx;
   k::LinearLossShape s;
+  bool dy_prepared = false;  // bf16: dy written prepared for the bf16 GEMMs (its weight gradient's)
   double cap;
   explicit LinearSoftcapCrossEntropyGradCall(ArgReader& r) {
-    s.N = r.Int("N"), s.V = r.Int("V"), s.C = r.Int("C"), cap = r.Float("cap");
+    s.N = r.Int("N"), s.V = r.Int("V"), s.C = r.Int("C");
+    if constexpr (Bf16) dy_prepared = r.Int("dy_prepared") != 0;
+    cap = r.Float("cap");
     x = r.Buffer<const T>(s.N * s.C, "x"), w = r.Buffer<const T>(s.V * s.C, "w");
     wt = r.Buffer<const T>(s.C * s.V, "wt");
     targets = r.Buffer<const int32_t>(s.N, "targets");
@@ -734,7 +759,7 @@ struct LinearSoftcapCrossEntropyGradCall {
     if constexpr (Bf16) {
       static_assert(std::is_same_v<T, float>, "the bf16 chain runs on f32 tensors");
       *loss = float(k::LinearSoftcapBf16CrossEntropyWithGrad(k::ActiveBf16Gemm(), x, w, wt, targets, s, float(cap),
-                                                             double(*dloss), dy, dx, ws)
+                                                             double(*dloss), dy, dy_prepared, dx, ws)
                         .loss);
     } else {
       *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, wt, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
@@ -855,6 +880,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
     Entry<MatmulCall<float, true, true>>("cpu.matmul_bf16_round.f32"),
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
+    Entry<MatmulWeightGradBf16PreparedDyCall>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),

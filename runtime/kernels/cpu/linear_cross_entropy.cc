@@ -84,12 +84,13 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
 namespace {
 
 // The bf16 chain's workspace: the loss's chunk sums, w and w^T prepared for the kernel once,
-// then one logits block per thread.
+// then per thread a logits block and a gradient row (where dy is written prepared).
 struct CarvedBf16 {
   double* partial;
   void* w;
   void* wt;
   float* blocks;
+  float* grad_rows;
   int64_t block_elements;
   int slots;
   CarvedBf16(Bf16Gemm kernel, LinearLossShape s, WorkspaceCarver& carver) {
@@ -98,9 +99,10 @@ struct CarvedBf16 {
     w = carver.Take<uint8_t>(w_bytes, "lm_head weight prepared for bf16 products");
     wt = carver.Take<uint8_t>(w_bytes, "lm_head weight's transpose prepared for bf16 products");
     block_elements = std::min(BlockRows(s), s.N) * s.V;
-    const int64_t bytes = block_elements * static_cast<int64_t>(sizeof(float));
+    const int64_t bytes = (block_elements + s.V) * static_cast<int64_t>(sizeof(float));
     slots = carver.counting() ? NumThreads() : static_cast<int>(std::min<int64_t>(NumThreads(), carver.left() / bytes));
     blocks = carver.Take<float>(block_elements * std::max(1, slots), "lm_head logits blocks");
+    grad_rows = carver.Take<float>(s.V * std::max(1, slots), "lm_head gradient rows");
   }
 };
 
@@ -114,14 +116,17 @@ int64_t LinearSoftcapBf16CrossEntropyWorkspaceBytes(Bf16Gemm kernel, LinearLossS
 
 CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
                                                          const float* wt, const int32_t* targets, LinearLossShape s,
-                                                         float cap, double dloss, float* dy, float* dx,
-                                                         Workspace workspace) {
+                                                         float cap, double dloss, void* dy, bool dy_prepared,
+                                                         float* dx, Workspace workspace) {
   const int64_t N = s.N, V = s.V, C = s.C;
   WorkspaceCarver carver(workspace);
   const CarvedBf16 ws(kernel, s, carver);
   const int64_t count = rows::CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
   const float* table = SoftcapBf16Table(cap);
+  const int64_t element = Bf16PreparedElementBytes(kernel);
+  float* const dy_f32 = dy_prepared ? nullptr : static_cast<float*>(dy);
+  char* const dy_bytes = static_cast<char*>(dy);
   // The unfused products: logits = x w^T (GemmBf16Inputs(false, true, N, V, C)) and dx = dy
   // (w^T)^T (GemmBf16Inputs(false, true, N, C, V)), each with its B prepared once.
   const Bf16GemmB w_b(kernel, /*trans_b=*/true, V, C, w, C, ws.w);
@@ -131,26 +136,39 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
       N, BlockRows(s),
       [&](int64_t m0, int64_t m1) {
         float* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - m0) V
+        float* grad_row = ws.grad_rows + ThreadSlot() * V;
         w_b.MultiplyRows(false, m0, m1, x, C, /*accumulate=*/false, logits, V, /*round_output=*/false);
         for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) {
           double sum = 0;
           for (int64_t n = c0; n < std::min(m1, c0 + rows::kRowsPerChunk); ++n) {
             float* y = logits + (n - m0) * V;
+            float* grad = dy_prepared ? grad_row : dy_f32 + n * V;
             SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
             if (targets[n] >= 0) {
-              sum += rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, dy + n * V);
+              sum += rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad);
             } else {
-              rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, dy + n * V);
+              rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
             }
+            if (dy_prepared) PrepareBf16Operand(kernel, grad, V, dy_bytes + n * V * element);  // while in cache
           }
           ws.partial[c0 / rows::kRowsPerChunk] = sum;
         }
-        if (dx_per_block) {
-          wt_b.MultiplyRows(false, m0, m1, dy, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
+        if (!dx_per_block) return;
+        if (dy_prepared) {
+          wt_b.MultiplyPreparedRows(false, m0, m1, dy_bytes + m0 * V * element, V, /*accumulate=*/false, dx + m0 * C,
+                                    C, /*round_output=*/false);
+        } else {
+          wt_b.MultiplyRows(false, m0, m1, dy_f32, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
         }
       },
       std::max(1, ws.slots));
-  if (!dx_per_block) GemmBf16Inputs(kernel, false, true, N, C, V, dy, V, wt, V, /*accumulate=*/false, dx, C);
+  if (!dx_per_block) {
+    if (dy_prepared) {
+      GemmBf16PreparedA(kernel, false, true, N, C, V, dy, V, wt, V, /*accumulate=*/false, dx, C);
+    } else {
+      GemmBf16Inputs(kernel, false, true, N, C, V, dy_f32, V, wt, V, /*accumulate=*/false, dx, C);
+    }
+  }
   double sum = 0;
   for (int64_t c = 0; c < rows::Chunks(N); ++c) sum += ws.partial[c];
   return {count > 0 ? sum / count : 0.0, count};

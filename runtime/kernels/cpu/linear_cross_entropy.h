@@ -43,13 +43,16 @@ int64_t LinearSoftcapCrossEntropyWorkspaceBytes(LinearLossShape s);
 /// -> nanochat's bf16 softcap -> cross_entropy and the VJP cross_entropy_grad -> round_bf16 ->
 /// softcap_grad -> matmul_bf16 (dy w)): the products on x, w and dy rounded to bf16 by
 /// `kernel` (matmul_bf16.h), the logits rounded to bf16 before the softcap's table
-/// (softcap_bf16.h), the loss's cotangent rounded before the softcap's factor. dy is the f32
-/// gradient the weight gradient (a separate launch) then reads; dx unrounded, as the unfused
-/// matmul writes it. `workspace`: LinearSoftcapBf16CrossEntropyWorkspaceBytes.
+/// (softcap_bf16.h), the loss's cotangent rounded before the softcap's factor. dy is the
+/// gradient the weight gradient (a separate launch) then reads: f32, or with `dy_prepared`
+/// prepared for `kernel` (matmul_bf16.h: what a bf16 GEMM reads of it, half the bytes on
+/// onednn; MatmulGradWeightBf16PreparedDy reads it), which also spares dx's product its own
+/// pass over dy. dx unrounded, as the unfused matmul writes it. `workspace`:
+/// LinearSoftcapBf16CrossEntropyWorkspaceBytes.
 CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
                                                          const float* wt, const int32_t* targets, LinearLossShape s,
-                                                         float cap, double dloss, float* dy, float* dx,
-                                                         Workspace workspace);
+                                                         float cap, double dloss, void* dy, bool dy_prepared,
+                                                         float* dx, Workspace workspace);
 int64_t LinearSoftcapBf16CrossEntropyWorkspaceBytes(Bf16Gemm kernel, LinearLossShape s);
 
 }  // namespace gpt_sft::runtime::kernels

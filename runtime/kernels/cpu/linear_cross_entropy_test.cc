@@ -137,14 +137,25 @@ Outputs<float> UnfusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const s
   return out;
 }
 
+// dy f32, or (dy_prepared) prepared for the kernel: then out.dy holds the prepared bytes.
 Outputs<float> FusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const std::vector<float>& w,
                          const std::vector<float>& wt, const std::vector<int32_t>& targets, LinearLossShape s,
-                         float cap, double dloss) {
+                         float cap, double dloss, bool dy_prepared = false) {
   Outputs<float> out{0, std::vector<float>(s.N * s.V), std::vector<float>(s.N * s.C)};
   const ScratchBuffer scratch(LinearSoftcapBf16CrossEntropyWorkspaceBytes(kernel, s));
   out.loss = LinearSoftcapBf16CrossEntropyWithGrad(kernel, x.data(), w.data(), wt.data(), targets.data(), s, cap,
-                                                   dloss, out.dy.data(), out.dx.data(), scratch.get())
+                                                   dloss, out.dy.data(), dy_prepared, out.dx.data(), scratch.get())
                  .loss;
+  return out;
+}
+
+// The bytes of `v` prepared for `kernel`, padded to whole floats (as a prepared dy sits in an
+// f32 buffer).
+std::vector<float> Prepared(Bf16Gemm kernel, const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  PrepareBf16Operand(kernel, v.data(), static_cast<int64_t>(v.size()), out.data());
+  const size_t used = v.size() * Bf16PreparedElementBytes(kernel) / sizeof(float);
+  std::fill(out.begin() + used, out.end(), 0.0f);
   return out;
 }
 
@@ -171,6 +182,20 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
   ExpectSameBits(want.dx, got.dx, "dx");
   EXPECT_TRUE(std::isfinite(got.loss));
   EXPECT_GT(got.loss, 0.0);
+  // dy written prepared: its bytes are the unfused dy's prepared, the loss and dx the same,
+  // and the weight gradient read from them is the unfused one's.
+  Outputs<float> prepared = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss, /*dy_prepared=*/true);
+  EXPECT_EQ(std::memcmp(&want.loss, &prepared.loss, sizeof(double)), 0);
+  ExpectSameBits(want.dx, prepared.dx, "dx (dy prepared)");
+  prepared.dy.resize(s.N * s.V * Bf16PreparedElementBytes(kernel) / sizeof(float));
+  std::vector<float> want_prepared = Prepared(kernel, want.dy);
+  want_prepared.resize(prepared.dy.size());
+  ExpectSameBits(want_prepared, prepared.dy, "prepared dy");
+  std::vector<float> dw(s.V * s.C), dw_prepared(s.V * s.C);
+  GemmBf16Inputs(kernel, true, false, s.V, s.C, s.N, want.dy.data(), s.V, x.data(), s.C, false, dw.data(), s.C);
+  GemmBf16PreparedA(kernel, true, false, s.V, s.C, s.N, prepared.dy.data(), s.V, x.data(), s.C, false,
+                    dw_prepared.data(), s.C);
+  ExpectSameBits(dw, dw_prepared, "dw from the prepared dy");
 }
 
 TEST(LinearSoftcapBf16CrossEntropy, EqualsTheUnfusedChainBitForBitOnEachKernel) {

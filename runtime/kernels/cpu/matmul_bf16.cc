@@ -104,6 +104,23 @@ const E* PreparedRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const flo
   return ap;
 }
 
+/// PreparedRows for an A already prepared (elements E, leading dim lda): the rows one block
+/// multiplies, copied into the same compact layout PreparedRows gives, since oneDNN's sums
+/// can follow the leading dimension it is handed (a strided view gave other bits).
+template <typename E>
+const E* CompactRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const void* a_prepared, int64_t lda,
+                     int64_t* lda_p) {
+  const E* a = static_cast<const E*>(a_prepared);
+  const int64_t rows = trans_a ? K : m1 - m0, cols = trans_a ? m1 - m0 : K;
+  const E* first = trans_a ? a + m0 : a + m0 * lda;
+  *lda_p = cols;
+  if (lda == cols) return first;  // already compact
+  thread_local std::vector<E> a_buffer;
+  E* ap = Grown(a_buffer, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(ap + r * cols, first + r * lda, cols * sizeof(E));
+  return ap;
+}
+
 }  // namespace
 
 int64_t Bf16GemmB::StorageBytes(Bf16Gemm kernel, int64_t N, int64_t K) {
@@ -127,32 +144,54 @@ Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const 
 
 void Bf16GemmB::MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
                              float* c_rows, int64_t ldc, bool round_output) const {
-  const int64_t rows = m1 - m0, ldb_p = trans_b_ ? K_ : N_;
-  float* cp = c_rows;
   int64_t lda_p = 0;
+  const void* ap = kernel_ == Bf16Gemm::kOneDnn
+                       ? static_cast<const void*>(PreparedRows<uint16_t>(trans_a, m0, m1, K_, a, lda, NarrowBlock, &lda_p))
+                       : static_cast<const void*>(PreparedRows<float>(trans_a, m0, m1, K_, a, lda, RoundBlock, &lda_p));
+  MultiplyPreparedRows(trans_a, m0, m1, ap, lda_p, accumulate, c_rows, ldc, round_output);
+}
+
+void Bf16GemmB::MultiplyPreparedRows(bool trans_a, int64_t m0, int64_t m1, const void* a_rows, int64_t lda,
+                                     bool accumulate, float* c_rows, int64_t ldc, bool round_output) const {
+  const int64_t rows = m1 - m0, ldb_p = trans_b_ ? K_ : N_;
   if (kernel_ == Bf16Gemm::kOneDnn) {
-    const uint16_t* ap = PreparedRows<uint16_t>(trans_a, m0, m1, K_, a, lda, NarrowBlock, &lda_p);
-    OneDnnGemmBf16(trans_a, trans_b_, rows, N_, K_, ap, lda_p, static_cast<const uint16_t*>(storage_), ldb_p,
-                   accumulate, cp, ldc);
+    OneDnnGemmBf16(trans_a, trans_b_, rows, N_, K_, static_cast<const uint16_t*>(a_rows), lda,
+                   static_cast<const uint16_t*>(storage_), ldb_p, accumulate, c_rows, ldc);
   } else {
-    const float* ap = PreparedRows<float>(trans_a, m0, m1, K_, a, lda, RoundBlock, &lda_p);
-    Gemm<float>(trans_a, trans_b_, rows, N_, K_, 1.0f, ap, lda_p, static_cast<const float*>(storage_), ldb_p,
-                accumulate ? 1.0f : 0.0f, cp, ldc);
+    Gemm<float>(trans_a, trans_b_, rows, N_, K_, 1.0f, static_cast<const float*>(a_rows), lda,
+                static_cast<const float*>(storage_), ldb_p, accumulate ? 1.0f : 0.0f, c_rows, ldc);
   }
-  if (round_output) RoundRows(cp, ldc, rows, N_);
+  if (round_output) RoundRows(c_rows, ldc, rows, N_);
+}
+
+int64_t Bf16PreparedElementBytes(Bf16Gemm kernel) {
+  return kernel == Bf16Gemm::kOneDnn ? sizeof(uint16_t) : sizeof(float);
+}
+
+void PrepareBf16Operand(Bf16Gemm kernel, const float* x, int64_t n, void* out) {
+  if (kernel == Bf16Gemm::kOneDnn) return NarrowToBf16(x, static_cast<uint16_t*>(out), n);
+  RoundBlock(x, n, 1, n, static_cast<float*>(out));
 }
 
 namespace {
 
 /// Both kernels' row split: B prepared once into the calling thread's buffer, then per block
-/// of C's rows (Gemm's blocks, matmul.h) MultiplyRows on the running thread.
+/// of C's rows (Gemm's blocks, matmul.h) MultiplyRows on the running thread (A f32), or
+/// MultiplyPreparedRows (A prepared: `a_prepared` instead of `a`).
 void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
-                   int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc,
-                   bool round_output) {
+                   const void* a_prepared, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
+                   int64_t ldc, bool round_output) {
   thread_local std::vector<uint8_t> b_buffer;
   const Bf16GemmB prepared(kernel, trans_b, N, K, b, ldb, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K)));
   auto rows = [&](int64_t m0, int64_t m1) {
-    prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
+    if (a_prepared == nullptr) {
+      return prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
+    }
+    int64_t lda_p = 0;
+    const void* a_rows = kernel == Bf16Gemm::kOneDnn
+                             ? static_cast<const void*>(CompactRows<uint16_t>(trans_a, m0, m1, K, a_prepared, lda, &lda_p))
+                             : static_cast<const void*>(CompactRows<float>(trans_a, m0, m1, K, a_prepared, lda, &lda_p));
+    prepared.MultiplyPreparedRows(trans_a, m0, m1, a_rows, lda_p, accumulate, c + m0 * ldc, ldc, round_output);
   };
   const int64_t chunk = GemmBlockRows(M, N, K);
   if (chunk >= M) return rows(0, M);
@@ -198,7 +237,7 @@ void RunBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t
                  int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
   if (M <= 0 || N <= 0) return;
   if (K > 0) {
-    SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, round_output);
+    SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, nullptr, lda, b, ldb, accumulate, c, ldc, round_output);
   } else {
     Gemm<float>(trans_a, trans_b, M, N, K, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
     if (round_output) RoundRows(c, ldc, M, N);
@@ -229,6 +268,24 @@ void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                 bool accumulate) {
   GemmBf16Inputs(ActiveBf16Gemm(), true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
+}
+
+void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
+                       int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {  // no products: C is 0, or kept
+    if (!accumulate) {
+      for (int64_t m = 0; m < M; ++m) std::fill(c + m * ldc, c + m * ldc + N, 0.0f);
+    }
+    return;
+  }
+  SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, nullptr, a, lda, b, ldb, accumulate, c, ldc,
+                /*round_output=*/false);
+}
+
+void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                    bool accumulate) {
+  GemmBf16PreparedA(ActiveBf16Gemm(), true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
 }
 
 }  // namespace gpt_sft::runtime::kernels

@@ -51,6 +51,24 @@ void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                 bool accumulate);
 
+/// An operand prepared for `kernel` is each value rounded to bf16 as the kernel reads it:
+/// bf16 bit patterns (2 bytes) for onednn, bf16 values kept as f32 (4 bytes) for fp32. A
+/// producer that writes its output prepared spares every GEMM that reads it the pass that
+/// prepares it (the same bits: preparing is elementwise).
+int64_t Bf16PreparedElementBytes(Bf16Gemm kernel);
+/// n f32 values prepared for `kernel` into `out` (n * Bf16PreparedElementBytes bytes), on
+/// the calling thread.
+void PrepareBf16Operand(Bf16Gemm kernel, const float* x, int64_t n, void* out);
+
+/// GemmBf16Inputs with A already prepared for `kernel` (`a` holds prepared elements, leading
+/// dim lda in elements): the same bits as GemmBf16Inputs on the f32 values it was prepared from.
+void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
+                       int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
+
+/// MatmulGradWeightBf16Inputs with dy prepared for ActiveBf16Gemm().
+void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                    bool accumulate);
+
 /// The B operand of a bf16-input GEMM prepared once for `kernel` (narrowed to bf16 bit
 /// patterns for onednn, rounded to bf16 values kept as f32 for fp32), for a fused kernel that
 /// multiplies its own blocks of rows: MultiplyRows on GemmBlockRows(M, N, K)'s blocks (matmul.h)
@@ -70,6 +88,10 @@ class Bf16GemmB {
   /// after (in cache).
   void MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
                     float* c_rows, int64_t ldc, bool round_output) const;
+  /// MultiplyRows with op(A)'s rows already prepared for the kernel: `a_rows` points at op(A)'s
+  /// row m0 (trans_a: at column m0 of the stored [K, M]), leading dim lda in elements.
+  void MultiplyPreparedRows(bool trans_a, int64_t m0, int64_t m1, const void* a_rows, int64_t lda, bool accumulate,
+                            float* c_rows, int64_t ldc, bool round_output) const;
 
  private:
   Bf16Gemm kernel_;
