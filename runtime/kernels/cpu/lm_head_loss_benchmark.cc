@@ -21,10 +21,10 @@ constexpr LinearLossShape kShape{8192, 8192, 256};
 constexpr float kCap = 15.f;
 
 struct Operands {
-  std::vector<float> x, w, wt, dy, dx;
+  std::vector<float> x, w, wt, dy, dx, dw;
   std::vector<int32_t> targets;
   Operands() : x(kShape.N * kShape.C), w(kShape.V * kShape.C), wt(kShape.C * kShape.V), dy(kShape.N * kShape.V),
-               dx(kShape.N * kShape.C), targets(kShape.N) {
+               dx(kShape.N * kShape.C), dw(kShape.V * kShape.C), targets(kShape.N) {
     std::mt19937 rng(1);
     std::normal_distribution<float> d(0.f, 1.f);
     for (float& v : x) v = d(rng);
@@ -62,7 +62,8 @@ void BM_LmHeadLossFused(benchmark::State& state) {
 BENCHMARK(BM_LmHeadLossFused)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // Under bf16 autocast (the bf16 matmuls' kernel, matmul_bf16.h): the unfused chain the
-// interpreter runs and the fused launch the compiled step runs.
+// interpreter runs and the fused launch the compiled step runs (dy written prepared for the
+// bf16 GEMMs), each with the weight gradient that reads dy.
 void BM_LmHeadLossBf16Unfused(benchmark::State& state) {
   Operands o;
   std::vector<float> logits(kShape.N * kShape.V);
@@ -74,6 +75,7 @@ void BM_LmHeadLossBf16Unfused(benchmark::State& state) {
                                  .loss);
     CrossEntropyBf16SoftcapGrad(logits.data(), o.targets.data(), kShape.N, kShape.V, 1.0, kCap, o.dy.data());
     MatmulBf16Inputs(o.dy.data(), o.wt.data(), o.dx.data(), kShape.N, kShape.C, kShape.V);
+    MatmulGradWeightBf16Inputs(o.dy.data(), o.x.data(), o.dw.data(), kShape.N, kShape.V, kShape.C, false);
   }
   state.SetLabel(Bf16GemmDescription());
 }
@@ -85,8 +87,10 @@ void BM_LmHeadLossBf16Fused(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(LinearSoftcapBf16CrossEntropyWithGrad(ActiveBf16Gemm(), o.x.data(), o.w.data(),
                                                                    o.wt.data(), o.targets.data(), kShape, kCap, 1.0,
-                                                                   o.dy.data(), o.dx.data(), scratch.get())
+                                                                   o.dy.data(), /*dy_prepared=*/true, o.dx.data(),
+                                                                   scratch.get())
                                  .loss);
+    MatmulGradWeightBf16PreparedDy(o.dy.data(), o.x.data(), o.dw.data(), kShape.N, kShape.V, kShape.C, false);
   }
   state.SetLabel(Bf16GemmDescription());
 }
