@@ -1,5 +1,7 @@
 // Implements the fused lm_head loss: one pool task per Gemm block of rows, each with its own
-// logits block from the workspace (ThreadSlot), then the loss's chunk sums in order.
+// logits block from the workspace (ThreadSlot), then the loss's chunk sums in order. A block
+// whose targets are all ignored is not computed at all (AllIgnored): the compiled step's win
+// on padded SFT batches, where a short conversation's padding fills whole blocks.
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
 
 #include <algorithm>
@@ -17,6 +19,19 @@ namespace rows = cross_entropy_rows;
 
 // The forward product's blocks (Matmul(x, w) = Gemm(false, true, N, V, C)).
 int64_t BlockRows(LinearLossShape s) { return GemmBlockRows(s.N, s.V, s.C); }
+
+/// Whether every target of rows [m0, m1) is ignored: then the block's logits need not exist.
+/// It has no loss term and a zero gradient, so its rows of dy and dx are zeros, what the
+/// unfused chain writes for them from finite logits. Only whole blocks are skipped: a GEMM
+/// row's bits can depend on the rows beside it in the call (OpenBLAS's small-matrix kernels,
+/// oneDNN's blocking by the call's shape gave other bits for calls trimmed by 16 rows), and a
+/// computed block is exactly the unfused call.
+bool AllIgnored(const int32_t* targets, int64_t m0, int64_t m1) {
+  for (int64_t n = m0; n < m1; ++n) {
+    if (targets[n] >= 0) return false;
+  }
+  return true;
+}
 
 // The workspace in carving order: the loss's chunk sums, then one logits block per thread.
 template <typename T>
@@ -57,20 +72,22 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
   ParallelFor(
       N, BlockRows(s),
       [&](int64_t m0, int64_t m1) {
-        T* logits = ws.blocks + ThreadSlot() * ws.block_elements;
+        T* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - r0) V
+        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) ws.partial[c0 / rows::kRowsPerChunk] = 0;
+        if (AllIgnored(targets, m0, m1)) {
+          std::fill(dy + m0 * V, dy + m1 * V, T(0));
+          if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, T(0));
+          return;
+        }
         GemmBlock<T>(false, true, m1 - m0, V, C, T(1), x + m0 * C, C, w, C, T(0), logits, V);
-        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) {
-          double sum = 0;
-          for (int64_t n = c0; n < std::min(m1, c0 + rows::kRowsPerChunk); ++n) {
-            T* y = logits + (n - m0) * V;
-            ScaledTanh(y, V, T(1) / cap, cap, y);  // softcap's arithmetic, in place
-            if (targets[n] >= 0) {
-              sum += rows::SoftcapRowLossAndGrad(y, targets[n], V, scale, cap, dy + n * V);
-            } else {
-              rows::SoftcapRowGrad(y, targets[n], V, scale, cap, dy + n * V);
-            }
+        for (int64_t n = m0; n < m1; ++n) {
+          T* y = logits + (n - m0) * V;
+          ScaledTanh(y, V, T(1) / cap, cap, y);  // softcap's arithmetic, in place
+          if (targets[n] >= 0) {  // the chunk's sum, its terms in row order as unfused
+            ws.partial[n / rows::kRowsPerChunk] += rows::SoftcapRowLossAndGrad(y, targets[n], V, scale, cap, dy + n * V);
+          } else {
+            rows::SoftcapRowGrad(y, targets[n], V, scale, cap, dy + n * V);
           }
-          ws.partial[c0 / rows::kRowsPerChunk] = sum;
         }
         if (dx_per_block) GemmBlock<T>(false, true, m1 - m0, C, V, T(1), dy + m0 * V, V, wt, V, T(0), dx + m0 * C, C);
       },
@@ -125,6 +142,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   const double scale = count > 0 ? dloss / count : 0.0;
   const float* table = SoftcapBf16Table(cap);
   const int64_t element = Bf16PreparedElementBytes(kernel);
+  const int64_t dy_element = dy_prepared ? element : static_cast<int64_t>(sizeof(float));
   float* const dy_f32 = dy_prepared ? nullptr : static_cast<float*>(dy);
   char* const dy_bytes = static_cast<char*>(dy);
   // The unfused products: logits = x w^T (GemmBf16Inputs(false, true, N, V, C)) and dx = dy
@@ -135,23 +153,25 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   ParallelFor(
       N, BlockRows(s),
       [&](int64_t m0, int64_t m1) {
-        float* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - m0) V
+        float* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - r0) V
         float* grad_row = ws.grad_rows + ThreadSlot() * V;
+        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) ws.partial[c0 / rows::kRowsPerChunk] = 0;
+        if (AllIgnored(targets, m0, m1)) {  // zeros, prepared or not, are all-zero bytes
+          std::fill(dy_bytes + m0 * V * dy_element, dy_bytes + m1 * V * dy_element, char(0));
+          if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, 0.0f);
+          return;
+        }
         w_b.MultiplyRows(false, m0, m1, x, C, /*accumulate=*/false, logits, V, /*round_output=*/false);
-        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) {
-          double sum = 0;
-          for (int64_t n = c0; n < std::min(m1, c0 + rows::kRowsPerChunk); ++n) {
-            float* y = logits + (n - m0) * V;
-            float* grad = dy_prepared ? grad_row : dy_f32 + n * V;
-            SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
-            if (targets[n] >= 0) {
-              sum += rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad);
-            } else {
-              rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
-            }
-            if (dy_prepared) PrepareBf16Operand(kernel, grad, V, dy_bytes + n * V * element);  // while in cache
+        for (int64_t n = m0; n < m1; ++n) {
+          float* y = logits + (n - m0) * V;
+          float* grad = dy_prepared ? grad_row : dy_f32 + n * V;
+          SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
+          if (targets[n] >= 0) {  // the chunk's sum, its terms in row order as unfused
+            ws.partial[n / rows::kRowsPerChunk] += rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad);
+          } else {
+            rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
           }
-          ws.partial[c0 / rows::kRowsPerChunk] = sum;
+          if (dy_prepared) PrepareBf16Operand(kernel, grad, V, dy_bytes + n * V * element);  // while in cache
         }
         if (!dx_per_block) return;
         if (dy_prepared) {

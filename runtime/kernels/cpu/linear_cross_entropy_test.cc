@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -117,6 +118,42 @@ TEST(LinearSoftcapCrossEntropy, AllTargetsIgnored) {
   for (float v : got.dx) ASSERT_EQ(v, 0.0f);
 }
 
+// SFT targets: a prompt (ignored), answers (counted) with ignored stretches between them,
+// and padding (ignored) filling the last two Gemm blocks of rows and part of the one before.
+std::vector<int32_t> SftTargets(LinearLossShape s, uint32_t seed) {
+  std::vector<int32_t> t = Targets(s.N, s.V, seed);
+  const int64_t block = GemmBlockRows(s.N, s.V, s.C);
+  auto ignore = [&](int64_t a, int64_t b) { std::fill(t.begin() + a, t.begin() + std::min(b, s.N), -1); };
+  ignore(0, 150);
+  ignore(300, 330);
+  ignore(s.N - 2 * block - 100, s.N);
+  return t;
+}
+
+// Rows of the padding's blocks (the last block is whole: N is a multiple of the block).
+constexpr LinearLossShape kSftShape{2432, 300, 32};
+
+void PoisonPadding(std::vector<float>& x, LinearLossShape s) {
+  const int64_t block = GemmBlockRows(s.N, s.V, s.C);
+  for (int64_t n = s.N - 2 * block; n < s.N; ++n) x[n * s.C] = std::numeric_limits<float>::quiet_NaN();
+}
+
+// Blocks whose targets are all ignored are skipped, the rest is the unfused chain's bits:
+// proven by NaNs in the skipped rows' hidden states, which a computed row carries into dy.
+TEST(LinearSoftcapCrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) {
+  const LinearLossShape s = kSftShape;
+  ASSERT_EQ(s.N % GemmBlockRows(s.N, s.V, s.C), 0);
+  std::vector<float> x = Random<float>(s.N * s.C, 31, 1.0);
+  const std::vector<float> w = Random<float>(s.V * s.C, 32, 0.5);
+  const std::vector<int32_t> targets = SftTargets(s, 33);
+  const Outputs<float> want = Unfused(x, w, targets, s, 15.0f, 1.0);
+  PoisonPadding(x, s);
+  const Outputs<float> got = Fused(x, w, targets, s, 15.0f, 1.0);
+  EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
+  ExpectSameBits(want.dy, got.dy, "dy");
+  ExpectSameBits(want.dx, got.dx, "dx");
+}
+
 // --- under bf16 autocast --------------------------------------------------------------------
 
 // The unfused bf16 chain the compiled step runs: the lm_head's bf16 product, the bf16 softcap
@@ -214,6 +251,35 @@ TEST(LinearSoftcapBf16CrossEntropy, SameBitsOnOneAndThreeThreads) {
     for (Bf16Gemm kernel : Bf16Kernels()) ExpectFusedBf16IsUnfused(kernel, {1200, 500, 48}, 15);
   }
   SetNumThreads(saved);
+}
+
+TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) {
+  const LinearLossShape s = kSftShape;
+  const std::vector<float> x = Random<float>(s.N * s.C, 41, 1.0);
+  const std::vector<float> w = Random<float>(s.V * s.C, 42, 0.5);
+  std::vector<float> wt(s.C * s.V);
+  for (int64_t v = 0; v < s.V; ++v)
+    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<int32_t> targets = SftTargets(s, 43);
+  std::vector<float> poisoned = x;
+  PoisonPadding(poisoned, s);
+  for (Bf16Gemm kernel : Bf16Kernels()) {
+    SCOPED_TRACE(kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+    const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, 15.0f, 1.0);
+    for (bool prepared : {false, true}) {
+      Outputs<float> got = FusedBf16(kernel, poisoned, w, wt, targets, s, 15.0f, 1.0, prepared);
+      EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
+      ExpectSameBits(want.dx, got.dx, "dx");
+      if (!prepared) {
+        ExpectSameBits(want.dy, got.dy, "dy");
+      } else {
+        got.dy.resize(s.N * s.V * Bf16PreparedElementBytes(kernel) / sizeof(float));
+        std::vector<float> want_prepared = Prepared(kernel, want.dy);
+        want_prepared.resize(got.dy.size());
+        ExpectSameBits(want_prepared, got.dy, "prepared dy");
+      }
+    }
+  }
 }
 
 // The fusion must round: dropping the logits' rounding (or the cotangent's) changes bits,
