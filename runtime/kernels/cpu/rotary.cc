@@ -4,7 +4,10 @@
 // RotaryFromTables runs the same loop with the entries read from those tables.
 #include "runtime/kernels/cpu/rotary.h"
 
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "compiler/numerics/rotary_table.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -39,20 +42,46 @@ struct TabledCosSin {
   }
 };
 
-/// nanochat's bf16 rotary on floats: every product and sum rounded to bf16.
+/// RoundToBf16 without a branch (the NaN case as a select), so that a loop of it vectorizes:
+/// the same bits.
+inline float RoundToBf16Lanewise(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  const uint32_t quieted = bits | 0x00400000u;
+  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  bits = ((bits & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) & 0xffff0000u;
+  float y;
+  std::memcpy(&y, &bits, sizeof(y));
+  return y;
+}
+
+/// nanochat's bf16 rotary on floats: every product and sum rounded to bf16. Per token, the
+/// pairs' cos and sin are read once into a row, then each head's half-rows run as one
+/// vectorizable loop (in and out may be the same bytes: iteration j reads and writes only
+/// elements j and half + j, hence ivdep).
 template <typename CosSinAt>
 void RotateBf16(const float* in, float* out, RotaryShape s, const CosSinAt& cos_sin_at, float sign) {
   const int64_t half = s.D / 2;
   ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> row;
+    if (static_cast<int64_t>(row.size()) < 2 * half) row.resize(2 * half);
+    float* const cos = row.data();
+    float* const sin = row.data() + half;
     for (int64_t bt = begin; bt < end; ++bt) {
       for (int64_t j = 0; j < half; ++j) {
         const compiler::RotaryCosSin table = cos_sin_at(bt, j);
-        const float c = table.cos, sn = sign * table.sin;
-        for (int64_t h = 0; h < s.H; ++h) {
-          const int64_t o = (bt * s.H + h) * s.D;
-          const float x1 = in[o + j], x2 = in[o + half + j];
-          out[o + j] = RoundToBf16(RoundToBf16(x1 * c) + RoundToBf16(x2 * sn));
-          out[o + half + j] = RoundToBf16(RoundToBf16(-x1 * sn) + RoundToBf16(x2 * c));
+        cos[j] = table.cos;
+        sin[j] = sign * table.sin;
+      }
+      for (int64_t h = 0; h < s.H; ++h) {
+        const int64_t o = (bt * s.H + h) * s.D;
+        const float* x = in + o;
+        float* y = out + o;
+#pragma GCC ivdep
+        for (int64_t j = 0; j < half; ++j) {
+          const float x1 = x[j], x2 = x[half + j], c = cos[j], sn = sin[j];
+          y[j] = RoundToBf16Lanewise(RoundToBf16Lanewise(x1 * c) + RoundToBf16Lanewise(x2 * sn));
+          y[half + j] = RoundToBf16Lanewise(RoundToBf16Lanewise(-x1 * sn) + RoundToBf16Lanewise(x2 * c));
         }
       }
     }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "compiler/numerics/rotary_table.h"
@@ -102,6 +103,44 @@ TEST(Rotary, Bf16RoundsCosSinEveryProductAndEverySum) {
   int differ = 0;
   for (size_t i = 0; i < x.size(); ++i) differ += r(once[i]) != y[i];
   EXPECT_GT(differ, 0);
+}
+
+// At a model's head size (vector loops with tails) and in place, with NaN, infinities and
+// values that round up past bf16's largest: still each element's formula.
+TEST(Rotary, Bf16AtHeadSize128InPlaceIsTheFormula) {
+  const RotaryShape s{2, 5, 3, 136};
+  const int64_t n = 2 * 5 * 3 * 136, half = 68;
+  std::vector<int32_t> pos(10);
+  for (int i = 0; i < 10; ++i) pos[i] = 37 * i;
+  const Vec random = Random(n, 11);
+  std::vector<float> x(random.begin(), random.end());
+  for (float& v : x) v = RoundToBf16(v);
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  x[half + 9] = std::numeric_limits<float>::infinity();
+  x[300] = -3.38e38f;
+  for (float sign : {1.0f, -1.0f}) {
+    std::vector<float> y = x;
+    if (sign > 0) {
+      Rotary(y.data(), pos.data(), y.data(), s, 10000.0, RotaryRounding::kBf16);
+    } else {
+      RotaryGrad(y.data(), pos.data(), y.data(), s, 10000.0, RotaryRounding::kBf16);
+    }
+    auto r = [](float v) { return RoundToBf16(v); };
+    int bad = 0;
+    for (int64_t bt = 0; bt < 10; ++bt)
+      for (int64_t h = 0; h < 3; ++h)
+        for (int64_t j = 0; j < half; ++j) {
+          const compiler::RotaryCosSin table =
+              compiler::RotaryCosSinAt(pos[bt], compiler::RotaryInverseFrequency(j, 136, 10000.0));
+          const float c = table.cos, sn = sign * table.sin;
+          const int64_t o = (bt * 3 + h) * 136;
+          const float x1 = x[o + j], x2 = x[o + half + j];
+          const float want1 = r(r(x1 * c) + r(x2 * sn)), want2 = r(r(-x1 * sn) + r(x2 * c));
+          bad += std::memcmp(&want1, &y[o + j], 4) != 0;
+          bad += std::memcmp(&want2, &y[o + half + j], 4) != 0;
+        }
+    EXPECT_EQ(bad, 0) << "sign " << sign;
+  }
 }
 
 // The tabled kernel (the compiled cpu step's) reads FillRotaryTables' entries instead of
