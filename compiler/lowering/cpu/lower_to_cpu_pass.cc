@@ -27,6 +27,8 @@
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
 //     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
 //     add_list launch;
+//   * a transpose of a weight read only by matmuls is never made: they multiply by the
+//     weight itself (matmul_grad_input, the same bits);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -564,7 +566,30 @@ LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
   return Call(l, name, {N, V}, {cap}, {l.BufferOf(ce.getLogits()), targets, dloss, out});
 }
 
+/// Whether `t` (a 2-D transpose of a function argument: a weight) is read only as the weight
+/// of matmuls, with nothing before the last of them overwriting the argument (a donation):
+/// then the transposed copy is never made and each matmul multiplies by the argument itself
+/// (matmul_grad_input), which gives the same bits.
+bool TransposeFoldsIntoMatmuls(gpt::TransposeOp t) {
+  auto arg = llvm::dyn_cast<mlir::BlockArgument>(t.getX());
+  if (!arg || TypeOf(t.getX()).getRank() != 2 || t.getPerm().size() != 2 || t.getPerm()[0] != 1) return false;
+  if (t.getResult().use_empty()) return false;
+  mlir::Operation* last = t;
+  for (mlir::Operation* user : t.getResult().getUsers()) {
+    auto m = llvm::dyn_cast<gpt::MatmulOp>(user);
+    if (!m || m.getW() != t.getResult() || m.getX() == t.getResult() || m->getBlock() != t->getBlock()) return false;
+    if (last->isBeforeInBlock(m)) last = m;
+  }
+  for (mlir::Operation* op = t->getNextNode(); op != nullptr && op != last; op = op->getNextNode()) {
+    if (auto donates = op->getAttrOfType<mlir::DenseI64ArrayAttr>("gpt.donates")) {
+      if (llvm::is_contained(donates.asArrayRef(), static_cast<int64_t>(arg.getArgNumber()))) return false;
+    }
+  }
+  return true;
+}
+
 LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
+  if (TransposeFoldsIntoMatmuls(t)) return success();  // its matmuls read the argument itself
   const int64_t rank = TypeOf(t.getX()).getRank();
   if (rank < 1 || rank > 8) return t.emitOpError("the cpu target transposes ranks 1 to 8");
   llvm::SmallVector<int64_t> ints = {rank};
@@ -637,6 +662,22 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   return true;
 }
 
+/// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by matmul_grad_input
+/// (x [M, N], w [N, K]), under bf16 autocast its bf16 kernel, absorbing a lone rounding after
+/// it as the bf16 matmul does.
+LogicalResult LowerMatmulByTransposedWeight(OpLowering& l, gpt::MatmulOp m, Value w, bool bf16) {
+  const int64_t M = Rows(m.getX()), N = Dim(w, 0), K = Dim(w, 1);
+  if (bf16) {
+    if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW(), w})) {
+      l.Absorb(round);
+      return Call(l, "cpu.matmul_grad_input_bf16_round.f32", {M, N, K}, {},
+                  {l.BufferOf(m.getX()), l.BufferOf(w), l.BufferOf(round.getResult(0))});
+    }
+    return Call(l, "cpu.matmul_grad_input_bf16.f32", {M, N, K}, {}, {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
+  }
+  return Call(l, Builtin("matmul_grad_input", m.getX()), {M, N, K}, {}, {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
+}
+
 LogicalResult LowerOp(OpLowering& l) {
   mlir::Operation* op = l.op();
   auto pointwise = [&](const char* name, llvm::ArrayRef<Value> in, llvm::ArrayRef<double> floats) {
@@ -665,6 +706,9 @@ LogicalResult LowerOp(OpLowering& l) {
     mlir::FailureOr<bool> fused = LowerLinearLoss(l, m);
     if (failed(fused)) return failure();
     if (*fused) return success();
+    if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) {
+      return LowerMatmulByTransposedWeight(l, m, t.getX(), !bf16.empty());
+    }
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
         l.Absorb(round);

@@ -179,6 +179,33 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
 };
 
+/// dx[M, K] = dy[M, N] w[N, K]: a matmul by a transposed weight without the transposed copy
+/// (the compiler folds the transpose); kBf16Inputs and kRoundOutput as MatmulCall's.
+template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false>
+struct MatmulGradInputCall {
+  static constexpr const char* kName = kRoundOutput  ? "matmul_grad_input_bf16_round"
+                                       : kBf16Inputs ? "matmul_grad_input_bf16"
+                                                     : "matmul_grad_input";
+  const T *dy, *w;
+  T* dx;
+  int64_t M, N, K;
+  explicit MatmulGradInputCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const T>(M * N, "dy");
+    w = r.Buffer<const T>(N * K, "w");
+    dx = r.Buffer<T>(M * K, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if constexpr (kBf16Inputs) {
+      k::MatmulGradInputBf16Inputs(dy, w, dx, M, N, K, kRoundOutput);
+    } else {
+      k::MatmulGradInput(dy, w, dx, M, N, K);
+    }
+    return absl::OkStatus();
+  }
+};
+
 template <typename T, bool kBf16Inputs = false>
 struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   static constexpr const char* kName = kBf16Inputs ? "matmul_weight_grad_bf16" : "matmul_weight_grad";
@@ -879,6 +906,10 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
     Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
     Entry<MatmulCall<float, true, true>>("cpu.matmul_bf16_round.f32"),
+    Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
+    Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
+    Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),
+    Entry<MatmulGradInputCall<float, true, true>>("cpu.matmul_grad_input_bf16_round.f32"),
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
     Entry<MatmulWeightGradBf16PreparedDyCall>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),

@@ -270,6 +270,11 @@ void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int6
   GemmBf16Inputs(ActiveBf16Gemm(), true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
 }
 
+void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
+                               bool round_output) {
+  RunBf16Gemm(ActiveBf16Gemm(), false, false, M, K, N, dy, N, w, K, /*accumulate=*/false, dx, K, round_output);
+}
+
 void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
                        int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
   if (M <= 0 || N <= 0) return;

@@ -50,6 +50,11 @@ void MatmulBf16Inputs(const float* x, const float* w, float* y, int64_t M, int64
 void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K);
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                 bool accumulate);
+/// dx[M, K] = dy[M, N] w[N, K] on bf16 values (MatmulGradInput's product, matmul.h): what a
+/// matmul by a transposed weight computes without the transposed copy; `round_output` as
+/// MatmulBf16InputsRoundedOutput.
+void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
+                               bool round_output);
 
 /// An operand prepared for `kernel` is each value rounded to bf16 as the kernel reads it:
 /// bf16 bit patterns (2 bytes) for onednn, bf16 values kept as f32 (4 bytes) for fp32. A

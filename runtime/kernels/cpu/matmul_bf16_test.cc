@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -194,6 +195,34 @@ TEST(MatmulBf16, DispatchFollowsTheCpuFlags) {
 }
 
 // The model's entry points are the GEMMs of matmul.h on the active kernel.
+// The compiled step multiplies by a weight without its transposed copy (matmul_grad_input):
+// the same bits as the interpreter's matmul by the copy, on both kernels, rounded or not.
+TEST(MatmulBf16, ByTheWeightIsByItsTransposedCopyBitForBit) {
+  const int64_t M = 700, N = 96, K = 160;  // dy [M, N], w [N, K]: dx [M, K]
+  const std::vector<float> dy = Random(M * N, 31, false), w = Random(N * K, 32, false);
+  std::vector<float> wt(K * N);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k) wt[k * N + n] = w[n * K + k];
+  for (bool round : {false, true}) {
+    std::vector<float> by_copy(M * K), direct(M * K);
+    if (round) {
+      MatmulBf16InputsRoundedOutput(dy.data(), wt.data(), by_copy.data(), M, K, N);
+    } else {
+      MatmulBf16Inputs(dy.data(), wt.data(), by_copy.data(), M, K, N);
+    }
+    MatmulGradInputBf16Inputs(dy.data(), w.data(), direct.data(), M, N, K, round);
+    EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(float)), 0) << "round " << round;
+  }
+  for (Bf16Gemm kernel : {Bf16Gemm::kFp32, Bf16Gemm::kOneDnn}) {
+    if (kernel == Bf16Gemm::kOneDnn && !OneDnnHasBf16DotProduct()) continue;
+    std::vector<float> by_copy(M * K), direct(M * K);
+    GemmBf16Inputs(kernel, false, true, M, K, N, dy.data(), N, wt.data(), N, false, by_copy.data(), K);
+    GemmBf16Inputs(kernel, false, false, M, K, N, dy.data(), N, w.data(), K, false, direct.data(), K);
+    EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(float)), 0)
+        << (kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+  }
+}
+
 TEST(MatmulBf16, MatmulAndWeightGradAreTheirGemms) {
   const int64_t M = 40, N = 24, K = 56;
   const std::vector<float> x = Random(M * K, 7), w = Random(N * K, 8), dy = Random(M * N, 9);

@@ -1,5 +1,6 @@
 #include "runtime/kernels/cpu/matmul.h"
 
+#include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -46,6 +47,26 @@ TEST(Matmul, VjpsMatchFiniteDifferencesAndAccumulateAdds) {
 
 // Large enough to be split over the pool (> 2 MFLOP, rows not a multiple of the chunk),
 // every transpose combination, alpha and beta, 1 and 3 threads.
+// The compiled step multiplies by a weight without its transposed copy (matmul_grad_input):
+// MatmulGradInput by w is Matmul by w's transpose, bit for bit (the interpreter's way).
+TEST(Matmul, GradInputIsMatmulByTheTransposedCopyBitForBit) {
+  const int64_t M = 700, N = 96, K = 160;
+  for (int seed : {1, 2}) {
+    const Vec dy = Random(M * N, seed), w = Random(N * K, seed + 10);
+    Vec wt(K * N), by_copy(M * K), direct(M * K);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) wt[k * N + n] = w[n * K + k];
+    Matmul(dy.data(), wt.data(), by_copy.data(), M, K, N);
+    MatmulGradInput(dy.data(), w.data(), direct.data(), M, N, K);
+    EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(by_copy[0])), 0);
+    std::vector<float> dyf(dy.begin(), dy.end()), wf(w.begin(), w.end()), wtf(wt.begin(), wt.end());
+    std::vector<float> by_copy_f(M * K), direct_f(M * K);
+    Matmul(dyf.data(), wtf.data(), by_copy_f.data(), M, K, N);
+    MatmulGradInput(dyf.data(), wf.data(), direct_f.data(), M, N, K);
+    EXPECT_EQ(std::memcmp(by_copy_f.data(), direct_f.data(), by_copy_f.size() * sizeof(float)), 0);
+  }
+}
+
 TEST(Gemm, RowSplitMatchesTheTripleLoop) {
   const int64_t M = 203, N = 37, K = 301;
   const int saved = NumThreads();

@@ -410,3 +410,35 @@ func.func @f32_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1
   %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
   return %o : tensor<1x8x2x16xf32>
 }
+
+// -----
+
+// A transposed weight read only by matmuls is never copied: each multiplies by the weight
+// itself (matmul_grad_input, M N K = 8 32 16), under bf16 autocast its bf16 kernel with the
+// rounding after it absorbed.
+// CHECK-LABEL: func.func @matmul_by_transposed_weight
+// CHECK-NOT: cpu.permute
+// CHECK: gpt.call_builtin "cpu.matmul_grad_input.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: cpu.permute
+// CHECK: return
+func.func @matmul_by_transposed_weight(%dy: tensor<8x32xf32> {gpt.name = "dy"}, %w: tensor<32x16xf32> {gpt.name = "w"})
+    -> (tensor<8x16xf32> {gpt.name = "dx"}) {
+  %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+  %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
+  return %dx : tensor<8x16xf32>
+}
+
+// -----
+
+// The copy is made when something else reads it (here: it is returned), and the matmul reads
+// the copy.
+// CHECK-LABEL: func.func @transposed_weight_kept
+// CHECK: gpt.call_builtin "cpu.permute.b32"
+// CHECK: gpt.call_builtin "cpu.matmul.f32"
+// CHECK-NOT: matmul_grad_input
+func.func @transposed_weight_kept(%dy: tensor<8x32xf32> {gpt.name = "dy"}, %w: tensor<32x16xf32> {gpt.name = "w"})
+    -> (tensor<8x16xf32> {gpt.name = "dx"}, tensor<16x32xf32> {gpt.name = "wt"}) {
+  %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+  %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
+  return %dx, %wt : tensor<8x16xf32>, tensor<16x32xf32>
+}

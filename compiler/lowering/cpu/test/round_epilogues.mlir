@@ -102,3 +102,27 @@ module attributes {gpt.autocast = "bf16"} {
     return %dx : tensor<8x64xf32>
   }
 }
+
+// -----
+
+// A matmul by a transposed weight (folded: matmul_grad_input, lower_to_cpu.mlir) absorbs the
+// rounding after it too.
+// CHECK-LABEL: func.func @matmul_by_transposed_weight_bf16
+// CHECK-NOT: cpu.permute
+// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK: return
+module attributes {gpt.autocast = "bf16"} {
+  func.func @matmul_by_transposed_weight_bf16(%dy: tensor<8x32xf32> {gpt.name = "dy"},
+                                              %w: tensor<32x16xf32> {gpt.name = "w"})
+      -> (tensor<8x16xf32> {gpt.name = "dx"}) {
+    %wt = gpt.transpose %w [1, 0] : tensor<32x16xf32>
+    %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
+    %r = gpt.fusion (%dx) : (tensor<8x16xf32>) -> tensor<8x16xf32> {
+    ^bb0(%a: tensor<8x16xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x16xf32>
+      gpt.yield %0 : tensor<8x16xf32>
+    }
+    return %r : tensor<8x16xf32>
+  }
+}
