@@ -8,8 +8,9 @@
 //     (runtime/device/cpu/BUILTINS.md: the name "cpu.<op>.<f32|f64>", the dims and
 //     attributes as scalars first, then the buffers);
 //   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
-//     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm), as is the
-//     norm's gradient with the rotary's (rms_norm_rotary_grad);
+//     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm; under bf16
+//     autocast with the norm's rounding, rotary_rms_norm_round_bf16), as is the norm's
+//     gradient with the rotary's (rms_norm_rotary_grad);
 //   * the lm_head's matmul, softcap, loss and their VJP down to dx are one launch
 //     (linear_loss_fusion.h: the logits are never written), under bf16 autocast too, where
 //     dy is written prepared for the bf16 weight gradient that reads it when nothing else
@@ -206,6 +207,20 @@ gpt::RmsNormOp QkNormAfter(OpLowering& l, gpt::RotaryOp r) {
   return norm;
 }
 
+/// Under bf16 autocast the QK-norm is the bf16 rotary, rms_norm and the lone rounding of the
+/// norm's result: the norm (the very next op, norming the rotary's result) and that rounding,
+/// when x, rot and the rounded result are pairwise the same bytes or disjoint; else nulls.
+std::pair<gpt::RmsNormOp, mlir::linalg::GenericOp> RoundedQkNormAfter(OpLowering& l, gpt::RotaryOp r) {
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(r->getNextNode());
+  if (!norm || norm.getX() != r.getResult() || !r.getRoundBf16()) return {};
+  if (!TypeOf(r.getX()).getElementType().isF32() || !UnderBf16Autocast(norm)) return {};
+  mlir::linalg::GenericOp round = RoundingAfter(l, norm.getResult(), {r.getX(), r.getResult()});
+  if (!round) return {};
+  Value x = r.getX(), rot = r.getResult(), y = round.getResult(0);
+  if (!SameOrDisjointBytes(l, x, y) || !SameOrDisjointBytes(l, rot, y) || !SameOrDisjointBytes(l, x, rot)) return {};
+  return {norm, round};
+}
+
 /// The rotary_grad that a QK-norm's rms_norm_grad absorbs: the very next op and the only
 /// user of the gradient, rotating it back; rot, dy and the rotary_grad's result the same
 /// bytes or disjoint.
@@ -306,6 +321,12 @@ LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
       return Call(l, Builtin("rotary_rms_norm", in), RotaryDims(in), {norm.getEps().convertToDouble()},
                   {l.BufferOf(in), positions, cos, sin, l.result(0), l.BufferOf(norm.getResult())});
     }
+    if (auto [norm, round] = RoundedQkNormAfter(l, r); norm) {
+      l.Absorb(norm);
+      l.Absorb(round);
+      return Call(l, "cpu.rotary_rms_norm_round_bf16.f32", RotaryDims(in), {norm.getEps().convertToDouble()},
+                  {l.BufferOf(in), positions, cos, sin, l.result(0), l.BufferOf(round.getResult(0))});
+    }
   }
   const std::string name = std::string(grad ? "rotary_grad_tables" : "rotary_tables") + (r.getRoundBf16() ? "_bf16" : "");
   return Call(l, Builtin(name, in), RotaryDims(in), {}, {l.BufferOf(in), positions, cos, sin, l.result(0)});
@@ -362,8 +383,26 @@ gpt::RmsNormGradOp NormGradOfRounding(OpLowering& l, mlir::linalg::GenericOp rou
   return n;
 }
 
+/// The bf16 rotary's VJP that the bf16 QK-norm's backward absorbs: the very next op, the only
+/// reader of the rounded norm gradient `rounded`, its result and each of rot and dy (both only
+/// read) the same bytes or disjoint (one row at a time).
+gpt::RotaryGradOp Bf16RotaryGradAfter(OpLowering& l, mlir::linalg::GenericOp rounded, Value rot, Value dy) {
+  mlir::Operation* next = rounded->getNextNode();
+  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  auto grad = llvm::dyn_cast_or_null<gpt::RotaryGradOp>(next);
+  if (!grad || !grad.getRoundBf16() || grad.getDy() != rounded.getResult(0) || !rounded.getResult(0).hasOneUse()) {
+    return {};
+  }
+  if (TypeOf(rot).getRank() != 4 || Dim(grad.getDy(), 3) % 2 != 0) return {};
+  const Value dx = grad.getResult();
+  if (!SameOrDisjointBytes(l, rot, dx) || !SameOrDisjointBytes(l, dy, dx)) return {};
+  return grad;
+}
+
 /// A lone rounding that the rms_norm_grad after it takes as its prologue
-/// (rms_norm_grad_of_rounded_dy, with the norm's own rounding epilogue when it has one).
+/// (rms_norm_grad_of_rounded_dy, with the norm's own rounding epilogue when it has one, and
+/// under bf16 autocast the QK-norm's rotary VJP after that too:
+/// rms_norm_rotary_grad_of_rounded_dy_bf16).
 LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp round, gpt::RmsNormGradOp n) {
   const Value dy = round.getDpsInputs()[0];
   l.Absorb(n);
@@ -373,6 +412,18 @@ LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp r
     l.Absorb(after);
     out = l.BufferOf(after.getResult(0));
     round_dx = 1;
+    if (gpt::RotaryGradOp grad = Bf16RotaryGradAfter(l, after, n.getX(), dy)) {
+      const auto [positions, cos, sin] = RotaryTableBuffers(l, grad, grad.getDy());
+      l.Absorb(grad);
+      if (failed(Call(l, "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32", RotaryDims(grad.getDy()),
+                      {n.getEps().convertToDouble()},
+                      {l.BufferOf(n.getX()), l.BufferOf(dy), positions, cos, sin, l.BufferOf(grad.getResult())}))) {
+        return failure();
+      }
+      l.builder().getInsertionBlock()->back().setAttr(lowering::kOpNameAttr,
+                                                      l.builder().getStringAttr("gpt.rms_norm_grad"));
+      return success();
+    }
   }
   if (failed(Call(l, "cpu.rms_norm_grad_of_rounded_dy.f32", {Rows(n.getX()), Dim(n.getX(), -1), round_dx},
                   {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(dy), out}))) {

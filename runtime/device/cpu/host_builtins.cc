@@ -393,9 +393,13 @@ struct RotaryTablesCall {
 
 /// The compiler's QK-norm fusion (rotary_rms_norm.h): (B, T, H, D, P; eps; x, positions, cos,
 /// sin, rot, y) forward, (B, T, H, D, P; eps; rot, dy, positions, cos, sin, dx) backward.
-template <typename T, bool kGrad>
+/// kRoundBf16 (f32): under bf16 autocast, rotary_rms_norm_round_bf16 and
+/// rms_norm_rotary_grad_of_rounded_dy_bf16.
+template <typename T, bool kGrad, bool kRoundBf16 = false>
 struct RotaryRmsNormCall {
-  static constexpr const char* kName = kGrad ? "rms_norm_rotary_grad" : "rotary_rms_norm";
+  static constexpr const char* kName =
+      kGrad ? (kRoundBf16 ? "rms_norm_rotary_grad_of_rounded_dy_bf16" : "rms_norm_rotary_grad")
+            : (kRoundBf16 ? "rotary_rms_norm_round_bf16" : "rotary_rms_norm");
   const T *in, *dy = nullptr;  // in: x (forward) or rot (backward)
   const int32_t* positions;
   const float *cos, *sin;
@@ -418,8 +422,12 @@ struct RotaryRmsNormCall {
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
     if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
-    if constexpr (kGrad) {
+    if constexpr (kGrad && kRoundBf16) {
+      k::RmsNormRotaryGradOfRoundedDyBf16(in, dy, positions, cos, sin, out, s, float(eps));
+    } else if constexpr (kGrad) {
       k::RmsNormRotaryGrad(in, dy, positions, cos, sin, out, s, T(eps));
+    } else if constexpr (kRoundBf16) {
+      k::RotaryRmsNormRoundBf16(in, positions, cos, sin, rot, out, s, float(eps));
     } else {
       k::RotaryRmsNorm(in, positions, cos, sin, rot, out, s, T(eps));
     }
@@ -935,6 +943,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<RotaryTablesCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_tables_bf16.f32"),
     Entry<RotaryRmsNormCall<float, false>>("cpu.rotary_rms_norm.f32"),
     Entry<RotaryRmsNormCall<double, false>>("cpu.rotary_rms_norm.f64"),
+    Entry<RotaryRmsNormCall<float, false, true>>("cpu.rotary_rms_norm_round_bf16.f32"),
+    Entry<RotaryRmsNormCall<float, true, true>>("cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32"),
     Entry<RotaryRmsNormCall<float, true>>("cpu.rms_norm_rotary_grad.f32"),
     Entry<RotaryRmsNormCall<double, true>>("cpu.rms_norm_rotary_grad.f64"),
     Entry<RotaryTablesCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_tables_bf16.f32"),

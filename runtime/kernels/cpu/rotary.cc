@@ -173,6 +173,17 @@ void RotateRowFromTables(const T* in, T* out, int64_t D, const float* cos, const
   }
 }
 
+void RotateRowFromTablesBf16(const float* in, float* out, int64_t D, const float* cos, const float* sin, bool grad) {
+  const int64_t half = D / 2;
+  const float sign = grad ? -1.0f : +1.0f;
+#pragma GCC ivdep
+  for (int64_t j = 0; j < half; ++j) {
+    const float x1 = in[j], x2 = in[half + j], c = cos[j], sn = sign * sin[j];
+    out[j] = RoundToBf16Lanewise(RoundToBf16Lanewise(x1 * c) + RoundToBf16Lanewise(x2 * sn));
+    out[half + j] = RoundToBf16Lanewise(RoundToBf16Lanewise(-x1 * sn) + RoundToBf16Lanewise(x2 * c));
+  }
+}
+
 template void Rotary<float>(const float*, const int32_t*, float*, RotaryShape, double, RotaryRounding);
 template void Rotary<double>(const double*, const int32_t*, double*, RotaryShape, double, RotaryRounding);
 template void RotaryGrad<float>(const float*, const int32_t*, float*, RotaryShape, double, RotaryRounding);

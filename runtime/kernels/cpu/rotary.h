@@ -56,6 +56,9 @@ void RotaryFromTables(const T* x, const int32_t* positions, const float* cos, co
 /// it is written).
 template <typename T>
 void RotateRowFromTables(const T* in, T* out, int64_t D, const float* cos, const float* sin, bool grad);
+/// RotateRowFromTables with nanochat's bf16 rounding (RotaryRounding::kBf16: every product
+/// and sum rounded), the arithmetic RotaryFromTables applies to each row then.
+void RotateRowFromTablesBf16(const float* in, float* out, int64_t D, const float* cos, const float* sin, bool grad);
 
 }  // namespace gpt_sft::runtime::kernels
 

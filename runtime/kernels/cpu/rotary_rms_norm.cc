@@ -1,8 +1,12 @@
 // Implements RotaryRmsNorm and RmsNormRotaryGrad, parallel over tokens like the rotary kernel.
 #include "runtime/kernels/cpu/rotary_rms_norm.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
 
@@ -17,6 +21,41 @@ void RotaryRmsNorm(const T* x, const int32_t* positions, const float* cos, const
         const int64_t o = (bt * s.H + h) * s.D;
         RotateRowFromTables(x + o, rot + o, s.D, cos + at, sin + at, /*grad=*/false);
         RmsNormRow(rot + o, y + o, s.D, eps);
+      }
+    }
+  });
+}
+
+void RotaryRmsNormRoundBf16(const float* x, const int32_t* positions, const float* cos, const float* sin, float* rot,
+                            float* y, RotaryShape s, float eps) {
+  const int64_t half = s.D / 2;
+  ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t bt = begin; bt < end; ++bt) {
+      const int64_t at = int64_t(positions[bt]) * half;
+      for (int64_t h = 0; h < s.H; ++h) {
+        const int64_t o = (bt * s.H + h) * s.D;
+        RotateRowFromTablesBf16(x + o, rot + o, s.D, cos + at, sin + at, /*grad=*/false);
+        RmsNormRow(rot + o, y + o, s.D, eps);
+        RoundBf16InPlace(y + o, s.D);
+      }
+    }
+  });
+}
+
+void RmsNormRotaryGradOfRoundedDyBf16(const float* rot, const float* dy, const int32_t* positions, const float* cos,
+                                      const float* sin, float* dx, RotaryShape s, float eps) {
+  const int64_t half = s.D / 2;
+  ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
+    std::vector<float> rounded(s.D);
+    for (int64_t bt = begin; bt < end; ++bt) {
+      const int64_t at = int64_t(positions[bt]) * half;
+      for (int64_t h = 0; h < s.H; ++h) {
+        const int64_t o = (bt * s.H + h) * s.D;
+        std::copy(dy + o, dy + o + s.D, rounded.begin());
+        RoundBf16InPlace(rounded.data(), s.D);
+        RmsNormGradRow(rot + o, rounded.data(), dx + o, s.D, eps);
+        RoundBf16InPlace(dx + o, s.D);
+        RotateRowFromTablesBf16(dx + o, dx + o, s.D, cos + at, sin + at, /*grad=*/true);
       }
     }
   });

@@ -22,6 +22,17 @@ template <typename T>
 void RotaryRmsNorm(const T* x, const int32_t* positions, const float* cos, const float* sin, T* rot, T* y,
                    RotaryShape s, T eps);
 
+/// RotaryRmsNorm under bf16 autocast: rot = the bf16 rotary (RotateRowFromTablesBf16) and y =
+/// RoundBf16(rms_norm(rot)), the same bits as rotary_tables_bf16, rms_norm and round_bf16.
+void RotaryRmsNormRoundBf16(const float* x, const int32_t* positions, const float* cos, const float* sin, float* rot,
+                            float* y, RotaryShape s, float eps);
+
+/// RmsNormRotaryGrad under bf16 autocast: dx = rotary_grad_bf16(RoundBf16(rms_norm_grad(rot,
+/// RoundBf16(dy)))), the same bits as rms_norm_grad_of_rounded_dy (rounding dx) followed by
+/// rotary_grad_tables_bf16; dx may be dy's bytes.
+void RmsNormRotaryGradOfRoundedDyBf16(const float* rot, const float* dy, const int32_t* positions, const float* cos,
+                                      const float* sin, float* dx, RotaryShape s, float eps);
+
 template <typename T>
 void RmsNormRotaryGrad(const T* rot, const T* dy, const int32_t* positions, const float* cos, const float* sin, T* dx,
                        RotaryShape s, T eps);

@@ -126,3 +126,56 @@ module attributes {gpt.autocast = "bf16"} {
     return %r : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// The bf16 QK-norm: nanochat's bf16 rotary, the rms_norm of its result and the rounding of
+// the norm are one pass (rotary_rms_norm_round_bf16), the rotation kept for the backward and
+// the rounded norm written into the rounding's buffer.
+// CHECK-LABEL: func.func @qk_norm_bf16
+// CHECK: gpt.call_builtin "cpu.rotary_rms_norm_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return %[[ROT]], %[[Y]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @qk_norm_bf16(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
+      -> (tensor<2x4x3x8xf32> {gpt.name = "rot"}, tensor<2x4x3x8xf32> {gpt.name = "y"}) {
+    %r = gpt.rotary %x {round_bf16} : tensor<2x4x3x8xf32>
+    %y = gpt.rms_norm %r : tensor<2x4x3x8xf32>
+    %yr = gpt.fusion (%y) : (tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32> {
+    ^bb0(%a: tensor<2x4x3x8xf32>):
+      %0 = gpt.round_bf16 %a : tensor<2x4x3x8xf32>
+      gpt.yield %0 : tensor<2x4x3x8xf32>
+    }
+    return %r, %yr : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+  }
+}
+
+// -----
+
+// Its backward: the cotangent's rounding, rms_norm_grad, the rounding of its result and the
+// bf16 rotary's VJP are one pass (rms_norm_rotary_grad_of_rounded_dy_bf16), the norm's
+// gradient never written.
+// CHECK-LABEL: func.func @qk_norm_grad_bf16
+// CHECK: gpt.call_builtin "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return %[[DX]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @qk_norm_grad_bf16(%rot: tensor<2x4x3x8xf32> {gpt.name = "rot"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
+      -> (tensor<2x4x3x8xf32> {gpt.name = "dx"}) {
+    %dyr = gpt.fusion (%dy) : (tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32> {
+    ^bb0(%a: tensor<2x4x3x8xf32>):
+      %0 = gpt.round_bf16 %a : tensor<2x4x3x8xf32>
+      gpt.yield %0 : tensor<2x4x3x8xf32>
+    }
+    %g = gpt.rms_norm_grad %rot, %dyr : tensor<2x4x3x8xf32>, tensor<2x4x3x8xf32>
+    %gr = gpt.fusion (%g) : (tensor<2x4x3x8xf32>) -> tensor<2x4x3x8xf32> {
+    ^bb0(%a: tensor<2x4x3x8xf32>):
+      %0 = gpt.round_bf16 %a : tensor<2x4x3x8xf32>
+      gpt.yield %0 : tensor<2x4x3x8xf32>
+    }
+    %dx = gpt.rotary_grad %gr {round_bf16} : tensor<2x4x3x8xf32>
+    return %dx : tensor<2x4x3x8xf32>
+  }
+}
