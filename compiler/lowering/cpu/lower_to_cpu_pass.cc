@@ -28,6 +28,9 @@
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
 //     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
 //     add_list launch;
+//   * a matmul with the relu_square right after it squares each row block while in cache
+//     (matmul_relu_square; under bf16 autocast with the rounding between,
+//     matmul_bf16_round_relu_square);
 //   * a transpose of a weight read only by matmuls is never made: they multiply by the
 //     weight itself (matmul_grad_input, the same bits);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
@@ -713,6 +716,21 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   return true;
 }
 
+/// The relu_square that a matmul's epilogue absorbs: the very next op after `after` (the
+/// matmul, or the rounding a bf16 matmul absorbs), squaring `y`, its result sharing no byte
+/// with the matmul's inputs and the same bytes as y or none.
+gpt::ReluSquareOp ReluSquareAfter(OpLowering& l, mlir::Operation* after, Value y, llvm::ArrayRef<Value> inputs) {
+  mlir::Operation* next = after->getNextNode();
+  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  auto relu = llvm::dyn_cast_or_null<gpt::ReluSquareOp>(next);
+  if (!relu || relu.getX() != y) return {};
+  for (Value in : inputs) {
+    if (!DisjointBytes(l, in, relu.getResult())) return {};
+  }
+  if (!SameOrDisjointBytes(l, y, relu.getResult())) return {};
+  return relu;
+}
+
 /// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by matmul_grad_input
 /// (x [M, N], w [N, K]), under bf16 autocast its bf16 kernel, absorbing a lone rounding after
 /// it as the bf16 matmul does.
@@ -760,12 +778,23 @@ LogicalResult LowerOp(OpLowering& l) {
     if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) {
       return LowerMatmulByTransposedWeight(l, m, t.getX(), !bf16.empty());
     }
+    const llvm::SmallVector<int64_t> mnk = {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)};
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
         l.Absorb(round);
-        return Call(l, "cpu.matmul_bf16_round.f32", {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
+        if (gpt::ReluSquareOp relu = ReluSquareAfter(l, round, round.getResult(0), {m.getX(), m.getW()})) {
+          l.Absorb(relu);
+          return Call(l, "cpu.matmul_bf16_round_relu_square.f32", mnk, {},
+                      {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0)),
+                       l.BufferOf(relu.getResult())});
+        }
+        return Call(l, "cpu.matmul_bf16_round.f32", mnk, {},
                     {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
       }
+    } else if (gpt::ReluSquareOp relu = ReluSquareAfter(l, m, m.getResult(), {m.getX(), m.getW()})) {
+      l.Absorb(relu);
+      return Call(l, Builtin("matmul_relu_square", m.getX()), mnk, {},
+                  {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0), l.BufferOf(relu.getResult())});
     }
     return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});

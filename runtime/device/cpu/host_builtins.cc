@@ -19,6 +19,7 @@
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
+#include "runtime/kernels/cpu/matmul_relu_square.h"
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
@@ -174,6 +175,32 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
       k::MatmulBf16Inputs(x, w, y, M, N, K);
     } else {
       k::Matmul(x, w, y, M, N, K);
+    }
+    return absl::OkStatus();
+  }
+};
+
+/// y[M, N] = x[M, K] w[N, K]^T and r = relu(y)² in one pass (the compiler's fusion of the MLP's
+/// first matmul with its relu²; kBf16: under bf16 autocast, y rounded, matmul_relu_square.h).
+template <typename T, bool kBf16 = false>
+struct MatmulReluSquareCall {
+  static constexpr const char* kName = kBf16 ? "matmul_bf16_round_relu_square" : "matmul_relu_square";
+  const T *x, *w;
+  T *y, *r;
+  int64_t M, N, K;
+  explicit MatmulReluSquareCall(ArgReader& a) {
+    M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
+    x = a.Buffer<const T>(M * K, "x");
+    w = a.Buffer<const T>(N * K, "w");
+    y = a.Buffer<T>(M * N, "y");
+    r = a.Buffer<T>(M * N, "r");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    if constexpr (kBf16) {
+      k::MatmulBf16RoundReluSquare(x, w, y, r, M, N, K);
+    } else {
+      k::MatmulReluSquare(x, w, y, r, M, N, K);
     }
     return absl::OkStatus();
   }
@@ -914,6 +941,9 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
     Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
     Entry<MatmulCall<float, true, true>>("cpu.matmul_bf16_round.f32"),
+    Entry<MatmulReluSquareCall<float>>("cpu.matmul_relu_square.f32"),
+    Entry<MatmulReluSquareCall<double>>("cpu.matmul_relu_square.f64"),
+    Entry<MatmulReluSquareCall<float, true>>("cpu.matmul_bf16_round_relu_square.f32"),
     Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
     Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
     Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),

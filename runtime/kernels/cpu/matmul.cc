@@ -61,6 +61,19 @@ void Matmul(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K) {
 }
 
 template <typename T>
+void MatmulThen(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K,
+                ChunkBody epilogue) {
+  if (M <= 0 || N <= 0) return;
+  const int64_t rows = GemmBlockRows(M, N, K);
+  auto block = [&](int64_t m0, int64_t m1) {
+    Blas(false, true, m1 - m0, N, K, T(1), x + m0 * K, K, w, K, T(0), y + m0 * N, N);
+    epilogue(m0, m1);
+  };
+  if (rows >= M) return block(0, M);
+  ParallelFor(M, rows, block);
+}
+
+template <typename T>
 void MatmulGradInput(const T* dy, const T* w, T* dx, int64_t M, int64_t N, int64_t K) {
   Gemm<T>(false, false, M, K, N, T(1), dy, N, w, K, T(0), dx, K);
 }
@@ -72,6 +85,8 @@ void MatmulGradWeight(const T* dy, const T* x, T* dw, int64_t M, int64_t N, int6
 
 #define INSTANTIATE(T)                                                                                      \
   template void Matmul<T>(const T*, const T*, T*, int64_t, int64_t, int64_t);                               \
+  template void MatmulThen<T>(const T*, const T*, T*, int64_t, int64_t, int64_t,                            \
+                              ChunkBody);                                \
   template void MatmulGradInput<T>(const T*, const T*, T*, int64_t, int64_t, int64_t);                      \
   template void MatmulGradWeight<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);               \
   template void Gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*, int64_t, T, T*, \

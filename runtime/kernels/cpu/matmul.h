@@ -9,9 +9,17 @@
 
 #include <cstdint>
 
+#include "runtime/kernels/cpu/parallel.h"
+
 namespace gpt_sft::runtime::kernels {
 
 template <typename T> void Matmul(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K);
+/// Matmul with `epilogue(m0, m1)` run on each of Gemm's row blocks right after BLAS wrote it
+/// (in cache, on the same thread): the same bits for y as Matmul. A ChunkBody refers to the
+/// caller's lambda: nothing allocates.
+template <typename T>
+void MatmulThen(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K,
+                ChunkBody epilogue);
 template <typename T> void MatmulGradInput(const T* dy, const T* w, T* dx, int64_t M, int64_t N, int64_t K);
 /// `accumulate`: add into dw (gradient accumulation over micro-steps) instead of overwriting.
 template <typename T>

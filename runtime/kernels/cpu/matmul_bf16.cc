@@ -270,6 +270,25 @@ void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int6
   GemmBf16Inputs(ActiveBf16Gemm(), true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
 }
 
+void MatmulBf16InputsRoundedOutputThen(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
+                                       ChunkBody epilogue) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    MatmulBf16InputsRoundedOutput(x, w, y, M, N, K);
+    return epilogue(0, M);
+  }
+  const Bf16Gemm kernel = ActiveBf16Gemm();
+  thread_local std::vector<uint8_t> b_buffer;
+  const Bf16GemmB prepared(kernel, /*trans_b=*/true, N, K, w, K, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K)));
+  auto rows = [&](int64_t m0, int64_t m1) {
+    prepared.MultiplyRows(false, m0, m1, x, K, /*accumulate=*/false, y + m0 * N, N, /*round_output=*/true);
+    epilogue(m0, m1);
+  };
+  const int64_t chunk = GemmBlockRows(M, N, K);
+  if (chunk >= M) return rows(0, M);
+  ParallelFor(M, chunk, rows);
+}
+
 void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
                                bool round_output) {
   RunBf16Gemm(ActiveBf16Gemm(), false, false, M, K, N, dy, N, w, K, /*accumulate=*/false, dx, K, round_output);

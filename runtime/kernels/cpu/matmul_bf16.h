@@ -17,6 +17,8 @@
 #define GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_BF16_H_
 
 #include <cstdint>
+
+#include "runtime/kernels/cpu/parallel.h"
 #include <string>
 
 namespace gpt_sft::runtime::kernels {
@@ -50,6 +52,10 @@ void MatmulBf16Inputs(const float* x, const float* w, float* y, int64_t M, int64
 void MatmulBf16InputsRoundedOutput(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K);
 void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                 bool accumulate);
+/// MatmulBf16InputsRoundedOutput with `epilogue(m0, m1)` run on each block of rows right after
+/// it is written and rounded (in cache, on the same thread).
+void MatmulBf16InputsRoundedOutputThen(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
+                                       ChunkBody epilogue);
 /// dx[M, K] = dy[M, N] w[N, K] on bf16 values (MatmulGradInput's product, matmul.h): what a
 /// matmul by a transposed weight computes without the transposed copy; `round_output` as
 /// MatmulBf16InputsRoundedOutput.

@@ -35,11 +35,17 @@ inline T Relu(T x) {
 }
 
 template <typename T>
-void ReluSquare(const T* x, T* y, int64_t n) {
-  Elementwise(n, [&](int64_t i) {
+void ReluSquareRange(const T* x, T* y, int64_t n) {
+#pragma GCC ivdep  // y[i] reads only x[i]: in place is fine
+  for (int64_t i = 0; i < n; ++i) {
     const T r = Relu(x[i]);
     y[i] = r * r;
-  });
+  }
+}
+
+template <typename T>
+void ReluSquare(const T* x, T* y, int64_t n) {
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) { ReluSquareRange(x + begin, y + begin, end - begin); });
 }
 
 // d/dx relu(x)^2 = 2 relu(x): dy * 2 * x where x > 0, and (+-)0 elsewhere.
@@ -94,6 +100,7 @@ void MulGrad(const T* a, const T* b, const T* dy, T* da, T* db, int64_t n) {
 
 #define INSTANTIATE(T)                                                         \
   template void ReluSquare<T>(const T*, T*, int64_t);                          \
+  template void ReluSquareRange<T>(const T*, T*, int64_t);                     \
   template void ReluSquareGrad<T>(const T*, const T*, T*, int64_t);            \
   template void Softcap<T>(const T*, T*, int64_t, T);                          \
   template void SoftcapGrad<T>(const T*, const T*, T*, int64_t, T);            \

@@ -9,6 +9,8 @@
 namespace gpt_sft::runtime::kernels {
 
 template <typename T> void ReluSquare(const T* x, T* y, int64_t n);
+/// ReluSquare over one range on the calling thread (a fused kernel's epilogue: the same bits).
+template <typename T> void ReluSquareRange(const T* x, T* y, int64_t n);
 /// dx = dy * 2 relu(x)
 template <typename T> void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_t n);
 /// float: tanh to ~4e-7 relative (vec_math.h), times cap; double: std::tanh.

@@ -442,3 +442,20 @@ func.func @transposed_weight_kept(%dy: tensor<8x32xf32> {gpt.name = "dy"}, %w: t
   %dx = gpt.matmul %dy, %wt : tensor<8x32xf32>, tensor<16x32xf32>
   return %dx, %wt : tensor<8x16xf32>, tensor<16x32xf32>
 }
+
+// -----
+
+// The MLP: a matmul with relu_square right after it is one launch (matmul_relu_square), the
+// pre-activation kept (relu²'s gradient reads it) and the square written beside it; a
+// relu_square of something else stays its own launch.
+// CHECK-LABEL: func.func @mlp_matmul_relu_square
+// CHECK: gpt.call_builtin "cpu.matmul_relu_square.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %[[R:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.relu_square.f32"(%{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.relu_square"}
+// CHECK: return %[[Y]], %[[R]]
+func.func @mlp_matmul_relu_square(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"})
+    -> (tensor<8x32xf32> {gpt.name = "y"}, tensor<8x32xf32> {gpt.name = "r"}, tensor<8x16xf32> {gpt.name = "rx"}) {
+  %y = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+  %r = gpt.relu_square %y : tensor<8x32xf32>
+  %rx = gpt.relu_square %x : tensor<8x16xf32>
+  return %y, %r, %rx : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x16xf32>
+}

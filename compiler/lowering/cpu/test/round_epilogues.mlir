@@ -179,3 +179,26 @@ module attributes {gpt.autocast = "bf16"} {
     return %dx : tensor<2x4x3x8xf32>
   }
 }
+
+// -----
+
+// Under bf16 autocast the MLP's matmul, the rounding of its result and the relu_square of
+// that are one launch (matmul_bf16_round_relu_square).
+// CHECK-LABEL: func.func @mlp_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_round_relu_square.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %[[R:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return %[[Y]], %[[R]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @mlp_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"})
+      -> (tensor<8x32xf32> {gpt.name = "y"}, tensor<8x32xf32> {gpt.name = "r"}) {
+    %y = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+    %yr = gpt.fusion (%y) : (tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x32xf32>
+      gpt.yield %0 : tensor<8x32xf32>
+    }
+    %r = gpt.relu_square %yr : tensor<8x32xf32>
+    return %yr, %r : tensor<8x32xf32>, tensor<8x32xf32>
+  }
+}

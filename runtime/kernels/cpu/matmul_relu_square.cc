@@ -1,0 +1,25 @@
+// Implements the matmul + relu² fusion on the GEMMs' own row blocks (MatmulThen,
+// MatmulBf16InputsRoundedOutputThen) with ReluSquareRange as their epilogue.
+#include "runtime/kernels/cpu/matmul_relu_square.h"
+
+#include "runtime/kernels/cpu/matmul.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
+#include "runtime/kernels/cpu/pointwise.h"
+
+namespace gpt_sft::runtime::kernels {
+
+template <typename T>
+void MatmulReluSquare(const T* x, const T* w, T* y, T* r, int64_t M, int64_t N, int64_t K) {
+  MatmulThen<T>(x, w, y, M, N, K,
+                [&](int64_t m0, int64_t m1) { ReluSquareRange(y + m0 * N, r + m0 * N, (m1 - m0) * N); });
+}
+
+void MatmulBf16RoundReluSquare(const float* x, const float* w, float* y, float* r, int64_t M, int64_t N, int64_t K) {
+  MatmulBf16InputsRoundedOutputThen(
+      x, w, y, M, N, K, [&](int64_t m0, int64_t m1) { ReluSquareRange(y + m0 * N, r + m0 * N, (m1 - m0) * N); });
+}
+
+template void MatmulReluSquare<float>(const float*, const float*, float*, float*, int64_t, int64_t, int64_t);
+template void MatmulReluSquare<double>(const double*, const double*, double*, double*, int64_t, int64_t, int64_t);
+
+}  // namespace gpt_sft::runtime::kernels

@@ -1,0 +1,23 @@
+// The MLP's first matmul with relu² as its epilogue, the compiled cpu step's fusion of
+// gpt.matmul and the gpt.relu_square right after it: y = x w^T (kept: relu²'s gradient reads
+// it) and r = relu(y)², each block of rows squared while Gemm's block is still in cache,
+// instead of a second pass reading all of y back. The same bits as Matmul (or, under bf16
+// autocast, MatmulBf16InputsRoundedOutput: the rounding of y fused too) then ReluSquare.
+#ifndef GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_RELU_SQUARE_H_
+#define GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_RELU_SQUARE_H_
+
+#include <cstdint>
+
+namespace gpt_sft::runtime::kernels {
+
+/// y [M, N] = x [M, K] w [N, K]^T, r = relu(y)²; r may be y's bytes (then y is not kept), never
+/// x's or w's.
+template <typename T>
+void MatmulReluSquare(const T* x, const T* w, T* y, T* r, int64_t M, int64_t N, int64_t K);
+
+/// Under bf16 autocast: y = RoundBf16(x w^T) on bf16 products (matmul_bf16.h), r = relu(y)².
+void MatmulBf16RoundReluSquare(const float* x, const float* w, float* y, float* r, int64_t M, int64_t N, int64_t K);
+
+}  // namespace gpt_sft::runtime::kernels
+
+#endif  // GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_RELU_SQUARE_H_
