@@ -28,6 +28,8 @@
 //     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
 //     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
 //     add_list launch;
+//   * under bf16 autocast a block's output projection takes the residual add (and its
+//     roundings) and the next rms_norm as its epilogue (matmul_bf16_residual_rms_norm);
 //   * a matmul with the relu_square right after it squares each row block while in cache
 //     (matmul_relu_square; under bf16 autocast with the rounding between,
 //     matmul_bf16_round_relu_square);
@@ -55,6 +57,7 @@
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -731,6 +734,56 @@ gpt::ReluSquareOp ReluSquareAfter(OpLowering& l, mlir::Operation* after, Value y
   return relu;
 }
 
+/// Under bf16 autocast, what a block's output projection `m` absorbs: the fusion right after
+/// it that joins it to the residual stream (gpt.fusion_ops "round_bf16,add,round_bf16": its
+/// input 0 the product, rounded, then added to input 1, the residual, then rounded) and the
+/// unrounded rms_norm of the sum right after that, over the product's rows. Bytes: the
+/// product's buffer (written first) shares none with x, w or the residual; the sum and the
+/// norm none with x or w, and each the same as or none of the product, the residual and each
+/// other (one row at a time).
+struct ResidualNorm {
+  mlir::linalg::GenericOp add;
+  gpt::RmsNormOp norm;
+};
+std::optional<ResidualNorm> ResidualNormAfter(OpLowering& l, gpt::MatmulOp m) {
+  auto next_of = [](mlir::Operation* op) {
+    mlir::Operation* next = op->getNextNode();
+    while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+    return next;
+  };
+  if (!m.getResult().hasOneUse()) return std::nullopt;
+  auto add = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next_of(m));
+  if (!add) return std::nullopt;
+  auto ops = add->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  if (!ops || ops.getValue() != "round_bf16,add,round_bf16" || add.getDpsInputs().size() != 2 ||
+      add.getNumResults() != 1 || add.getDpsInputs()[0] != m.getResult()) {
+    return std::nullopt;
+  }
+  // The residual (block argument 1) goes straight into the add; the product is rounded first.
+  mlir::Block& body = add.getRegion().front();
+  mlir::BlockArgument residual_arg = body.getArgument(1);
+  if (!residual_arg.hasOneUse() || !llvm::isa<mlir::arith::AddFOp>(*residual_arg.getUsers().begin())) {
+    return std::nullopt;
+  }
+  if (llvm::any_of(body.getArgument(0).getUsers(), [](mlir::Operation* u) { return llvm::isa<mlir::arith::AddFOp>(u); })) {
+    return std::nullopt;
+  }
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(next_of(add));
+  if (!norm || norm.getX() != add.getResult(0) || Dim(norm.getX(), -1) != Dim(m.getResult(), -1)) return std::nullopt;
+  if (RoundingAfter(l, norm.getResult(), {norm.getX()})) return std::nullopt;  // rounded norms stay their own launch
+  const Value x = m.getX(), w = m.getW(), res = add.getDpsInputs()[1], mm = m.getResult();
+  const Value sum = add.getResult(0), y = norm.getResult();
+  for (Value out : {mm, sum, y}) {
+    if (!DisjointBytes(l, out, x) || !DisjointBytes(l, out, w)) return std::nullopt;
+  }
+  if (!DisjointBytes(l, mm, res)) return std::nullopt;
+  if (!SameOrDisjointBytes(l, sum, mm) || !SameOrDisjointBytes(l, y, mm) || !SameOrDisjointBytes(l, sum, res) ||
+      !SameOrDisjointBytes(l, y, res) || !SameOrDisjointBytes(l, sum, y)) {
+    return std::nullopt;
+  }
+  return ResidualNorm{add, norm};
+}
+
 /// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by matmul_grad_input
 /// (x [M, N], w [N, K]), under bf16 autocast its bf16 kernel, absorbing a lone rounding after
 /// it as the bf16 matmul does.
@@ -779,6 +832,15 @@ LogicalResult LowerOp(OpLowering& l) {
       return LowerMatmulByTransposedWeight(l, m, t.getX(), !bf16.empty());
     }
     const llvm::SmallVector<int64_t> mnk = {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)};
+    if (!bf16.empty() && TypeOf(m.getX()).getElementType().isF32()) {
+      if (std::optional<ResidualNorm> r = ResidualNormAfter(l, m)) {
+        l.Absorb(r->add);
+        l.Absorb(r->norm);
+        return Call(l, "cpu.matmul_bf16_residual_rms_norm.f32", mnk, {r->norm.getEps().convertToDouble()},
+                    {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(r->add.getDpsInputs()[1]), l.result(0),
+                     l.BufferOf(r->add.getResult(0)), l.BufferOf(r->norm.getResult())});
+      }
+    }
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
         l.Absorb(round);

@@ -20,6 +20,7 @@
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/matmul_relu_square.h"
+#include "runtime/kernels/cpu/matmul_residual_rms_norm.h"
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
@@ -202,6 +203,31 @@ struct MatmulReluSquareCall {
     } else {
       k::MatmulReluSquare(x, w, y, r, M, N, K);
     }
+    return absl::OkStatus();
+  }
+};
+
+/// (M, N, K; eps; x, w, res, mm, sum, y): a block's bf16 output projection with the residual
+/// add and the next rms_norm as its epilogue (matmul_residual_rms_norm.h).
+struct MatmulBf16ResidualRmsNormCall {
+  static constexpr const char* kName = "matmul_bf16_residual_rms_norm";
+  const float *x, *w, *res;
+  float *mm, *sum, *y;
+  int64_t M, N, K;
+  double eps;
+  explicit MatmulBf16ResidualRmsNormCall(ArgReader& a) {
+    M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
+    eps = a.Float("eps");
+    x = a.Buffer<const float>(M * K, "x");
+    w = a.Buffer<const float>(N * K, "w");
+    res = a.Buffer<const float>(M * N, "residual");
+    mm = a.Buffer<float>(M * N, "product");
+    sum = a.Buffer<float>(M * N, "sum");
+    y = a.Buffer<float>(M * N, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulBf16ResidualRmsNorm(x, w, res, mm, sum, y, M, N, K, float(eps));
     return absl::OkStatus();
   }
 };
@@ -944,6 +970,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulReluSquareCall<float>>("cpu.matmul_relu_square.f32"),
     Entry<MatmulReluSquareCall<double>>("cpu.matmul_relu_square.f64"),
     Entry<MatmulReluSquareCall<float, true>>("cpu.matmul_bf16_round_relu_square.f32"),
+    Entry<MatmulBf16ResidualRmsNormCall>("cpu.matmul_bf16_residual_rms_norm.f32"),
     Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
     Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
     Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),

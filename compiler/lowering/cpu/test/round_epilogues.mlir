@@ -202,3 +202,30 @@ module attributes {gpt.autocast = "bf16"} {
     return %yr, %r : tensor<8x32xf32>, tensor<8x32xf32>
   }
 }
+
+// -----
+
+// A block's output projection under bf16 autocast: the matmul, the fusion that rounds it,
+// adds it to the residual and rounds the sum, and the rms_norm of the sum are one launch
+// (matmul_bf16_residual_rms_norm: the product's buffer, then the sum and the norm).
+// CHECK-LABEL: func.func @projection_residual_norm_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_residual_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %[[SUM:[^,]*]], %[[Y:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return %[[SUM]], %[[Y]]
+module attributes {gpt.autocast = "bf16"} {
+  func.func @projection_residual_norm_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
+                                           %res: tensor<8x32xf32> {gpt.name = "res"})
+      -> (tensor<8x32xf32> {gpt.name = "sum"}, tensor<8x32xf32> {gpt.name = "y"}) {
+    %p = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+    %s = gpt.fusion (%p, %res) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x32xf32>
+      %1 = gpt.add %b, %0 : tensor<8x32xf32>, tensor<8x32xf32>
+      %2 = gpt.round_bf16 %1 : tensor<8x32xf32>
+      gpt.yield %2 : tensor<8x32xf32>
+    }
+    %y = gpt.rms_norm %s : tensor<8x32xf32>
+    return %s, %y : tensor<8x32xf32>, tensor<8x32xf32>
+  }
+}
