@@ -45,7 +45,7 @@ void MuonGroupUpdate(const MuonGroupMatrix<T>* matrices, int64_t count, int64_t 
 
 template void MuonGroupUpdate<float>(const MuonGroupMatrix<float>*, int64_t, int64_t, int64_t, double, bool, float*,
                                      int);
-template void MuonGroupUpdate<double>(const MuonGroupMatrix<double>*, int64_t, int64_t, int64_t, double, bool,
-                                      double*, int);
+template void MuonGroupUpdate<double>(const MuonGroupMatrix<double>*, int64_t, int64_t, int64_t, double, bool, double*,
+                                      int);
 
 }  // namespace gpt_sft::runtime::kernels

@@ -55,8 +55,10 @@ struct GemmShape {
   bool ta, tb;
   int64_t M, N, K;
 };
-const GemmShape kSplitShapes[] = {{false, true, 256, 256, 256}, {false, false, 256, 256, 256},
-                                  {false, false, 192, 320, 192}, {false, true, 192, 192, 320},
+const GemmShape kSplitShapes[] = {{false, true, 256, 256, 256},
+                                  {false, false, 256, 256, 256},
+                                  {false, false, 192, 320, 192},
+                                  {false, true, 192, 192, 320},
                                   {true, false, 200, 136, 96}};
 
 TEST(MuonGroupTest, SgemmOnOneThreadGivesThePoolSplitsBits) {
@@ -67,9 +69,8 @@ TEST(MuonGroupTest, SgemmOnOneThreadGivesThePoolSplitsBits) {
     const int64_t lda = s.ta ? s.M : s.K, ldb = s.tb ? s.K : s.N;
     std::vector<float> split(s.M * s.N), serial(s.M * s.N);
     Gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, a.data(), lda, b.data(), ldb, 0.f, split.data(), s.N);
-    InsideATask([&] {
-      Gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, a.data(), lda, b.data(), ldb, 0.f, serial.data(), s.N);
-    });
+    InsideATask(
+        [&] { Gemm<float>(s.ta, s.tb, s.M, s.N, s.K, 1.f, a.data(), lda, b.data(), ldb, 0.f, serial.data(), s.N); });
     ExpectSameBits(split, serial, "sgemm");
   }
 }
@@ -93,8 +94,8 @@ TEST(MuonGroupTest, Bf16GemmOnOneThreadGivesThePoolSplitsBits) {
 /// MuonUpdate on each (at the same thread count), every parameter and momentum buffer.
 template <typename T>
 void ExpectGroupGivesEachMatrixsBits(int64_t count, int64_t rows, int64_t cols, bool bf16, int slots) {
-  SCOPED_TRACE(::testing::Message() << count << " x [" << rows << ", " << cols << "]" << (bf16 ? " bf16" : "")
-                                    << ", " << slots << " slots, " << NumThreads() << " threads");
+  SCOPED_TRACE(::testing::Message() << count << " x [" << rows << ", " << cols << "]" << (bf16 ? " bf16" : "") << ", "
+                                    << slots << " slots, " << NumThreads() << " threads");
   const int64_t n = rows * cols;
   const double momentum = 0.85;
   std::vector<std::vector<T>> grad, param_want, buf_want, param_got, buf_got;
@@ -112,7 +113,8 @@ void ExpectGroupGivesEachMatrixsBits(int64_t count, int64_t rows, int64_t cols, 
                scratch.data());
   }
   std::vector<MuonGroupMatrix<T>> matrices;
-  for (int64_t i = 0; i < count; ++i) matrices.push_back({param_got[i].data(), buf_got[i].data(), grad[i].data(), lr[i]});
+  for (int64_t i = 0; i < count; ++i)
+    matrices.push_back({param_got[i].data(), buf_got[i].data(), grad[i].data(), lr[i]});
   std::vector<T> group_scratch(slots * MuonGroupSlotStride(rows, cols, sizeof(T)));
   MuonGroupUpdate(matrices.data(), count, rows, cols, momentum, bf16, group_scratch.data(), slots);
   for (int64_t i = 0; i < count; ++i) {
@@ -132,13 +134,13 @@ TEST(MuonGroupTest, SlotsFollowTheThreadsWhenTheGroupFillsThem) {
 
 TEST(MuonGroupTest, Fp32GroupGivesEachMatrixsBits) {
   Threads threads(4);
-  ExpectGroupGivesEachMatrixsBits<float>(5, 37, 53, false, MuonGroupSlots(5, 4));   // odd, wide
-  ExpectGroupGivesEachMatrixsBits<float>(6, 53, 37, false, MuonGroupSlots(6, 4));   // odd, tall
+  ExpectGroupGivesEachMatrixsBits<float>(5, 37, 53, false, MuonGroupSlots(5, 4));    // odd, wide
+  ExpectGroupGivesEachMatrixsBits<float>(6, 53, 37, false, MuonGroupSlots(6, 4));    // odd, tall
   ExpectGroupGivesEachMatrixsBits<float>(4, 192, 320, false, MuonGroupSlots(4, 4));  // products the pool splits
   ExpectGroupGivesEachMatrixsBits<float>(5, 320, 192, false, MuonGroupSlots(5, 4));
-  ExpectGroupGivesEachMatrixsBits<float>(1, 37, 53, false, MuonGroupSlots(1, 4));  // a group of one
+  ExpectGroupGivesEachMatrixsBits<float>(1, 37, 53, false, MuonGroupSlots(1, 4));    // a group of one
   ExpectGroupGivesEachMatrixsBits<float>(3, 192, 320, false, MuonGroupSlots(3, 4));  // fewer than threads
-  ExpectGroupGivesEachMatrixsBits<float>(3, 37, 53, false, 4);  // more slots than matrices
+  ExpectGroupGivesEachMatrixsBits<float>(3, 37, 53, false, 4);                       // more slots than matrices
 }
 
 TEST(MuonGroupTest, Bf16GroupGivesEachMatrixsBits) {
