@@ -24,6 +24,9 @@ namespace {
 using ::mlir::Operation;
 using ::mlir::Value;
 
+/// gpt-plan-buffers' placement of a result in an argument's buffer (planned_function.h).
+constexpr char kDonatesAttr[] = "gpt.donates";
+
 /// What the launch takes once for the whole group.
 bool SameLaunch(gpt::MuonUpdateOp a, gpt::MuonUpdateOp b) {
   return a.getGrad().getType() == b.getGrad().getType() && a.getMomentum() == b.getMomentum() &&
@@ -37,7 +40,7 @@ std::optional<llvm::StringRef> SlotName(mlir::func::FuncOp func, Value v) {
   if (auto arg = llvm::dyn_cast<mlir::BlockArgument>(v)) {
     if (arg.getOwner()->getParentOp() == func.getOperation()) argument = arg.getArgNumber();
   } else if (auto result = llvm::dyn_cast<mlir::OpResult>(v)) {
-    auto donates = result.getOwner()->getAttrOfType<mlir::DenseI64ArrayAttr>("gpt.donates");
+    auto donates = result.getOwner()->getAttrOfType<mlir::DenseI64ArrayAttr>(kDonatesAttr);
     if (donates && static_cast<int64_t>(result.getResultNumber()) < donates.size()) {
       argument = donates[result.getResultNumber()];
     }
