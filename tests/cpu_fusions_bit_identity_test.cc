@@ -1,6 +1,7 @@
 // The cpu target's fusions (runtime/device/cpu/BUILTINS.md: rotary by tables, rotary with its
 // QK-norm, softcap with its loss, the residual add with its rms_norm, forward and backward, a run
-// of adds in one launch) keep the compiled step bit-identical to the interpreter:
+// of adds in one launch, the optimizer's same-shape Muon updates in one launch) keep the compiled
+// step bit-identical to the interpreter:
 // every micro-batch loss and every parameter after several optimizer steps are the same
 // bits, padded and packed (packed rows restart their positions), with gradient accumulation.
 // The artifact is checked to run the fused builtins, so the comparison covers them.
@@ -51,7 +52,8 @@ void ExpectBitIdentical(bool packed) {
   const compiler::StepConfig config = Config(packed);
   const std::set<std::string> builtins = Builtins(config);
   for (const char* fused : {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",
-                            "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32", "cpu.add_list.f32"}) {
+                            "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32", "cpu.add_list.f32",
+                            "cpu.muon_group.f32"}) {
     EXPECT_TRUE(builtins.count(fused)) << fused << " is not in the artifact";
   }
   runtime::ParamStore eager_params = trainer::testing::RandomParams(config.model);

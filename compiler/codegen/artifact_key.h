@@ -23,7 +23,13 @@ namespace gpt_sft::compiler {
 ///      softcap builtins (gpt-elide-gemm-input-rounding, *_round builtins, shared fusion
 ///      kernels), and bf16-autocast attention's builtins (cpu.attention_bf16.f32,
 ///      cpu.attention_grad_bf16.f32: P and dS rounded to bf16).
-inline constexpr char kCompilerVersion[] = "gptc-8.8";
+/// 8.8-muon: the cpu target runs an entry point's same-shape muon_updates as one launch
+///      (cpu.muon_group, cpu.muon_group_bf16: whole matrices as pool tasks).
+/// 8.9: the lm_head's loss fused under bf16 autocast too (dy written prepared for the bf16
+///      weight gradient), fusion loops marked parallel, transposed weights folded into
+///      matmul_grad_input, the bf16 QK-norm fused each way, relu² and the residual add with the
+///      next norm as GEMM epilogues, blocks of ignored targets skipped in the lm_head.
+inline constexpr char kCompilerVersion[] = "gptc-8.9";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it

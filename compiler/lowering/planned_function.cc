@@ -89,6 +89,7 @@ class PlannedFunctionLowering {
   void RequireArgumentRange(Value tensor, int64_t first, int64_t end);
   Value Constant(mlir::DenseElementsAttr value);
   void Absorb(mlir::Operation* op) { absorbed_.insert(op); }
+  bool IsAbsorbed(mlir::Operation* op) const { return absorbed_.contains(op); }
 
  private:
   enum class Region { kPersistent, kScratch };
@@ -397,6 +398,7 @@ Value OpLowering::Persistent(MemRefType type, Value key) { return driver_.Persis
 Value OpLowering::FindPersistent(Value key) { return driver_.FindPersistent(key); }
 Value OpLowering::Constant(mlir::DenseElementsAttr value) { return driver_.Constant(value); }
 void OpLowering::Absorb(mlir::Operation* later) { driver_.Absorb(later); }
+bool OpLowering::IsAbsorbed(mlir::Operation* op) const { return driver_.IsAbsorbed(op); }
 
 Value OpLowering::I64(int64_t value) {
   return builder_.create<mlir::arith::ConstantIntOp>(loc(), value, builder_.getI64Type());

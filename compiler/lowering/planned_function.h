@@ -90,8 +90,11 @@ class OpLowering {
 
   /// Marks `later` (an op after this one) as computed by this op's launches (an epilogue):
   /// the driver will not lower it. Only ops between this one and `later` that are pure
-  /// placement (reshapes) may stand between them.
+  /// placement (reshapes) may stand between them, or ops the lowering has checked touch none
+  /// of the bytes `later` reads or writes (muon_group_fusion.h).
   void Absorb(mlir::Operation* later);
+  /// Whether an earlier op's lowering absorbed `op`.
+  bool IsAbsorbed(mlir::Operation* op) const;
   /// Puts a launch's kernel name on what the lowering emits (gpt.kernel_name), for outlining.
   static constexpr char kKernelNameAttr[] = "gpt.kernel_name";
 

@@ -2,6 +2,7 @@
 // transfers, and per entry point a command buffer recorded at its first Run.
 #include "runtime/executable/executable.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -35,6 +36,23 @@ absl::StatusOr<collectives::ReduceOp> CollectiveOp(const std::string& reduction)
   if (reduction == "max") return collectives::ReduceOp::kMax;
   if (reduction == "min") return collectives::ReduceOp::kMin;
   return absl::InvalidArgumentError(absl::StrCat("unknown reduction '", reduction, "'"));
+}
+
+/// Whether two ranges share a byte: by host address where the device shares host memory
+/// (two wrappers of one host block are two buffers), by device address where it has one,
+/// else within one buffer only (two buffers are two allocations).
+bool ShareBytes(const device::BufferRange& a, const device::BufferRange& b) {
+  auto overlap = [&](uint64_t a_start, uint64_t b_start) {
+    return a_start < b_start + b.bytes && b_start < a_start + a.bytes;
+  };
+  if (a.buffer->host_pointer() != nullptr && b.buffer->host_pointer() != nullptr) {
+    return overlap(reinterpret_cast<uintptr_t>(a.buffer->host_pointer()) + a.offset,
+                   reinterpret_cast<uintptr_t>(b.buffer->host_pointer()) + b.offset);
+  }
+  if (a.buffer->device_address() != 0 && b.buffer->device_address() != 0) {
+    return overlap(a.buffer->device_address() + a.offset, b.buffer->device_address() + b.offset);
+  }
+  return a.buffer == b.buffer && overlap(a.offset, b.offset);
 }
 
 /// The first value of `data` (integers of `type`) outside [first, end), as an error naming
@@ -140,6 +158,16 @@ absl::Status Executable::Bind(std::string_view name, device::BufferRange range) 
       range.offset + range.bytes > range.buffer->bytes()) {
     return absl::InvalidArgumentError(absl::StrCat("slot '", std::string(name), "' needs ", want,
                                                    " bytes; the range given has ", range.bytes));
+  }
+  // Distinct slots are distinct bytes: the compiler runs updates of differently named state
+  // at once (the cpu target's muon_group), trusting that no byte of one is another's.
+  for (size_t other = 0; other < slots_.size(); ++other) {
+    if (static_cast<int>(other) == *slot || slots_[other].buffer == nullptr) continue;
+    if (ShareBytes(range, slots_[other])) {
+      return absl::InvalidArgumentError(absl::StrCat("slot '", std::string(name), "' would share bytes with slot '",
+                                                     artifact_.slots[other].name,
+                                                     "': bind each slot to its own memory"));
+    }
   }
   slots_[*slot] = range;
   return absl::OkStatus();

@@ -57,7 +57,8 @@ class Executable {
   const artifact::Artifact& artifact() const { return artifact_; }
   device::Device& device() { return *device_; }
 
-  /// Binds slot `name` to `range` (exactly the slot's bytes), before the first Run.
+  /// Binds slot `name` to `range` (exactly the slot's bytes), before the first Run. No byte of
+  /// it may be another bound slot's (InvalidArgument naming both): compiled steps rely on it.
   absl::Status Bind(std::string_view name, device::BufferRange range);
   /// Allocates device memory for every slot not bound yet (owned by the executable).
   absl::Status AllocateUnboundSlots();

@@ -15,6 +15,8 @@
 //     (linear_loss_fusion.h: the logits are never written), under bf16 autocast too, where
 //     dy is written prepared for the bf16 weight gradient that reads it when nothing else
 //     does (matmul_weight_grad_bf16_prepared_dy);
+//   * an entry point's muon_updates of one shape are one launch that runs their matrices in
+//     parallel (muon_group_fusion.h);
 //   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
 //     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
 //     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
@@ -53,6 +55,7 @@
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/cpu/linear_loss_fusion.h"
+#include "compiler/lowering/cpu/muon_group_fusion.h"
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
@@ -800,6 +803,29 @@ LogicalResult LowerMatmulByTransposedWeight(OpLowering& l, gpt::MatmulOp m, Valu
   return Call(l, Builtin("matmul_grad_input", m.getX()), {M, N, K}, {}, {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
 }
 
+/// A muon_update with the later ones of its shape that may run with it (muon_group_fusion.h)
+/// as one muon_group launch; alone, the muon launch. Under bf16 autocast Newton-Schulz runs
+/// in bf16, as nanochat's does (`bf16`: "_bf16").
+LogicalResult LowerMuonUpdates(OpLowering& l, gpt::MuonUpdateOp first, const std::string& bf16) {
+  if (!first.getNesterov() || first.getNsSteps() != 5) {
+    return first.emitOpError("the cpu target runs Nesterov Muon with 5 Newton-Schulz steps");
+  }
+  const llvm::SmallVector<gpt::MuonUpdateOp> group = lowering::MatchMuonGroup(
+      first, [&](Value a, Value b) { return DisjointBytes(l, a, b); },
+      [&](mlir::Operation* op) { return l.IsAbsorbed(op); });
+  llvm::SmallVector<Value> buffers;
+  for (gpt::MuonUpdateOp u : group) {
+    if (u != first) l.Absorb(u);
+    buffers.append({l.BufferOf(u.getParam()), l.BufferOf(u.getGrad()), l.BufferOf(u.getMomentumBuffer()),
+                    l.BufferOf(u.getLr()), l.BufferOf(u.getNewParam()), l.BufferOf(u.getNewMomentumBuffer())});
+  }
+  const int64_t rows = Dim(first.getGrad(), 0), cols = Dim(first.getGrad(), 1);
+  const double momentum = first.getMomentum().convertToDouble();
+  if (group.size() == 1) return Call(l, Builtin("muon" + bf16, first.getGrad()), {rows, cols}, {momentum}, buffers);
+  return Call(l, Builtin("muon_group" + bf16, first.getGrad()), {static_cast<int64_t>(group.size()), rows, cols},
+              {momentum}, buffers);
+}
+
 LogicalResult LowerOp(OpLowering& l) {
   mlir::Operation* op = l.op();
   auto pointwise = [&](const char* name, llvm::ArrayRef<Value> in, llvm::ArrayRef<double> floats) {
@@ -907,17 +933,7 @@ LogicalResult LowerOp(OpLowering& l) {
                 {l.BufferOf(u.getParam()), l.BufferOf(u.getGrad()), l.BufferOf(u.getExpAvg()), l.BufferOf(u.getExpAvgSq()),
                  l.BufferOf(u.getLr()), l.BufferOf(u.getStep()), l.result(0), l.result(1), l.result(2)});
   }
-  if (auto u = llvm::dyn_cast<gpt::MuonUpdateOp>(op)) {
-    if (!u.getNesterov() || u.getNsSteps() != 5) {
-      return u.emitOpError("the cpu target runs Nesterov Muon with 5 Newton-Schulz steps");
-    }
-    // Under bf16 autocast Newton-Schulz runs in bf16, as nanochat's does.
-    return Call(l, bf16.empty() ? Builtin("muon", u.getGrad()) : Builtin("muon_bf16", u.getGrad()),
-                {Dim(u.getGrad(), 0), Dim(u.getGrad(), 1)},
-                {u.getMomentum().convertToDouble()},
-                {l.BufferOf(u.getParam()), l.BufferOf(u.getGrad()), l.BufferOf(u.getMomentumBuffer()),
-                 l.BufferOf(u.getLr()), l.result(0), l.result(1)});
-  }
+  if (auto u = llvm::dyn_cast<gpt::MuonUpdateOp>(op)) return LowerMuonUpdates(l, u, bf16);
   if (llvm::isa<gpt::AllReduceOp, gpt::ReduceScatterOp, gpt::AllGatherOp>(op)) return lowering::LowerCollective(l);
   return op->emitOpError("the cpu target has no kernel for this op; run it with --compile=false (the interpreter)");
 }

@@ -21,7 +21,9 @@
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 #include "runtime/kernels/cpu/matmul_residual_rms_norm.h"
+#include "runtime/kernels/cpu/muon_group.h"
 #include "runtime/kernels/cpu/optimizers.h"
+#include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/residual_rms_norm.h"
@@ -911,6 +913,53 @@ struct MuonCall {
   }
 };
 
+/// (count, rows, cols, momentum; p, g, buf, lr, new_p, new_buf for each of `count`): the
+/// compiler's group of an entry point's same-shape muon updates (muon_group_fusion.h) in one
+/// launch, their matrices in parallel over the pool (muon_group.h), each with MuonCall's bits.
+/// The workspace holds one Muon scratch per matrix that runs at once.
+template <typename T, bool Bf16 = false>
+struct MuonGroupCall {
+  static constexpr const char* kName = Bf16 ? "muon_group_bf16" : "muon_group";
+  static constexpr int64_t kMaxMatrices = 256;  // compiler/lowering/cpu: kMaxMuonGroup
+  struct One {
+    const T *p, *g, *buf, *lr;
+    T *np, *nbuf;
+  };
+  std::array<One, kMaxMatrices> matrices;
+  int64_t count, rows, cols;
+  double momentum;
+  explicit MuonGroupCall(ArgReader& r) {
+    count = std::clamp<int64_t>(r.Int("count"), 0, kMaxMatrices);
+    rows = r.Int("rows"), cols = r.Int("cols"), momentum = r.Float("momentum");
+    const int64_t n = rows * cols;
+    for (int64_t i = 0; i < count; ++i) {
+      One& m = matrices[i];
+      m.p = r.Buffer<const T>(n, "param"), m.g = r.Buffer<const T>(n, "grad");
+      m.buf = r.Buffer<const T>(n, "momentum_buffer"), m.lr = r.Buffer<const T>(1, "lr");
+      m.np = r.Buffer<T>(n, "new_param"), m.nbuf = r.Buffer<T>(n, "new_momentum_buffer");
+    }
+  }
+  int64_t SlotBytes() const { return k::MuonGroupSlotStride(rows, cols, sizeof(T)) * static_cast<int64_t>(sizeof(T)); }
+  int64_t Workspace(int threads) const { return k::MuonGroupSlots(count, threads) * SlotBytes(); }
+  absl::Status Run(k::Workspace ws) const {
+    const int64_t n = rows * cols;
+    std::array<k::MuonGroupMatrix<T>, kMaxMatrices> group;
+    for (int64_t i = 0; i < count; ++i) {
+      const One& m = matrices[i];
+      if (m.np != m.p) std::memmove(m.np, m.p, n * sizeof(T));
+      if (m.nbuf != m.buf) std::memmove(m.nbuf, m.buf, n * sizeof(T));
+      group[i] = {m.np, m.nbuf, m.g, double(*m.lr)};
+    }
+    // As many at once as the thread count allows now and the workspace holds (it was sized
+    // for the thread count when recorded).
+    const int64_t fit = SlotBytes() > 0 ? ws.bytes / SlotBytes() : 1;
+    const int64_t slots = std::max<int64_t>(1, std::min<int64_t>(k::MuonGroupSlots(count, k::NumThreads()), fit));
+    k::MuonGroupUpdate(group.data(), count, rows, cols, momentum, Bf16, reinterpret_cast<T*>(ws.data),
+                       static_cast<int>(slots));
+    return absl::OkStatus();
+  }
+};
+
 /// (rank, dims[8], perm[8]; x, y) of 4- or 8-byte elements.
 template <typename E>
 struct PermuteCall {
@@ -1044,6 +1093,9 @@ const HostBuiltin kBuiltins[] = {
     Entry<MuonCall<float>>("cpu.muon.f32"),
     Entry<MuonCall<double>>("cpu.muon.f64"),
     Entry<MuonCall<float, true>>("cpu.muon_bf16.f32"),
+    Entry<MuonGroupCall<float>>("cpu.muon_group.f32"),
+    Entry<MuonGroupCall<double>>("cpu.muon_group.f64"),
+    Entry<MuonGroupCall<float, true>>("cpu.muon_group_bf16.f32"),
     Entry<PermuteCall<uint32_t>>("cpu.permute.b32"),
     Entry<PermuteCall<uint64_t>>("cpu.permute.b64"),
 };
