@@ -22,7 +22,8 @@
 // rounded to bf16 unscaled, its products scaled after their f32 sums (dq once at the end,
 // dk when its rows are written), and Delta = dO . bf16(O), the output autocast stores. On
 // AMX the operands many tile products share (K^T, V, V^T, K; Q and dO in the backward) are
-// packed into the kernel's bf16 pairs once per call (PackedTiles).
+// packed into the kernel's bf16 pairs once per call (PackedTiles), K^T and V^T straight from
+// K and V, so the transposed copies are not made.
 //
 // Scratch comes from the caller's Workspace (workspace.h), carved in one order by the same
 // code that sizes it: the segment ranges and the transposed copies (and the backward's row
@@ -186,11 +187,11 @@ PackedTiles RowATiles(const Geometry& geo, WorkspaceCarver& c, bool bf16, int64_
   return PackedTiles(geo, c, PacksTiles(bf16), heads, PackedBf16AElements(kBlk, geo.shape().D));
 }
 
-// K^T / V^T tiles [D, nk] of a transposed copy; K / V tiles [nk, D] of a [B,T,Hkv,D] tensor;
+// K^T / V^T tiles [D, nk] and K / V tiles [nk, D] of a [B,T,Hkv,D] tensor;
 // Q / dO tiles [nq, D] of a [B,T,H,D] one, as B or as A.
-void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* xt) {
+void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* x) {
   tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
-    PackBf16B(geo.shape().D, geo.Len(kb), xt + geo.Kt(b, g, kb * kBlk), geo.TRow(), out);
+    PackBf16BTransposed(geo.shape().D, geo.Len(kb), x + geo.Kv(b, kb * kBlk, g), geo.KvRow(), out);
   });
 }
 void PackRowTiles(const Geometry& geo, const PackedTiles& tiles, const float* x) {
@@ -318,7 +319,11 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
         std::fill(row, row + nk, T(0));
         continue;
       }
-      const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
+      // exp(m - m_new): 0 on the first visible block, 1 while the max holds (exp's exact
+      // values there, without the call).
+      const double correction = m[i] == m_new                                   ? 1.0
+                                : m[i] == -std::numeric_limits<double>::infinity() ? 0.0
+                                                                                   : std::exp(m[i] - m_new);
       l[i] = l[i] * correction + ExpAffine(row, nk, T(bf16 ? 1.0 : scale), T(m_new), row);
       if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
@@ -355,9 +360,9 @@ struct GradPacked {
         q_b(RowBTiles(geo, c, bf16, geo.shape().H)), q_a(RowATiles(geo, c, bf16, geo.shape().H)),
         dout_a(RowATiles(geo, c, bf16, geo.shape().H)) {}
   template <typename T>
-  void Fill(const Geometry& geo, const T* k_, const T* kt_, const T* vt_, const T* q, const T* dout) const {
-    PackTransposedTiles(geo, kt, kt_);
-    PackTransposedTiles(geo, vt, vt_);
+  void Fill(const Geometry& geo, const T* k_, const T* v_, const T* q, const T* dout) const {
+    PackTransposedTiles(geo, kt, k_);
+    PackTransposedTiles(geo, vt, v_);
     PackRowTiles(geo, k, k_);
     PackQueryTiles(geo, dout_b, dout, PackedTiles::kB);
     PackQueryTiles(geo, q_b, q, PackedTiles::kB);
@@ -448,24 +453,41 @@ struct GradTask {
 };
 
 // delta [B,H,T]: Delta_i = dO_i . O_i, summed in double; with `bf16`, of O rounded to bf16.
+// Each row's sum runs over d in order; kRowDotChains rows at a time, so their additions
+// overlap instead of waiting on one another.
+constexpr int64_t kRowDotChains = 8;
+
+template <typename T, bool kBf16>
+void RowDotsOf(const T* out, const T* dout, int64_t D, int64_t rows, double* dots) {
+  for (int64_t r = 0; r < rows; ++r) dots[r] = 0;
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T o = out[r * D + d];
+      if constexpr (kBf16) {
+        dots[r] += double(dout[r * D + d]) * compiler::RoundToBf16(o);
+      } else {
+        dots[r] += double(dout[r * D + d]) * o;
+      }
+    }
+}
+
 template <typename T>
 void RowDots(const Geometry& geo, const T* out, const T* dout, T* delta, bool bf16) {
   const AttentionShape& s = geo.shape();
+  // Rows (b t, h) are consecutive D-element rows of out and dout.
   ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t bt = begin; bt < end; ++bt)
-      for (int64_t h = 0; h < s.H; ++h) {
-        const int64_t o = (bt * s.H + h) * s.D;
-        double dot = 0;
-        if constexpr (std::is_same_v<T, float>) {
-          if (bf16) {
-            for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * compiler::RoundToBf16(out[o + d]);
-            delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
-            continue;
-          }
-        }
-        for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * out[o + d];
-        delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
+    for (int64_t row = begin * s.H; row < end * s.H; row += kRowDotChains) {
+      const int64_t rows = std::min(kRowDotChains, end * s.H - row);
+      double dots[kRowDotChains];
+      if constexpr (std::is_same_v<T, float>) {
+        if (bf16) RowDotsOf<T, true>(out + row * s.D, dout + row * s.D, s.D, rows, dots);
       }
+      if (!std::is_same_v<T, float> || !bf16) RowDotsOf<T, false>(out + row * s.D, dout + row * s.D, s.D, rows, dots);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t bt = (row + r) / s.H, h = (row + r) % s.H;
+        delta[geo.L(bt / s.T, h, bt % s.T)] = T(dots[r]);
+      }
+    }
   });
 }
 
@@ -518,8 +540,8 @@ void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionSh
   WorkspaceCarver carver(workspace);
   const ForwardWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
-  TransposeHeads(geo, k, ws.kt);
-  PackTransposedTiles(geo, ws.packed_kt, ws.kt);
+  if (!PacksTiles(bf16)) TransposeHeads(geo, k, ws.kt);  // else the packed K^T tiles stand in for it
+  PackTransposedTiles(geo, ws.packed_kt, k);
   PackRowTiles(geo, ws.packed_v, v);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
   // Costliest (last) query blocks first, so the pool's tail is short.
@@ -542,9 +564,11 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
   const GradWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
   RowDots(geo, out, dout, ws.delta, bf16);
-  TransposeHeads(geo, k, ws.kt);
-  TransposeHeads(geo, v, ws.vt);
-  ws.packed.Fill(geo, k, ws.kt, ws.vt, q, dout);
+  if (!PacksTiles(bf16)) {  // else the packed K^T and V^T tiles stand in for them
+    TransposeHeads(geo, k, ws.kt);
+    TransposeHeads(geo, v, ws.vt);
+  }
+  ws.packed.Fill(geo, k, v, q, dout);
   const int64_t dq_size = s.B * s.T * s.H * s.D;
   std::fill(dq, dq + dq_size, T(0));
   const int64_t groups = s.B * s.Hkv, nb = geo.blocks();

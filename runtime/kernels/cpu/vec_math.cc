@@ -110,18 +110,21 @@ const bool kHasAvx512 = kHasAvx2 && CpuHasAvx512F();
 }
 
 // ExpAvx2 with the exps 16 at a time; the sums added 8 lanes at a time in ExpAvx2's order, so
-// the result is ExpAvx2's bit for bit.
+// the result is ExpAvx2's bit for bit. ExpAvx2's two accumulators lo (lanes 0-3 of each group
+// of 8) and hi (lanes 4-7) are the halves of one 8-double register here: converting a group
+// of 8 floats to 8 doubles puts each lane where AddToDouble adds it.
 [[gnu::target("avx512f,avx2,fma")]] double ExpAvx512(const float* x, int64_t n, float mult, float shift,
                                                      float scale, float* out) {
   const __m512 s = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale), mu = _mm512_set1_ps(mult);
-  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  __m512d acc = _mm512_setzero_pd();  // [lo | hi]
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
     const __m512 e = Exp16(_mm512_fmsub_ps(_mm512_loadu_ps(x + j), mu, s));
-    AddToDouble(_mm512_castps512_ps256(e), lo, hi);
-    AddToDouble(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)), lo, hi);
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
     if (out != nullptr) _mm512_storeu_ps(out + j, _mm512_mul_ps(e, sc));
   }
+  __m256d lo = _mm512_castpd512_pd256(acc), hi = _mm512_extractf64x4_pd(acc, 1);
   ExpAvx2From(x, j, n, mult, shift, scale, out, lo, hi);
   return HorizontalSum(lo, hi);
 }
