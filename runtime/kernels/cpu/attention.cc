@@ -285,6 +285,27 @@ struct ForwardTiles {
         packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr) {}
 };
 
+// The forward's row max. bf16: of the scores scaled first (in place), then shifted, each
+// step rounded (PyTorch's order), so the probabilities rounded to bf16 are its values but for
+// exp's last bits; else of the raw scores (the exp takes the scale).
+template <typename T>
+T RowMax(T* row, int64_t n, bool bf16, T scale) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16) return ScaleRowAndMax(row, n, scale);
+  }
+  return MaxOf(row, n);
+}
+
+// row = exp(row * mult - shift) (mult: the scale, or 1 for bf16's scaled rows), returning its
+// sum; under bf16 then rounded to bf16 (after its sum, which goes into l).
+template <typename T>
+double RowExp(T* row, int64_t n, bool bf16, T scale, T shift) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16) return ExpRowRoundedToBf16(row, n, shift);
+  }
+  return ExpAffine(row, n, scale, shift, row);
+}
+
 template <typename T>
 void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v, int64_t b, int64_t h, int64_t qb,
                        T* out, T* lse, const ForwardTiles<T>& tiles, const PackedTiles& packed_kt,
@@ -310,11 +331,8 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
     const bool bf16 = tiles.product.bf16;
     for (int64_t i = 0; i < nq; ++i) {
       T* row = S + i * nk;
-      // bf16: the scores scaled first, then shifted, each step rounded (PyTorch's order), so
-      // the probabilities rounded to bf16 below are its values but for exp's last bits.
-      if (bf16) ScaleRow(row, nk, T(scale));
       // In scaled units, and representable in T so the exps below use exactly this shift.
-      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * MaxOf(row, nk))));
+      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * RowMax(row, nk, bf16, T(scale)))));
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
         std::fill(row, row + nk, T(0));
         continue;
@@ -324,10 +342,9 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
       const double correction = m[i] == m_new                                   ? 1.0
                                 : m[i] == -std::numeric_limits<double>::infinity() ? 0.0
                                                                                    : std::exp(m[i] - m_new);
-      l[i] = l[i] * correction + ExpAffine(row, nk, T(bf16 ? 1.0 : scale), T(m_new), row);
+      l[i] = l[i] * correction + RowExp(row, nk, bf16, T(scale), T(m_new));
       if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
-      if (tiles.product.bf16) RoundRowToBf16(row, nk);  // after its sum went into l
     }
     tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true, nullptr,
                   packed_v.At(b, g, kb));
@@ -394,18 +411,26 @@ struct GradTask {
     Scores(geo, product, vis, b, h, qb, kb, q, kt, P, packed.q_a.At(b, h, qb), packed.kt);
     for (int64_t i = 0; i < nq; ++i) {
       T* row = P + i * nk;
-      if (product.bf16) ScaleRow(row, nk, scale);  // as the forward: scaled, then shifted
-      ExpAffine(row, nk, product.bf16 ? T(1) : scale, lse[geo.L(b, h, q0 + i)], row);
+      const T shift = lse[geo.L(b, h, q0 + i)];
+      if constexpr (std::is_same_v<T, float>) {
+        if (product.bf16) {
+          ScaledExpRow(row, nk, scale, shift);  // as the forward: scaled, then shifted
+          continue;
+        }
+      }
+      ExpAffine(row, nk, scale, shift, row);
     }
     product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
             geo.TRow(), dS, nk, false, packed.dout_a.At(b, h, qb), packed.vt.At(b, h / geo.rep(), kb));  // dP
-    const T ds_scale = product.bf16 ? T(1) : scale;
     for (int64_t i = 0; i < nq; ++i) {
-      ScoreGradRow(P + i * nk, dS + i * nk, nk, delta[geo.L(b, h, q0 + i)], ds_scale, dS + i * nk);
-      if (product.bf16) {
-        RoundRowToBf16(dS + i * nk, nk);
-        RoundRowToBf16(P + i * nk, nk);
+      const T delta_i = delta[geo.L(b, h, q0 + i)];
+      if constexpr (std::is_same_v<T, float>) {
+        if (product.bf16) {  // dS unscaled, both rounded
+          ScoreGradRowRoundedToBf16(P + i * nk, dS + i * nk, nk, delta_i, dS + i * nk);
+          continue;
+        }
       }
+      ScoreGradRow(P + i * nk, dS + i * nk, nk, delta_i, scale, dS + i * nk);
     }
   }
 

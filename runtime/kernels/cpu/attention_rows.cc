@@ -5,10 +5,13 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 
 #include "compiler/numerics/round_to_bf16.h"
+#include "runtime/kernels/cpu/exp_avx512.h"
+#include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -71,20 +74,109 @@ const bool kHasAvx512 = CpuHasAvx512F();
 
 // RoundToBf16 on 16 lanes: NaN quieted, else add 0x7fff plus the kept part's lowest bit and
 // clear the low half (ties to even).
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 RoundBf16Lanes(__m512 x) {
+  const __m512i bits = _mm512_castps_si512(x);
+  const __mmask16 nan =
+      _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
+  const __m512i quieted = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
+  return _mm512_castsi512_ps(
+      _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, quieted), _mm512_set1_epi32(int32_t(0xffff0000u))));
+}
+
 [[gnu::target("avx512f")]] void RoundBf16Avx512(float* x, int64_t n) {
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-  const __m512i quiet = _mm512_set1_epi32(0x00400000), high = _mm512_set1_epi32(int32_t(0xffff0000u));
-  const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 m = Lanes(j, n);
-    const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, x + j));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, abs_mask), inf);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), one);
-    const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(half, lsb));
-    const __m512i out = _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, _mm512_or_si512(bits, quiet)), high);
-    _mm512_mask_storeu_ps(x + j, m, _mm512_castsi512_ps(out));
+    _mm512_mask_storeu_ps(x + j, m, RoundBf16Lanes(_mm512_maskz_loadu_ps(m, x + j)));
   }
 }
+
+// --- the fused bf16 steps ---------------------------------------------------------------------
+
+// MaxOf's order (vec_math.cc's AVX2 kernel): a running 8-lane max over the whole groups of 8
+// (max(m, x): m where m > x, else x), the first largest of its lanes, then the scalar tail.
+[[gnu::target("avx512f,avx2")]] float ScaleAndMaxAvx512(float* x, int64_t n, float scale) {
+  const __m512 f = _mm512_set1_ps(scale);
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j < n; j += 16) {
+    const __mmask16 live = Lanes(j, n);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, x + j), f);
+    _mm512_mask_storeu_ps(x + j, live, v);
+    if (n - j < 8) break;
+    m = _mm256_max_ps(m, _mm512_castps512_ps256(v));
+    if (n - j < 16) {
+      j += 8;
+      break;
+    }
+    m = _mm256_max_ps(m, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  }
+  alignas(32) float t[8];
+  _mm256_store_ps(t, m);
+  float r = *std::max_element(t, t + 8);
+  for (; j < n; ++j) r = std::max(r, x[j]);
+  return r;
+}
+
+// ExpAffine's sum (vec_math.cc's ExpAvx512, the tail padded with -inf, whose exp 0 adds
+// nothing): 8 double lanes [lo | hi], each group of 8 exps added in turn, then (lo + hi)
+// summed as (t0 + t1) + (t2 + t3).
+struct ExpSum {
+  __m512d acc;
+  [[gnu::target("avx512f"), gnu::always_inline]] void Add(__m512 e) {
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
+  }
+  [[gnu::target("avx512f")]] double Total() const {
+    alignas(64) double t[8];
+    _mm512_store_pd(t, acc);
+    return ((t[0] + t[4]) + (t[1] + t[5])) + ((t[2] + t[6]) + (t[3] + t[7]));
+  }
+};
+
+// The rows' values past n, as ExpAffine's tail pads them: -inf (exp 0).
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 LoadOrMinusInf(const float* x, __mmask16 live) {
+  return _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), live, x);
+}
+
+[[gnu::target("avx512f,avx2,fma")]] double ExpRoundAvx512(float* x, int64_t n, float shift) {
+  const __m512 s = _mm512_set1_ps(shift), one = _mm512_set1_ps(1.f);
+  ExpSum sum{_mm512_setzero_pd()};
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 live = Lanes(j, n);
+    const __m512 e = Exp16(_mm512_fmsub_ps(LoadOrMinusInf(x + j, live), one, s));
+    sum.Add(e);
+    _mm512_mask_storeu_ps(x + j, live, RoundBf16Lanes(e));
+  }
+  return sum.Total();
+}
+
+[[gnu::target("avx512f,avx2,fma")]] void ScaledExpAvx512(float* x, int64_t n, float scale, float shift) {
+  const __m512 f = _mm512_set1_ps(scale), s = _mm512_set1_ps(shift), one = _mm512_set1_ps(1.f);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 live = Lanes(j, n);
+    const __m512 scaled = _mm512_mul_ps(_mm512_maskz_loadu_ps(live, x + j), f);
+    _mm512_mask_storeu_ps(x + j, live, Exp16(_mm512_fmsub_ps(scaled, one, s)));
+  }
+}
+
+// ScoreGradRow's scale 1 leaves its product as it is, so it is not multiplied.
+[[gnu::target("avx512f")]] void ScoreGradRoundAvx512(float* p, const float* dp, int64_t n, float delta, float* ds) {
+  const __m512 dl = _mm512_set1_ps(delta);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = Lanes(j, n);
+    const __m512 pv = _mm512_maskz_loadu_ps(m, p + j);
+    const __m512 grad = _mm512_mul_ps(pv, _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dp + j), dl));
+    _mm512_mask_storeu_ps(ds + j, m, RoundBf16Lanes(grad));
+    _mm512_mask_storeu_ps(p + j, m, RoundBf16Lanes(pv));
+  }
+}
+
+// The fused steps' vector loops run where vec_math's kernels are its AVX-512 ones.
+const bool kFusedAvx512 = kHasAvx512 && CpuHasAvx2Fma();
+
+bool Fused(RowPath path) { return path == RowPath::kAuto && kFusedAvx512; }
 
 template <typename T>
 bool Vector(RowPath path) {
@@ -131,6 +223,32 @@ void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, R
   if constexpr (std::is_same_v<T, float>)
     if (Vector<T>(path)) return ScoreGradAvx512(p, dp, n, delta, scale, ds);
   for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (dp[j] - delta) * scale;
+}
+
+float ScaleRowAndMax(float* x, int64_t n, float scale, RowPath path) {
+  if (Fused(path)) return ScaleAndMaxAvx512(x, n, scale);
+  ScaleRow(x, n, scale, path);
+  return MaxOf(x, n);
+}
+
+double ExpRowRoundedToBf16(float* x, int64_t n, float shift, RowPath path) {
+  if (Fused(path)) return ExpRoundAvx512(x, n, shift);
+  const double sum = ExpAffine(x, n, 1.f, shift, x);
+  RoundRowToBf16(x, n, path);
+  return sum;
+}
+
+void ScaledExpRow(float* x, int64_t n, float scale, float shift, RowPath path) {
+  if (Fused(path)) return ScaledExpAvx512(x, n, scale, shift);
+  ScaleRow(x, n, scale, path);
+  ExpAffine(x, n, 1.f, shift, x);
+}
+
+void ScoreGradRowRoundedToBf16(float* p, const float* dp, int64_t n, float delta, float* ds, RowPath path) {
+  if (Fused(path)) return ScoreGradRoundAvx512(p, dp, n, delta, ds);
+  ScoreGradRow(p, dp, n, delta, 1.f, ds, path);
+  RoundRowToBf16(ds, n, path);
+  RoundRowToBf16(p, n, path);
 }
 
 #define INSTANTIATE(T)                                                                 \

@@ -5,6 +5,7 @@
 #include "compiler/numerics/round_to_bf16.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -55,6 +56,41 @@ TEST(AttentionRows, VectorAndScalarPathsGiveTheSameBits) {
       for (const int32_t* key_ids : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(ids.data())})
         ExpectPathsAgree(x, [&](float* y, RowPath path) { MaskRow(y, n, end, key_ids, 1, path); },
                          "mask" + at + " end=" + std::to_string(end) + (key_ids ? " with ids" : ""));
+  }
+}
+
+// The fused bf16 steps against the chains they stand for (kScalar runs the chain), byte for
+// byte: rows with masked (-inf) keys, a NaN, scores past exp's range, ties for the max.
+TEST(AttentionRows, FusedBf16StepsGiveTheirChainsBits) {
+  const float neg_inf = -std::numeric_limits<float>::infinity();
+  for (int64_t n : kLengths) {
+    const std::string at = " n=" + std::to_string(n);
+    std::vector<float> x = RandomFloats(n, 4, 30.0);
+    for (int64_t j = n / 2 + 1; j < n; ++j) x[j] = neg_inf;  // a causal row: the future masked
+    if (n >= 3) x[1] = x[2] = 40.f;                         // a tie for the max
+    const std::vector<float> p = RandomFloats(n, 5, 0.5), dp = RandomFloats(n, 6);
+    if (n >= 1) {
+      const float scale = 0.08838834764831845f;
+      ExpectPathsAgree(x, [&](float* y, RowPath path) { y[0] = ScaleRowAndMax(y, n, scale, path); },
+                       "scale and max" + at);
+      ExpectPathsAgree(x, [&](float* y, RowPath path) { ScaleRowAndMax(y, n, scale, path); }, "scaled row" + at);
+    }
+    std::vector<float> wide = x;  // values whose exp underflows or overflows, and a NaN
+    if (n >= 6) wide[3] = -200.f, wide[4] = 150.f, wide[5] = std::nanf("");
+    for (const std::vector<float>* in : {&x, &wide}) {
+      double sums[2];
+      ExpectPathsAgree(*in, [&](float* y, RowPath path) { sums[path == RowPath::kScalar] = ExpRowRoundedToBf16(y, n, 3.5f, path); },
+                       "exp rounded" + at);
+      EXPECT_EQ(std::memcmp(&sums[0], &sums[1], sizeof(double)), 0) << "exp's sum" << at;
+      ExpectPathsAgree(*in, [&](float* y, RowPath path) { ScaledExpRow(y, n, 0.125f, 2.25f, path); },
+                       "scaled exp" + at);
+    }
+    std::vector<float> ds_vec(n), ds_scalar(n);
+    std::vector<float> p_vec = p, p_scalar = p;
+    ScoreGradRowRoundedToBf16(p_vec.data(), dp.data(), n, 0.375f, ds_vec.data(), RowPath::kAuto);
+    ScoreGradRowRoundedToBf16(p_scalar.data(), dp.data(), n, 0.375f, ds_scalar.data(), RowPath::kScalar);
+    ExpectSameBits(ds_scalar, ds_vec, ("score grad rounded" + at).c_str());
+    ExpectSameBits(p_scalar, p_vec, ("probabilities rounded" + at).c_str());
   }
 }
 

@@ -4,6 +4,7 @@
 // polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
 #include "runtime/kernels/cpu/vec_math.h"
 #include "runtime/kernels/cpu/cpu_features.h"
+#include "runtime/kernels/cpu/exp_avx512.h"
 #include "runtime/kernels/cpu/vec_math_isa.h"
 
 #include <immintrin.h>
@@ -89,25 +90,7 @@ const bool kHasAvx512 = kHasAvx2 && CpuHasAvx512F();
   return HorizontalSum(lo, hi);
 }
 
-// Exp8's operations on 16 lanes: each element's value is Exp8's, bit for bit.
-[[gnu::target("avx512f")]] inline __m512 Exp16(__m512 x) {
-  const __mmask16 underflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.37626f));
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
-  y = _mm512_mul_ps(y, _mm512_castsi512_ps(bits));
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), y);
-}
+// Exp16 (exp_avx512.h) is Exp8's operations on 16 lanes: each element's value is Exp8's.
 
 // ExpAvx2 with the exps 16 at a time; the sums added 8 lanes at a time in ExpAvx2's order, so
 // the result is ExpAvx2's bit for bit. ExpAvx2's two accumulators lo (lanes 0-3 of each group
