@@ -52,7 +52,8 @@ struct Case {
 };
 
 // Forward and backward of one case; the hashes of out, lse, dq, dk, dv as one string.
-std::string RunAndHash(const Case& c, AttentionGradSchedule schedule) {
+// `bf16`: the *Bf16Inputs kernels, else the float ones (on the same bf16-valued inputs).
+std::string RunAndHash(const Case& c, AttentionGradSchedule schedule, bool bf16 = true) {
   const AttentionShape s = c.s;
   const int64_t nq = s.B * s.T * s.H * s.D, nkv = s.B * s.T * s.Hkv * s.D;
   const std::vector<float> q = Bf16Values(nq, 1, 2.f), k = Bf16Values(nkv, 2, 2.f), v = Bf16Values(nkv, 3, 1.f),
@@ -62,9 +63,15 @@ std::string RunAndHash(const Case& c, AttentionGradSchedule schedule) {
     for (int64_t t = 0; t < s.T; ++t) seg[b * s.T + t] = int32_t(b % 2 == 0 ? t / 37 : t % 2);
   const int32_t* segp = c.segmented ? seg.data() : nullptr;
   std::vector<float> out(nq), lse(s.B * s.H * s.T), dq(nq), dk(nkv), dv(nkv);
-  AttentionBf16Inputs(q.data(), k.data(), v.data(), segp, s, out.data(), lse.data());
-  AttentionGradBf16Inputs(q.data(), k.data(), v.data(), segp, s, out.data(), lse.data(), dout.data(), dq.data(),
-                          dk.data(), dv.data(), schedule);
+  if (bf16) {
+    AttentionBf16Inputs(q.data(), k.data(), v.data(), segp, s, out.data(), lse.data());
+    AttentionGradBf16Inputs(q.data(), k.data(), v.data(), segp, s, out.data(), lse.data(), dout.data(), dq.data(),
+                            dk.data(), dv.data(), schedule);
+  } else {
+    Attention(q.data(), k.data(), v.data(), segp, s, out.data(), lse.data());
+    AttentionGrad(q.data(), k.data(), v.data(), segp, s, out.data(), lse.data(), dout.data(), dq.data(), dk.data(),
+                  dv.data(), schedule);
+  }
   std::string hashes;
   for (const std::vector<float>* x : {&out, &lse, &dq, &dk, &dv}) {
     char buf[20];
@@ -125,6 +132,20 @@ TEST(AttentionBf16Bits, OutputsKeepTheirRecordedBits) {
     EXPECT_EQ(fused, want->hashes[i]) << kCases[i].name << " on " << Bf16TileKernelName();
     EXPECT_EQ(RunAndHash(kCases[i], AttentionGradSchedule::kTwoPass), fused) << kCases[i].name << ", two-pass";
   }
+}
+
+// The float attention shares the schedule and row code: its bits are pinned too (the same on
+// every tile kernel; recorded from the same commit).
+const char* const kFloatHashes[] = {
+    "5ae26002adea8605 89ed396907136c59 b88d733028c60d42 f331429a85b7b646 5a98997c5daf6b7f",
+    "7246c99a341cd12a fc2d447459e40705 693435afc3ea01ed 2d90a9828caaca33 c5027a08986d8969",
+    "09c2823f24911037 574f16caa90cc4e2 8b84a5dcca05a8d7 b7402325a0f30949 1d20f52e89f662b4",
+};
+
+TEST(AttentionBf16Bits, FloatOutputsKeepTheirRecordedBits) {
+  if (!CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2: the portable exp's bits were not recorded";
+  for (size_t i = 0; i < std::size(kCases); ++i)
+    EXPECT_EQ(RunAndHash(kCases[i], AttentionGradSchedule::kFused, false), kFloatHashes[i]) << kCases[i].name;
 }
 
 }  // namespace
