@@ -276,34 +276,39 @@ struct ForwardTiles {
   T* S;
   T* acc;
   double *m, *l;
+  T *block_max, *shift;  // per row of one key block: its max, the exps' shift
+  double* block_sum;     // and the exps' sum
   Products<T> product;
   uint32_t* packed_q;  // this query block's Q, packed once (when PacksTiles)
   ForwardTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : S(c.Take<T>(kBlk * kBlk, "attention scores")), acc(c.Take<T>(kBlk * D, "attention accumulator")),
         m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")),
-        product{bf16, Products<T>::Take(c, D, bf16)},
+        block_max(c.Take<T>(kBlk, "attention block row max")), shift(c.Take<T>(kBlk, "attention exp shift")),
+        block_sum(c.Take<double>(kBlk, "attention block row sum")), product{bf16, Products<T>::Take(c, D, bf16)},
         packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr) {}
 };
 
-// The forward's row max. bf16: of the scores scaled first (in place), then shifted, each
-// step rounded (PyTorch's order), so the probabilities rounded to bf16 are its values but for
-// exp's last bits; else of the raw scores (the exp takes the scale).
+// maxes[i] = the max of row i of S [rows, n]. bf16: of the scores scaled first (in place),
+// then shifted, each step rounded (PyTorch's order), so the probabilities rounded to bf16 are
+// its values but for exp's last bits; else of the raw scores (the exp takes the scale).
 template <typename T>
-T RowMax(T* row, int64_t n, bool bf16, T scale) {
+void RowMaxes(T* S, int64_t rows, int64_t n, bool bf16, T scale, T* maxes) {
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16) return ScaleRowAndMax(row, n, scale);
+    if (bf16) return ScaleRowsAndMax(S, rows, n, scale, maxes);
   }
-  return MaxOf(row, n);
+  for (int64_t i = 0; i < rows; ++i) maxes[i] = MaxOf(S + i * n, n);
 }
 
-// row = exp(row * mult - shift) (mult: the scale, or 1 for bf16's scaled rows), returning its
-// sum; under bf16 then rounded to bf16 (after its sum, which goes into l).
+// Row i of S = exp(row * mult - shifts[i]) (mult: the scale, or 1 for bf16's scaled rows),
+// sums[i] its sum; under bf16 then rounded to bf16 (after its sum, which goes into l). Rows
+// whose shift is -inf are skipped (sum 0).
 template <typename T>
-double RowExp(T* row, int64_t n, bool bf16, T scale, T shift) {
+void RowExps(T* S, int64_t rows, int64_t n, bool bf16, T scale, const T* shifts, double* sums) {
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16) return ExpRowRoundedToBf16(row, n, shift);
+    if (bf16) return ExpRowsRoundedToBf16(S, rows, n, shifts, sums);
   }
-  return ExpAffine(row, n, scale, shift, row);
+  for (int64_t i = 0; i < rows; ++i)
+    sums[i] = shifts[i] == -std::numeric_limits<T>::infinity() ? 0.0 : ExpAffine(S + i * n, n, scale, shifts[i], S + i * n);
 }
 
 template <typename T>
@@ -328,13 +333,15 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
     Scores(geo, tiles.product, vis, b, h, qb, kb, q, kt, S, tiles.packed_q, packed_kt);
+    // The rows are independent: each step below runs over all of them (one call per step).
     const bool bf16 = tiles.product.bf16;
+    RowMaxes(S, nq, nk, bf16, T(scale), tiles.block_max);
     for (int64_t i = 0; i < nq; ++i) {
-      T* row = S + i * nk;
-      // In scaled units, and representable in T so the exps below use exactly this shift.
-      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * RowMax(row, nk, bf16, T(scale)))));
+      // In scaled units, and representable in T so the exps use exactly this shift.
+      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * tiles.block_max[i])));
+      tiles.shift[i] = T(m_new);
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
-        std::fill(row, row + nk, T(0));
+        std::fill(S + i * nk, S + (i + 1) * nk, T(0));
         continue;
       }
       // exp(m - m_new): 0 on the first visible block, 1 while the max holds (exp's exact
@@ -342,10 +349,12 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
       const double correction = m[i] == m_new                                   ? 1.0
                                 : m[i] == -std::numeric_limits<double>::infinity() ? 0.0
                                                                                    : std::exp(m[i] - m_new);
-      l[i] = l[i] * correction + RowExp(row, nk, bf16, T(scale), T(m_new));
+      l[i] *= correction;  // the block's sum added below
       if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
     }
+    RowExps(S, nq, nk, bf16, T(scale), tiles.shift, tiles.block_sum);
+    for (int64_t i = 0; i < nq; ++i) l[i] += tiles.block_sum[i];  // 0 where skipped: l unchanged
     tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true, nullptr,
                   packed_v.At(b, g, kb));
   }
@@ -409,29 +418,20 @@ struct GradTask {
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
     Scores(geo, product, vis, b, h, qb, kb, q, kt, P, packed.q_a.At(b, h, qb), packed.kt);
-    for (int64_t i = 0; i < nq; ++i) {
-      T* row = P + i * nk;
-      const T shift = lse[geo.L(b, h, q0 + i)];
-      if constexpr (std::is_same_v<T, float>) {
-        if (product.bf16) {
-          ScaledExpRow(row, nk, scale, shift);  // as the forward: scaled, then shifted
-          continue;
-        }
-      }
-      ExpAffine(row, nk, scale, shift, row);
+    const T* const lse_rows = lse + geo.L(b, h, q0);  // the rows' lse, and below their Delta
+    const T* const delta_rows = delta + geo.L(b, h, q0);
+    if constexpr (std::is_same_v<T, float>) {
+      if (product.bf16) ScaledExpRows(P, nq, nk, scale, lse_rows);  // as the forward: scaled, then shifted
     }
+    if (!product.bf16)
+      for (int64_t i = 0; i < nq; ++i) ExpAffine(P + i * nk, nk, scale, lse_rows[i], P + i * nk);
     product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
             geo.TRow(), dS, nk, false, packed.dout_a.At(b, h, qb), packed.vt.At(b, h / geo.rep(), kb));  // dP
-    for (int64_t i = 0; i < nq; ++i) {
-      const T delta_i = delta[geo.L(b, h, q0 + i)];
-      if constexpr (std::is_same_v<T, float>) {
-        if (product.bf16) {  // dS unscaled, both rounded
-          ScoreGradRowRoundedToBf16(P + i * nk, dS + i * nk, nk, delta_i, dS + i * nk);
-          continue;
-        }
-      }
-      ScoreGradRow(P + i * nk, dS + i * nk, nk, delta_i, scale, dS + i * nk);
+    if constexpr (std::is_same_v<T, float>) {
+      if (product.bf16) ScoreGradRowsRoundedToBf16(P, dS, nq, nk, delta_rows, dS);  // dS unscaled, both rounded
     }
+    if (!product.bf16)
+      for (int64_t i = 0; i < nq; ++i) ScoreGradRow(P + i * nk, dS + i * nk, nk, delta_rows[i], scale, dS + i * nk);
   }
 
   void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {

@@ -96,7 +96,7 @@ const bool kHasAvx512 = CpuHasAvx512F();
 
 // MaxOf's order (vec_math.cc's AVX2 kernel): a running 8-lane max over the whole groups of 8
 // (max(m, x): m where m > x, else x), the first largest of its lanes, then the scalar tail.
-[[gnu::target("avx512f,avx2")]] float ScaleAndMaxAvx512(float* x, int64_t n, float scale) {
+[[gnu::target("avx512f,avx2"), gnu::always_inline]] inline float ScaleAndMaxAvx512(float* x, int64_t n, float scale) {
   const __m512 f = _mm512_set1_ps(scale);
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
@@ -128,7 +128,7 @@ struct ExpSum {
     acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
     acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
   }
-  [[gnu::target("avx512f")]] double Total() const {
+  [[gnu::target("avx512f"), gnu::always_inline]] double Total() const {
     alignas(64) double t[8];
     _mm512_store_pd(t, acc);
     return ((t[0] + t[4]) + (t[1] + t[5])) + ((t[2] + t[6]) + (t[3] + t[7]));
@@ -140,7 +140,7 @@ struct ExpSum {
   return _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), live, x);
 }
 
-[[gnu::target("avx512f,avx2,fma")]] double ExpRoundAvx512(float* x, int64_t n, float shift) {
+[[gnu::target("avx512f,avx2,fma"), gnu::always_inline]] inline double ExpRoundAvx512(float* x, int64_t n, float shift) {
   const __m512 s = _mm512_set1_ps(shift), one = _mm512_set1_ps(1.f);
   ExpSum sum{_mm512_setzero_pd()};
   for (int64_t j = 0; j < n; j += 16) {
@@ -152,7 +152,7 @@ struct ExpSum {
   return sum.Total();
 }
 
-[[gnu::target("avx512f,avx2,fma")]] void ScaledExpAvx512(float* x, int64_t n, float scale, float shift) {
+[[gnu::target("avx512f,avx2,fma"), gnu::always_inline]] inline void ScaledExpAvx512(float* x, int64_t n, float scale, float shift) {
   const __m512 f = _mm512_set1_ps(scale), s = _mm512_set1_ps(shift), one = _mm512_set1_ps(1.f);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 live = Lanes(j, n);
@@ -162,7 +162,7 @@ struct ExpSum {
 }
 
 // ScoreGradRow's scale 1 leaves its product as it is, so it is not multiplied.
-[[gnu::target("avx512f")]] void ScoreGradRoundAvx512(float* p, const float* dp, int64_t n, float delta, float* ds) {
+[[gnu::target("avx512f"), gnu::always_inline]] inline void ScoreGradRoundAvx512(float* p, const float* dp, int64_t n, float delta, float* ds) {
   const __m512 dl = _mm512_set1_ps(delta);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 m = Lanes(j, n);
@@ -171,6 +171,29 @@ struct ExpSum {
     _mm512_mask_storeu_ps(ds + j, m, RoundBf16Lanes(grad));
     _mm512_mask_storeu_ps(p + j, m, RoundBf16Lanes(pv));
   }
+}
+
+// The row loops of the fused steps: one function each, so the constants above are set up
+// once per tile rather than once per row.
+[[gnu::target("avx512f,avx2")]] void ScaleRowsAndMaxAvx512(float* x, int64_t rows, int64_t n, float scale,
+                                                            float* maxes) {
+  for (int64_t r = 0; r < rows; ++r) maxes[r] = ScaleAndMaxAvx512(x + r * n, n, scale);
+}
+
+[[gnu::target("avx512f,avx2,fma")]] void ExpRowsRoundAvx512(float* x, int64_t rows, int64_t n, const float* shifts,
+                                                            double* sums) {
+  for (int64_t r = 0; r < rows; ++r)
+    sums[r] = shifts[r] == -std::numeric_limits<float>::infinity() ? 0.0 : ExpRoundAvx512(x + r * n, n, shifts[r]);
+}
+
+[[gnu::target("avx512f,avx2,fma")]] void ScaledExpRowsAvx512(float* x, int64_t rows, int64_t n, float scale,
+                                                             const float* shifts) {
+  for (int64_t r = 0; r < rows; ++r) ScaledExpAvx512(x + r * n, n, scale, shifts[r]);
+}
+
+[[gnu::target("avx512f")]] void ScoreGradRowsRoundAvx512(float* p, const float* dp, int64_t rows, int64_t n,
+                                                         const float* deltas, float* ds) {
+  for (int64_t r = 0; r < rows; ++r) ScoreGradRoundAvx512(p + r * n, dp + r * n, n, deltas[r], ds + r * n);
 }
 
 // The fused steps' vector loops run where vec_math's kernels are its AVX-512 ones.
@@ -225,30 +248,40 @@ void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, R
   for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (dp[j] - delta) * scale;
 }
 
-float ScaleRowAndMax(float* x, int64_t n, float scale, RowPath path) {
-  if (Fused(path)) return ScaleAndMaxAvx512(x, n, scale);
-  ScaleRow(x, n, scale, path);
-  return MaxOf(x, n);
+void ScaleRowsAndMax(float* x, int64_t rows, int64_t n, float scale, float* maxes, RowPath path) {
+  if (Fused(path)) return ScaleRowsAndMaxAvx512(x, rows, n, scale, maxes);
+  for (int64_t r = 0; r < rows; ++r) {
+    ScaleRow(x + r * n, n, scale, path);
+    maxes[r] = MaxOf(x + r * n, n);
+  }
 }
 
-double ExpRowRoundedToBf16(float* x, int64_t n, float shift, RowPath path) {
-  if (Fused(path)) return ExpRoundAvx512(x, n, shift);
-  const double sum = ExpAffine(x, n, 1.f, shift, x);
-  RoundRowToBf16(x, n, path);
-  return sum;
+void ExpRowsRoundedToBf16(float* x, int64_t rows, int64_t n, const float* shifts, double* sums, RowPath path) {
+  if (Fused(path)) return ExpRowsRoundAvx512(x, rows, n, shifts, sums);
+  for (int64_t r = 0; r < rows; ++r) {
+    sums[r] = 0;
+    if (shifts[r] == -std::numeric_limits<float>::infinity()) continue;
+    sums[r] = ExpAffine(x + r * n, n, 1.f, shifts[r], x + r * n);
+    RoundRowToBf16(x + r * n, n, path);
+  }
 }
 
-void ScaledExpRow(float* x, int64_t n, float scale, float shift, RowPath path) {
-  if (Fused(path)) return ScaledExpAvx512(x, n, scale, shift);
-  ScaleRow(x, n, scale, path);
-  ExpAffine(x, n, 1.f, shift, x);
+void ScaledExpRows(float* x, int64_t rows, int64_t n, float scale, const float* shifts, RowPath path) {
+  if (Fused(path)) return ScaledExpRowsAvx512(x, rows, n, scale, shifts);
+  for (int64_t r = 0; r < rows; ++r) {
+    ScaleRow(x + r * n, n, scale, path);
+    ExpAffine(x + r * n, n, 1.f, shifts[r], x + r * n);
+  }
 }
 
-void ScoreGradRowRoundedToBf16(float* p, const float* dp, int64_t n, float delta, float* ds, RowPath path) {
-  if (Fused(path)) return ScoreGradRoundAvx512(p, dp, n, delta, ds);
-  ScoreGradRow(p, dp, n, delta, 1.f, ds, path);
-  RoundRowToBf16(ds, n, path);
-  RoundRowToBf16(p, n, path);
+void ScoreGradRowsRoundedToBf16(float* p, const float* dp, int64_t rows, int64_t n, const float* deltas, float* ds,
+                                RowPath path) {
+  if (Fused(path)) return ScoreGradRowsRoundAvx512(p, dp, rows, n, deltas, ds);
+  for (int64_t r = 0; r < rows; ++r) {
+    ScoreGradRow(p + r * n, dp + r * n, n, deltas[r], 1.f, ds + r * n, path);
+    RoundRowToBf16(ds + r * n, n, path);
+    RoundRowToBf16(p + r * n, n, path);
+  }
 }
 
 #define INSTANTIATE(T)                                                                 \

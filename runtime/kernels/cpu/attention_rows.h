@@ -37,27 +37,31 @@ void RoundRowToBf16(T* x, int64_t n, RowPath path = RowPath::kAuto);
 template <typename T>
 void ScoreGradRow(const T* p, const T* dp, int64_t n, T delta, T scale, T* ds, RowPath path = RowPath::kAuto);
 
-/// The bf16 attention's row steps fused (one pass each instead of two or three), each
-/// giving exactly the bits of the chain of steps it names. On float with AVX-512F (and AVX2)
-/// they run 16 lanes at a time with vec_math's exp (exp_avx512.h) and max order; otherwise,
-/// or with RowPath::kScalar, they run that chain itself (ScaleRow, MaxOf, ExpAffine,
-/// ScoreGradRow, RoundRowToBf16: each on its own loop or kernel).
+/// The bf16 attention's row steps fused (one pass each instead of two or three) over rows
+/// [0, rows) of a tile (row stride n), each giving exactly the bits of the chain of steps it
+/// names, row by row. On float with AVX-512F (and AVX2) they run 16 lanes at a time with
+/// vec_math's exp (exp_avx512.h) and max order; otherwise, or with RowPath::kScalar, they run
+/// that chain itself (ScaleRow, MaxOf, ExpAffine, ScoreGradRow, RoundRowToBf16: each on its
+/// own loop or kernel).
 
-/// The forward's scores: x[j] *= scale (ScaleRow), then returns MaxOf(x, n) (vec_math.h) of
-/// the scaled row. n >= 1.
-float ScaleRowAndMax(float* x, int64_t n, float scale, RowPath path = RowPath::kAuto);
+/// The forward's scores: x[j] *= scale (ScaleRow), then maxes[r] = MaxOf (vec_math.h) of
+/// scaled row r. n >= 1.
+void ScaleRowsAndMax(float* x, int64_t rows, int64_t n, float scale, float* maxes, RowPath path = RowPath::kAuto);
 
-/// The forward's probabilities: e[j] = ExpAffine(x, n, 1, shift)'s exp, x[j] = RoundToBf16(e[j]);
-/// returns ExpAffine's sum (of the unrounded e).
-double ExpRowRoundedToBf16(float* x, int64_t n, float shift, RowPath path = RowPath::kAuto);
+/// The forward's probabilities: row r's e[j] = ExpAffine(x_r, n, 1, shifts[r])'s exp, then
+/// x_r[j] = RoundToBf16(e[j]); sums[r] = ExpAffine's sum (of the unrounded e). Rows whose
+/// shift is -inf (nothing visible yet) are left as they are, with sums[r] = 0.
+void ExpRowsRoundedToBf16(float* x, int64_t rows, int64_t n, const float* shifts, double* sums,
+                          RowPath path = RowPath::kAuto);
 
-/// The backward's probabilities: ScaleRow(x, n, scale), then ExpAffine(x, n, 1, shift, x).
-void ScaledExpRow(float* x, int64_t n, float scale, float shift, RowPath path = RowPath::kAuto);
+/// The backward's probabilities: ScaleRow(x_r, n, scale), then ExpAffine(x_r, n, 1, shifts[r], x_r).
+void ScaledExpRows(float* x, int64_t rows, int64_t n, float scale, const float* shifts,
+                   RowPath path = RowPath::kAuto);
 
-/// The backward's score gradients: ScoreGradRow(p, dp, n, delta, 1, ds), then RoundRowToBf16
-/// of ds and of p (ds may be dp).
-void ScoreGradRowRoundedToBf16(float* p, const float* dp, int64_t n, float delta, float* ds,
-                               RowPath path = RowPath::kAuto);
+/// The backward's score gradients: ScoreGradRow(p_r, dp_r, n, deltas[r], 1, ds_r), then
+/// RoundRowToBf16 of ds_r and of p_r (ds may be dp).
+void ScoreGradRowsRoundedToBf16(float* p, const float* dp, int64_t rows, int64_t n, const float* deltas, float* ds,
+                                RowPath path = RowPath::kAuto);
 
 }  // namespace gpt_sft::runtime::kernels
 

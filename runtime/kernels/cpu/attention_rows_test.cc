@@ -60,35 +60,43 @@ TEST(AttentionRows, VectorAndScalarPathsGiveTheSameBits) {
 }
 
 // The fused bf16 steps against the chains they stand for (kScalar runs the chain), byte for
-// byte: rows with masked (-inf) keys, a NaN, scores past exp's range, ties for the max.
+// byte, on tiles of 3 rows: masked (-inf) keys, a NaN, scores past exp's range, ties for the
+// max, and (for the forward's exps) a row skipped by its -inf shift.
 TEST(AttentionRows, FusedBf16StepsGiveTheirChainsBits) {
   const float neg_inf = -std::numeric_limits<float>::infinity();
+  constexpr int64_t kRows = 3;
   for (int64_t n : kLengths) {
     const std::string at = " n=" + std::to_string(n);
-    std::vector<float> x = RandomFloats(n, 4, 30.0);
+    std::vector<float> x = RandomFloats(kRows * n, 4, 30.0);
     for (int64_t j = n / 2 + 1; j < n; ++j) x[j] = neg_inf;  // a causal row: the future masked
-    if (n >= 3) x[1] = x[2] = 40.f;                         // a tie for the max
-    const std::vector<float> p = RandomFloats(n, 5, 0.5), dp = RandomFloats(n, 6);
+    if (n >= 3) x[n + 1] = x[n + 2] = 40.f;                  // a tie for the max
+    std::vector<float> wide = x;  // values whose exp underflows or overflows, and a NaN
+    if (n >= 6) wide[2 * n + 3] = -200.f, wide[2 * n + 4] = 150.f, wide[2 * n + 5] = std::nanf("");
+    const float shifts[kRows] = {3.5f, neg_inf, -1.25f}, lse[kRows] = {3.5f, 0.f, -1.25f};
+    const float deltas[kRows] = {0.375f, -2.f, 0.f};
     if (n >= 1) {
       const float scale = 0.08838834764831845f;
-      ExpectPathsAgree(x, [&](float* y, RowPath path) { y[0] = ScaleRowAndMax(y, n, scale, path); },
-                       "scale and max" + at);
-      ExpectPathsAgree(x, [&](float* y, RowPath path) { ScaleRowAndMax(y, n, scale, path); }, "scaled row" + at);
+      for (const std::vector<float>* in : {&x, &wide}) {
+        float maxes[2][kRows];
+        ExpectPathsAgree(*in, [&](float* y, RowPath path) {
+          ScaleRowsAndMax(y, kRows, n, scale, maxes[path == RowPath::kScalar], path);
+        }, "scale and max" + at);
+        EXPECT_EQ(std::memcmp(maxes[0], maxes[1], sizeof maxes[0]), 0) << "maxes" << at;
+      }
     }
-    std::vector<float> wide = x;  // values whose exp underflows or overflows, and a NaN
-    if (n >= 6) wide[3] = -200.f, wide[4] = 150.f, wide[5] = std::nanf("");
     for (const std::vector<float>* in : {&x, &wide}) {
-      double sums[2];
-      ExpectPathsAgree(*in, [&](float* y, RowPath path) { sums[path == RowPath::kScalar] = ExpRowRoundedToBf16(y, n, 3.5f, path); },
-                       "exp rounded" + at);
-      EXPECT_EQ(std::memcmp(&sums[0], &sums[1], sizeof(double)), 0) << "exp's sum" << at;
-      ExpectPathsAgree(*in, [&](float* y, RowPath path) { ScaledExpRow(y, n, 0.125f, 2.25f, path); },
+      double sums[2][kRows];
+      ExpectPathsAgree(*in, [&](float* y, RowPath path) {
+        ExpRowsRoundedToBf16(y, kRows, n, shifts, sums[path == RowPath::kScalar], path);
+      }, "exp rounded" + at);
+      EXPECT_EQ(std::memcmp(sums[0], sums[1], sizeof sums[0]), 0) << "exp's sums" << at;
+      ExpectPathsAgree(*in, [&](float* y, RowPath path) { ScaledExpRows(y, kRows, n, 0.125f, lse, path); },
                        "scaled exp" + at);
     }
-    std::vector<float> ds_vec(n), ds_scalar(n);
-    std::vector<float> p_vec = p, p_scalar = p;
-    ScoreGradRowRoundedToBf16(p_vec.data(), dp.data(), n, 0.375f, ds_vec.data(), RowPath::kAuto);
-    ScoreGradRowRoundedToBf16(p_scalar.data(), dp.data(), n, 0.375f, ds_scalar.data(), RowPath::kScalar);
+    const std::vector<float> p = RandomFloats(kRows * n, 5, 0.5), dp = RandomFloats(kRows * n, 6);
+    std::vector<float> ds_vec(kRows * n), ds_scalar(kRows * n), p_vec = p, p_scalar = p;
+    ScoreGradRowsRoundedToBf16(p_vec.data(), dp.data(), kRows, n, deltas, ds_vec.data(), RowPath::kAuto);
+    ScoreGradRowsRoundedToBf16(p_scalar.data(), dp.data(), kRows, n, deltas, ds_scalar.data(), RowPath::kScalar);
     ExpectSameBits(ds_scalar, ds_vec, ("score grad rounded" + at).c_str());
     ExpectSameBits(p_scalar, p_vec, ("probabilities rounded" + at).c_str());
   }
