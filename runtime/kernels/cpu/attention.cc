@@ -569,13 +569,14 @@ void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionSh
   PackTransposedTiles(geo, ws.packed_kt, k);
   PackRowTiles(geo, ws.packed_v, v);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
-  // Costliest (last) query blocks first, so the pool's tail is short.
+  // Head by head, so the threads share one head's K and V while they stay in cache; in each,
+  // the costliest (last) query blocks first, so the pool's tail is short.
   ParallelFor(
       heads * nqb, 1,
       [&](int64_t begin, int64_t end) {
         const ForwardTiles<T> tiles = ws.tiles.ForThisThread();
         for (int64_t task = begin; task < end; ++task) {
-          const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
+          const int64_t qb = nqb - 1 - task % nqb, bh = task / nqb;
           ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles, ws.packed_kt, ws.packed_v);
         }
       },
