@@ -365,15 +365,21 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
   }
 }
 
-// The backward's tiles of one task: P and dS [kBlk, kBlk], dk_acc and dv_acc [kBlk, D].
+// The backward's key blocks per pass over the query blocks (GradTask::KeyBlocks): each query
+// block's Q, dO and dq tiles, once in cache, serve this many key blocks.
+constexpr int64_t kKeyBlocksPerPass = 4;
+
+// The backward's tiles of one task: P and dS [kBlk, kBlk], dk_acc and dv_acc [kBlk, D] per
+// key block of a pass.
 template <typename T>
 struct GradTiles {
   T *P, *dS, *dk_acc, *dv_acc;
   Products<T> product;
   GradTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : P(c.Take<T>(kBlk * kBlk, "attention probabilities")), dS(c.Take<T>(kBlk * kBlk, "attention score grads")),
-        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")),
-        dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")), product{bf16, Products<T>::Take(c, D, bf16)} {}
+        dk_acc(c.Take<T>(kKeyBlocksPerPass * kBlk * D, "attention dk accumulator")),
+        dv_acc(c.Take<T>(kKeyBlocksPerPass * kBlk * D, "attention dv accumulator")),
+        product{bf16, Products<T>::Take(c, D, bf16)} {}
 };
 
 // The backward's packed operands: B of S (K^T), dP (V^T), dQ (K), dV (dO), dK (Q); A of S
@@ -440,33 +446,44 @@ struct GradTask {
             dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed.k.At(b, g, kb));
   }
 
-  // dk, dv rows of key block kb for kv head g; with `with_dq` also adds this block's
-  // share into dq (the caller owns every dq row of g's query heads).
-  void KeyBlock(int64_t b, int64_t g, int64_t kb, bool with_dq, T* dk, T* dv) {
-    const int64_t D = geo.shape().D, nk = geo.Len(kb);
-    std::fill(dk_acc, dk_acc + kBlk * D, T(0));
-    std::fill(dv_acc, dv_acc + kBlk * D, T(0));
+  // dk, dv rows of key blocks [kb0, kb1) (at most kKeyBlocksPerPass) for kv head g; with
+  // `with_dq` also adds their share into dq (the caller owns every dq row of g's query
+  // heads). Each dk, dv block sums its (head, query block) pairs in the order of one block
+  // alone, and each dq block its key blocks in ascending order as long as the caller takes
+  // the ranges in ascending order: the results do not depend on the range.
+  void KeyBlocks(int64_t b, int64_t g, int64_t kb0, int64_t kb1, bool with_dq, T* dk, T* dv) {
+    const int64_t D = geo.shape().D;
+    std::fill(dk_acc, dk_acc + (kb1 - kb0) * kBlk * D, T(0));
+    std::fill(dv_acc, dv_acc + (kb1 - kb0) * kBlk * D, T(0));
     for (int64_t h = g * geo.rep(); h < (g + 1) * geo.rep(); ++h)
-      for (int64_t qb = kb; qb < geo.blocks(); ++qb) {
-        const Visibility vis = geo.Classify(b, qb, kb);
-        if (vis == Visibility::kNone) continue;
-        const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
-        ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
-        // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
-        product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true, nullptr,
-                packed.dout_b.At(b, h, qb));
-        product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true, nullptr,
-                packed.q_b.At(b, h, qb));
-        if (with_dq) AccumulateDq(b, h, qb, kb);
+      for (int64_t qb = kb0; qb < geo.blocks(); ++qb)
+        for (int64_t kb = kb0; kb < std::min(kb1, qb + 1); ++kb) {
+          const Visibility vis = geo.Classify(b, qb, kb);
+          if (vis == Visibility::kNone) continue;
+          const int64_t nq = geo.Len(qb), q0 = qb * kBlk, nk = geo.Len(kb);
+          ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
+          // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
+          T* const dv_kb = dv_acc + (kb - kb0) * kBlk * D;
+          T* const dk_kb = dk_acc + (kb - kb0) * kBlk * D;
+          product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_kb, D, true, nullptr,
+                  packed.dout_b.At(b, h, qb));
+          product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_kb, D, true, nullptr,
+                  packed.q_b.At(b, h, qb));
+          if (with_dq) AccumulateDq(b, h, qb, kb);
+        }
+    for (int64_t kb = kb0; kb < kb1; ++kb) {
+      const int64_t nk = geo.Len(kb);
+      T* const dv_kb = dv_acc + (kb - kb0) * kBlk * D;
+      T* const dk_kb = dk_acc + (kb - kb0) * kBlk * D;
+      if (product.bf16) ScaleRow(dk_kb, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
+      for (int64_t j = 0; j < nk; ++j) {
+        std::copy_n(dk_kb + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
+        std::copy_n(dv_kb + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
       }
-    if (product.bf16) ScaleRow(dk_acc, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
-    for (int64_t j = 0; j < nk; ++j) {
-      std::copy_n(dk_acc + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
-      std::copy_n(dv_acc + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
     }
   }
 
-  // dq rows of query block qb for head h, key blocks in the same order as KeyBlock's.
+  // dq rows of query block qb for head h, key blocks in the same order as KeyBlocks'.
   void QueryBlock(int64_t b, int64_t h, int64_t qb) {
     for (int64_t kb = 0; kb <= qb; ++kb) {
       const Visibility vis = geo.Classify(b, qb, kb);
@@ -610,7 +627,8 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
         [&](int64_t begin, int64_t end) {
           GradTask<T> t = task();
           for (int64_t bg = begin; bg < end; ++bg)
-            for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
+            for (int64_t kb = 0; kb < nb; kb += kKeyBlocksPerPass)
+              t.KeyBlocks(bg / s.Hkv, bg % s.Hkv, kb, std::min(nb, kb + kKeyBlocksPerPass), /*with_dq=*/true, dk, dv);
         },
         slots);
   } else {
@@ -620,7 +638,7 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
         [&](int64_t begin, int64_t end) {
           GradTask<T> t = task();
           for (int64_t i = begin; i < end; ++i)
-            t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
+            t.KeyBlocks((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, i / groups + 1, false, dk, dv);
         },
         slots);
     const int64_t heads = s.B * s.H;

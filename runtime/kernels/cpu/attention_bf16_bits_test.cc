@@ -87,26 +87,30 @@ constexpr Case kCases[] = {
     {"causal_gqa_d64", {2, 200, 4, 2, 64}, false},
     {"segmented_mqa_d128", {2, 150, 2, 1, 128}, true},
     {"causal_whole_blocks_d128", {1, 256, 2, 2, 128}, false},
+    {"causal_many_blocks_mqa_d64", {1, 600, 2, 1, 64}, false},
 };
 
 struct Expected {
   Bf16TileKernel kernel;
-  const char* hashes[3];  // per case of kCases
+  const char* hashes[4];  // per case of kCases
 };
 
 const Expected kExpected[] = {
     {Bf16TileKernel::kAmx,
      {"2b2992d570e677fa 401094fe26530fee 5c05c7dbe5017d5f 8be0654caad7d1a1 0e19903203f1df16",
       "20cbe8e259fddfd4 5ae3e25854099665 56870255105f1ff0 0180d3eb517c6c61 b2c9531fc0be1d96",
-      "d72f2a30aa99273c bf27d38b431ef56f 0a2b4cd6706d7491 716e0df7dbf26eb3 21400645418cd85b"}},
+      "d72f2a30aa99273c bf27d38b431ef56f 0a2b4cd6706d7491 716e0df7dbf26eb3 21400645418cd85b",
+      "4b371a6d7554d65e 55116d43783ec4e6 8d6e2ec905fd943f b1a7184c0ba248f3 4182ee007712a2e8"}},
     {Bf16TileKernel::kDpBf16,
      {"c9a61920ad4f8fb0 3ba5e67677623c10 58ce7ef50cd4871d dfd44e9d8fc05acd 7c2d723b9748d955",
       "6264feea0bb8563c dded7a069e639bb2 692978ba6111857f 592186c3f10548da d1173d6dafc53770",
-      "2a4967e257e05659 ea080d326873b368 3cbc782a2f3ccc82 8a556c4eae4d56dd 4bef235ebc83ce32"}},
+      "2a4967e257e05659 ea080d326873b368 3cbc782a2f3ccc82 8a556c4eae4d56dd 4bef235ebc83ce32",
+      "05e19054fc9162d7 a566efc7b0cc53db 641258370e9af99f 2837c4dc00ab749f 8e389e52585e2d56"}},
     {Bf16TileKernel::kFp32,
      {"097bba1c1bdd131f 89ed396907136c59 b4b3efe9217511fd b4b10b1e7a735708 51e9d509078909af",
       "7fcd4dc7c5fab06a 680467246298b6e4 d4416fb426b726fe 2c08e518f6e5c0b7 e0bb09ac289ac695",
-      "3429be3380ba5ebe 85784c5391267db9 fc53a555e1011102 b14aaa34e1238177 21f39baaf4cb5202"}},
+      "3429be3380ba5ebe 85784c5391267db9 fc53a555e1011102 b14aaa34e1238177 21f39baaf4cb5202",
+      "13487fbfa83fb207 c293281839063794 edb36a8531958e50 369ce9dd511a7fed bd1a778340df2d46"}},
 };
 
 // The kernel GPT_SFT_CPU_BF16_TILE asks for (the CPU's choice when unset).
@@ -140,6 +144,7 @@ const char* const kFloatHashes[] = {
     "5ae26002adea8605 89ed396907136c59 b88d733028c60d42 f331429a85b7b646 5a98997c5daf6b7f",
     "7246c99a341cd12a fc2d447459e40705 693435afc3ea01ed 2d90a9828caaca33 c5027a08986d8969",
     "09c2823f24911037 574f16caa90cc4e2 8b84a5dcca05a8d7 b7402325a0f30949 1d20f52e89f662b4",
+    "924ab72c33108d67 c293281839063794 36972c420cc901c0 9cbd61e5439d05f6 7d932a6d17f24d05",
 };
 
 TEST(AttentionBf16Bits, FloatOutputsKeepTheirRecordedBits) {
