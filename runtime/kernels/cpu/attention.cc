@@ -280,12 +280,15 @@ struct ForwardTiles {
   double* block_sum;     // and the exps' sum
   Products<T> product;
   uint32_t* packed_q;  // this query block's Q, packed once (when PacksTiles)
+  uint16_t* packed_p;  // a whole block's P as the kernel packs it: its bf16 rows (when PacksTiles)
   ForwardTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : S(c.Take<T>(kBlk * kBlk, "attention scores")), acc(c.Take<T>(kBlk * D, "attention accumulator")),
         m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")),
         block_max(c.Take<T>(kBlk, "attention block row max")), shift(c.Take<T>(kBlk, "attention exp shift")),
         block_sum(c.Take<double>(kBlk, "attention block row sum")), product{bf16, Products<T>::Take(c, D, bf16)},
-        packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr) {}
+        packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr),
+        packed_p(PacksTiles(bf16) ? c.Take<uint16_t>(2 * PackedBf16AElements(kBlk, kBlk), "attention's packed p")
+                                  : nullptr) {}
 };
 
 // maxes[i] = the max of row i of S [rows, n]. bf16: of the scores scaled first (in place),
@@ -302,10 +305,11 @@ void RowMaxes(T* S, int64_t rows, int64_t n, bool bf16, T scale, T* maxes) {
 // Row i of S = exp(row * mult - shifts[i]) (mult: the scale, or 1 for bf16's scaled rows),
 // sums[i] its sum; under bf16 then rounded to bf16 (after its sum, which goes into l). Rows
 // whose shift is -inf are skipped (sum 0).
+// `packed`: where bf16's rows also go as bf16 (row stride n), or null.
 template <typename T>
-void RowExps(T* S, int64_t rows, int64_t n, bool bf16, T scale, const T* shifts, double* sums) {
+void RowExps(T* S, int64_t rows, int64_t n, bool bf16, T scale, const T* shifts, double* sums, uint16_t* packed) {
   if constexpr (std::is_same_v<T, float>) {
-    if (bf16) return ExpRowsRoundedToBf16(S, rows, n, shifts, sums);
+    if (bf16) return ExpRowsRoundedToBf16(S, rows, n, shifts, sums, packed, n);
   }
   for (int64_t i = 0; i < rows; ++i)
     sums[i] = shifts[i] == -std::numeric_limits<T>::infinity() ? 0.0 : ExpAffine(S + i * n, n, scale, shifts[i], S + i * n);
@@ -353,10 +357,14 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
       if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
     }
-    RowExps(S, nq, nk, bf16, T(scale), tiles.shift, tiles.block_sum);
+    // A whole block's P packed for the kernel is its bf16 rows, written by the exps' pass.
+    uint16_t* const packed_p =
+        tiles.packed_p != nullptr && nq == kBlk && 2 * PackedBf16AElements(kBlk, kBlk) == kBlk * nk ? tiles.packed_p
+                                                                                                  : nullptr;
+    RowExps(S, nq, nk, bf16, T(scale), tiles.shift, tiles.block_sum, packed_p);
     for (int64_t i = 0; i < nq; ++i) l[i] += tiles.block_sum[i];  // 0 where skipped: l unchanged
-    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true, nullptr,
-                  packed_v.At(b, g, kb));
+    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true,
+                  reinterpret_cast<const uint32_t*>(packed_p), packed_v.At(b, g, kb));
   }
   // Every query sees at least itself, so l > 0.
   for (int64_t i = 0; i < nq; ++i) {

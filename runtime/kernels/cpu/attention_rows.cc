@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -140,14 +141,20 @@ struct ExpSum {
   return _mm512_mask_loadu_ps(_mm512_set1_ps(-std::numeric_limits<float>::infinity()), live, x);
 }
 
-[[gnu::target("avx512f,avx2,fma"), gnu::always_inline]] inline double ExpRoundAvx512(float* x, int64_t n, float shift) {
+// With `bf16`, the rounded values' top halves also go there.
+[[gnu::target("avx512f,avx2,fma"), gnu::always_inline]] inline double ExpRoundAvx512(float* x, int64_t n,
+                                                                                              float shift,
+                                                                                              uint16_t* bf16) {
   const __m512 s = _mm512_set1_ps(shift), one = _mm512_set1_ps(1.f);
   ExpSum sum{_mm512_setzero_pd()};
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 live = Lanes(j, n);
     const __m512 e = Exp16(_mm512_fmsub_ps(LoadOrMinusInf(x + j, live), one, s));
     sum.Add(e);
-    _mm512_mask_storeu_ps(x + j, live, RoundBf16Lanes(e));
+    const __m512 rounded = RoundBf16Lanes(e);
+    _mm512_mask_storeu_ps(x + j, live, rounded);
+    if (bf16 != nullptr)
+      _mm512_mask_cvtepi32_storeu_epi16(bf16 + j, live, _mm512_srli_epi32(_mm512_castps_si512(rounded), 16));
   }
   return sum.Total();
 }
@@ -180,10 +187,18 @@ struct ExpSum {
   for (int64_t r = 0; r < rows; ++r) maxes[r] = ScaleAndMaxAvx512(x + r * n, n, scale);
 }
 
-[[gnu::target("avx512f,avx2,fma")]] void ExpRowsRoundAvx512(float* x, int64_t rows, int64_t n, const float* shifts,
-                                                            double* sums) {
-  for (int64_t r = 0; r < rows; ++r)
-    sums[r] = shifts[r] == -std::numeric_limits<float>::infinity() ? 0.0 : ExpRoundAvx512(x + r * n, n, shifts[r]);
+[[gnu::target("avx512f,avx2,fma")]] void ExpRowsRoundAvx512(float* x, int64_t rows, int64_t n,
+                                                                     const float* shifts, double* sums,
+                                                                     uint16_t* bf16, int64_t bf16_ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    uint16_t* const bf16_row = bf16 == nullptr ? nullptr : bf16 + r * bf16_ld;
+    if (shifts[r] == -std::numeric_limits<float>::infinity()) {
+      sums[r] = 0;
+      if (bf16_row != nullptr) std::fill(bf16_row, bf16_row + n, uint16_t(0));
+      continue;
+    }
+    sums[r] = ExpRoundAvx512(x + r * n, n, shifts[r], bf16_row);
+  }
 }
 
 [[gnu::target("avx512f,avx2,fma")]] void ScaledExpRowsAvx512(float* x, int64_t rows, int64_t n, float scale,
@@ -256,13 +271,22 @@ void ScaleRowsAndMax(float* x, int64_t rows, int64_t n, float scale, float* maxe
   }
 }
 
-void ExpRowsRoundedToBf16(float* x, int64_t rows, int64_t n, const float* shifts, double* sums, RowPath path) {
-  if (Fused(path)) return ExpRowsRoundAvx512(x, rows, n, shifts, sums);
+void ExpRowsRoundedToBf16(float* x, int64_t rows, int64_t n, const float* shifts, double* sums, uint16_t* bf16,
+                          int64_t bf16_ld, RowPath path) {
+  if (Fused(path)) return ExpRowsRoundAvx512(x, rows, n, shifts, sums, bf16, bf16_ld);
   for (int64_t r = 0; r < rows; ++r) {
+    float* const row = x + r * n;
     sums[r] = 0;
-    if (shifts[r] == -std::numeric_limits<float>::infinity()) continue;
-    sums[r] = ExpAffine(x + r * n, n, 1.f, shifts[r], x + r * n);
-    RoundRowToBf16(x + r * n, n, path);
+    if (shifts[r] != -std::numeric_limits<float>::infinity()) {
+      sums[r] = ExpAffine(row, n, 1.f, shifts[r], row);
+      RoundRowToBf16(row, n, path);
+    }
+    if (bf16 == nullptr) continue;
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, &row[j], sizeof bits);
+      bf16[r * bf16_ld + j] = shifts[r] == -std::numeric_limits<float>::infinity() ? 0 : uint16_t(bits >> 16);
+    }
   }
 }
 

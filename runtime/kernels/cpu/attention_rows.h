@@ -50,9 +50,11 @@ void ScaleRowsAndMax(float* x, int64_t rows, int64_t n, float scale, float* maxe
 
 /// The forward's probabilities: row r's e[j] = ExpAffine(x_r, n, 1, shifts[r])'s exp, then
 /// x_r[j] = RoundToBf16(e[j]); sums[r] = ExpAffine's sum (of the unrounded e). Rows whose
-/// shift is -inf (nothing visible yet) are left as they are, with sums[r] = 0.
+/// shift is -inf (nothing visible yet) are left as they are, with sums[r] = 0. With `bf16`
+/// (row stride bf16_ld), each row's rounded values are also written there as bf16 (their top
+/// halves: the bf16 tile kernel's packing of them), zeros for the skipped rows.
 void ExpRowsRoundedToBf16(float* x, int64_t rows, int64_t n, const float* shifts, double* sums,
-                          RowPath path = RowPath::kAuto);
+                          uint16_t* bf16 = nullptr, int64_t bf16_ld = 0, RowPath path = RowPath::kAuto);
 
 /// The backward's probabilities: ScaleRow(x_r, n, scale), then ExpAffine(x_r, n, 1, shifts[r], x_r).
 void ScaledExpRows(float* x, int64_t rows, int64_t n, float scale, const float* shifts,

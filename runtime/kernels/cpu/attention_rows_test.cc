@@ -86,10 +86,22 @@ TEST(AttentionRows, FusedBf16StepsGiveTheirChainsBits) {
     }
     for (const std::vector<float>* in : {&x, &wide}) {
       double sums[2][kRows];
+      std::vector<uint16_t> bf16[2] = {std::vector<uint16_t>(kRows * (n + 2), 7), std::vector<uint16_t>(kRows * (n + 2), 7)};
       ExpectPathsAgree(*in, [&](float* y, RowPath path) {
-        ExpRowsRoundedToBf16(y, kRows, n, shifts, sums[path == RowPath::kScalar], path);
+        const int scalar = path == RowPath::kScalar;
+        ExpRowsRoundedToBf16(y, kRows, n, shifts, sums[scalar], bf16[scalar].data(), n + 2, path);
       }, "exp rounded" + at);
       EXPECT_EQ(std::memcmp(sums[0], sums[1], sizeof sums[0]), 0) << "exp's sums" << at;
+      EXPECT_EQ(bf16[0], bf16[1]) << "exp's bf16 rows" << at;
+      std::vector<float> rounded = *in;  // the bf16 rows: the rounded rows' top halves, 0 where skipped
+      ExpRowsRoundedToBf16(rounded.data(), kRows, n, shifts, sums[0]);
+      for (int64_t r = 0; r < kRows; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          uint32_t bits;
+          std::memcpy(&bits, &rounded[r * n + j], sizeof bits);
+          ASSERT_EQ(bf16[0][r * (n + 2) + j], shifts[r] == neg_inf ? 0 : bits >> 16) << r << "," << j << at;
+        }
+      for (int64_t r = 0; r < kRows; ++r) EXPECT_EQ(bf16[0][r * (n + 2) + n], 7) << "wrote past n" << at;
       ExpectPathsAgree(*in, [&](float* y, RowPath path) { ScaledExpRows(y, kRows, n, 0.125f, lse, path); },
                        "scaled exp" + at);
     }
