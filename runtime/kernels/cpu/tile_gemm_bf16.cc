@@ -363,7 +363,7 @@ __mmask16 FirstLanes(int64_t count) {
 // `tmp` holds Pairs(k) * m32 elements for the transposed case.
 void PackAmxA(int64_t m, int64_t k, const float* a, int64_t lda, bool transposed_a, uint32_t* out, uint32_t* tmp) {
   const AmxPlan p = PlanAmx(m, 0, k);
-  std::fill(out, out + p.m16 * p.pairs16, 0u);
+  if (m != p.m16 || Pairs(k) != p.pairs16) std::fill(out, out + p.m16 * p.pairs16, 0u);  // else all written below
   if (transposed_a) {  // [Pairs(k)][m32] pairs, transposed into A's rows
     PackRowPairs(a, lda, k, m, tmp, p.m16);
     TransposePairs(tmp, p.m16, Pairs(k), m, out, p.pairs16);
