@@ -137,10 +137,12 @@ struct Products {
   }
 
   // Packing room for any of attention's tile products (m <= kBlk; n, k <= max(D, kBlk)).
+  // k up to 2 kBlk: the backward's dV, dK products over two query blocks at once.
   static uint16_t* Take(WorkspaceCarver& c, int64_t D, bool bf16) {
     if (!bf16) return nullptr;
     const int64_t wide = std::max(D, kBlk);
-    return c.Take<uint16_t>(TileGemmBf16ScratchElements(kBlk, wide, wide), "attention's bf16 packing");
+    return c.Take<uint16_t>(TileGemmBf16ScratchElements(kBlk, wide, std::max(wide, 2 * kBlk)),
+                            "attention's bf16 packing");
   }
 };
 
@@ -377,14 +379,16 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
 // block's Q, dO and dq tiles, once in cache, serve this many key blocks.
 constexpr int64_t kKeyBlocksPerPass = 4;
 
-// The backward's tiles of one task: P and dS [kBlk, kBlk], dk_acc and dv_acc [kBlk, D] per
-// key block of a pass.
+// The backward's tiles of one task: P and dS [2 kBlk, kBlk] (two query blocks' rows, so
+// that dV and dK take both in one product each: with the same sums in the same order, half
+// their accumulators' loads and stores), dk_acc and dv_acc [kBlk, D] per key block of a pass.
 template <typename T>
 struct GradTiles {
   T *P, *dS, *dk_acc, *dv_acc;
   Products<T> product;
   GradTiles(WorkspaceCarver& c, int64_t D, bool bf16)
-      : P(c.Take<T>(kBlk * kBlk, "attention probabilities")), dS(c.Take<T>(kBlk * kBlk, "attention score grads")),
+      : P(c.Take<T>(2 * kBlk * kBlk, "attention probabilities")),
+        dS(c.Take<T>(2 * kBlk * kBlk, "attention score grads")),
         dk_acc(c.Take<T>(kKeyBlocksPerPass * kBlk * D, "attention dk accumulator")),
         dv_acc(c.Take<T>(kKeyBlocksPerPass * kBlk * D, "attention dv accumulator")),
         product{bf16, Products<T>::Take(c, D, bf16)} {}
@@ -426,8 +430,11 @@ struct GradTask {
       : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
         P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product), packed(p) {}
 
-  // P and dS [nq, nk] of block pair (qb, kb) for head h; under bf16 both rounded, dS unscaled.
-  void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+  // P and dS [nq, nk] of block pair (qb, kb) for head h (in P, dS: here at row `row`); under
+  // bf16 both rounded, dS unscaled.
+  void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb, int64_t row = 0) {
+    T* const P = this->P + row * geo.Len(kb);
+    T* const dS = this->dS + row * geo.Len(kb);
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
@@ -448,9 +455,10 @@ struct GradTask {
       for (int64_t i = 0; i < nq; ++i) ScoreGradRow(P + i * nk, dS + i * nk, nk, delta_rows[i], scale, dS + i * nk);
   }
 
-  void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
+  // dq of (qb, h) += dS K of key block kb, dS at row `row` of dS.
+  void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb, int64_t row = 0) {
     const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
-    product(false, nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
+    product(false, nq, geo.shape().D, nk, dS + row * nk, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
             dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed.k.At(b, g, kb));
   }
 
@@ -463,21 +471,32 @@ struct GradTask {
     const int64_t D = geo.shape().D;
     std::fill(dk_acc, dk_acc + (kb1 - kb0) * kBlk * D, T(0));
     std::fill(dv_acc, dv_acc + (kb1 - kb0) * kBlk * D, T(0));
+    const int64_t nb = geo.blocks();
     for (int64_t h = g * geo.rep(); h < (g + 1) * geo.rep(); ++h)
-      for (int64_t qb = kb0; qb < geo.blocks(); ++qb)
-        for (int64_t kb = kb0; kb < std::min(kb1, qb + 1); ++kb) {
-          const Visibility vis = geo.Classify(b, qb, kb);
-          if (vis == Visibility::kNone) continue;
-          const int64_t nq = geo.Len(qb), q0 = qb * kBlk, nk = geo.Len(kb);
-          ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
-          // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
+      for (int64_t qb = kb0; qb < nb; qb += 2)  // query blocks two at a time: qb, qb + 1
+        for (int64_t kb = kb0; kb < std::min(kb1, std::min(qb + 2, nb)); ++kb) {
+          // P, dS of the visible blocks among the two, their rows stacked (consecutive
+          // blocks, the first whole: rows of Q and dO in order).
+          const int64_t nk = geo.Len(kb);
+          int64_t first = -1, rows = 0;
+          for (int64_t qq = std::max(qb, kb); qq < std::min(qb + 2, nb); ++qq) {
+            const Visibility vis = geo.Classify(b, qq, kb);
+            if (vis == Visibility::kNone) continue;
+            if (first < 0) first = qq;
+            ProbabilitiesAndScoreGrads(vis, b, h, qq, kb, rows);
+            if (with_dq) AccumulateDq(b, h, qq, kb, rows);
+            rows += geo.Len(qq);
+          }
+          if (rows == 0) continue;
+          // dV += P^T dO, dK += dS^T Q, with P, dS [rows, nk] read as [nk, rows]; the packed
+          // tiles of consecutive query blocks are consecutive too (a whole block has no padding).
           T* const dv_kb = dv_acc + (kb - kb0) * kBlk * D;
           T* const dk_kb = dk_acc + (kb - kb0) * kBlk * D;
-          product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_kb, D, true, nullptr,
-                  packed.dout_b.At(b, h, qb));
-          product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_kb, D, true, nullptr,
-                  packed.q_b.At(b, h, qb));
-          if (with_dq) AccumulateDq(b, h, qb, kb);
+          const int64_t q0 = first * kBlk;
+          product(true, nk, D, rows, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_kb, D, true, nullptr,
+                  packed.dout_b.At(b, h, first));
+          product(true, nk, D, rows, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_kb, D, true, nullptr,
+                  packed.q_b.At(b, h, first));
         }
     for (int64_t kb = kb0; kb < kb1; ++kb) {
       const int64_t nk = geo.Len(kb);
