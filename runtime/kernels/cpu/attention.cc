@@ -521,23 +521,16 @@ struct GradTask {
   }
 };
 
-// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double; with `bf16`, of O rounded to bf16.
-// Each row's sum runs over d in order; kRowDotChains rows at a time, so their additions
-// overlap instead of waiting on one another.
+// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double in order of d; with `bf16`, of O
+// rounded to bf16 (attention_rows.h's RoundedRowDots). The float rows kRowDotChains at a
+// time, so their additions overlap instead of waiting on one another.
 constexpr int64_t kRowDotChains = 8;
 
-template <typename T, bool kBf16>
+template <typename T>
 void RowDotsOf(const T* out, const T* dout, int64_t D, int64_t rows, double* dots) {
   for (int64_t r = 0; r < rows; ++r) dots[r] = 0;
   for (int64_t d = 0; d < D; ++d)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T o = out[r * D + d];
-      if constexpr (kBf16) {
-        dots[r] += double(dout[r * D + d]) * compiler::RoundToBf16(o);
-      } else {
-        dots[r] += double(dout[r * D + d]) * o;
-      }
-    }
+    for (int64_t r = 0; r < rows; ++r) dots[r] += double(dout[r * D + d]) * out[r * D + d];
 }
 
 template <typename T>
@@ -549,9 +542,9 @@ void RowDots(const Geometry& geo, const T* out, const T* dout, T* delta, bool bf
       const int64_t rows = std::min(kRowDotChains, end * s.H - row);
       double dots[kRowDotChains];
       if constexpr (std::is_same_v<T, float>) {
-        if (bf16) RowDotsOf<T, true>(out + row * s.D, dout + row * s.D, s.D, rows, dots);
+        if (bf16) RoundedRowDots(out + row * s.D, dout + row * s.D, rows, s.D, dots);
       }
-      if (!std::is_same_v<T, float> || !bf16) RowDotsOf<T, false>(out + row * s.D, dout + row * s.D, s.D, rows, dots);
+      if (!std::is_same_v<T, float> || !bf16) RowDotsOf(out + row * s.D, dout + row * s.D, s.D, rows, dots);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t bt = (row + r) / s.H, h = (row + r) % s.H;
         delta[geo.L(bt / s.T, h, bt % s.T)] = T(dots[r]);

@@ -211,6 +211,54 @@ struct ExpSum {
   for (int64_t r = 0; r < rows; ++r) ScoreGradRoundAvx512(p + r * n, dp + r * n, n, deltas[r], ds + r * n);
 }
 
+// r[i] holds row i of an 8 x 8 block of floats; afterwards r[c] holds its column c.
+[[gnu::target("avx2"), gnu::always_inline]] inline void Transpose8x8(__m256 r[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  __m256 u[8];
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+  }
+  for (int c = 0; c < 4; ++c) {
+    r[c] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x20);
+    r[c + 4] = _mm256_permute2f128_ps(u[c], u[c + 4], 0x31);
+  }
+}
+
+// Rows r0 .. r0 + 7: 16 columns at a time, rounded, transposed so that lane r holds row r's
+// column d, then added into lane r in order of d; the columns past the last 16 one by one.
+// A product of two floats is exact in double, so it is the same fused or not.
+[[gnu::target("avx512f,avx2")]] void RoundedRowDots8(const float* out, const float* dout, int64_t n, double* dots) {
+  __m512d acc = _mm512_setzero_pd();
+  int64_t d = 0;
+  for (; d + 16 <= n; d += 16) {
+    __m256 o[2][8], g[2][8];
+    for (int r = 0; r < 8; ++r) {
+      const __m512 rounded = RoundBf16Lanes(_mm512_loadu_ps(out + r * n + d));
+      const __m512 grad = _mm512_loadu_ps(dout + r * n + d);
+      o[0][r] = _mm512_castps512_ps256(rounded);
+      o[1][r] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(rounded), 1));
+      g[0][r] = _mm512_castps512_ps256(grad);
+      g[1][r] = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(grad), 1));
+    }
+    for (int half = 0; half < 2; ++half) {
+      Transpose8x8(o[half]);
+      Transpose8x8(g[half]);
+      for (int c = 0; c < 8; ++c)
+        acc = _mm512_add_pd(acc, _mm512_mul_pd(_mm512_cvtps_pd(g[half][c]), _mm512_cvtps_pd(o[half][c])));
+    }
+  }
+  _mm512_storeu_pd(dots, acc);
+  for (int r = 0; r < 8; ++r)
+    for (int64_t j = d; j < n; ++j) dots[r] += double(dout[r * n + j]) * compiler::RoundToBf16(out[r * n + j]);
+}
+
 // The fused steps' vector loops run where vec_math's kernels are its AVX-512 ones.
 const bool kFusedAvx512 = kHasAvx512 && CpuHasAvx2Fma();
 
@@ -305,6 +353,17 @@ void ScoreGradRowsRoundedToBf16(float* p, const float* dp, int64_t rows, int64_t
     ScoreGradRow(p + r * n, dp + r * n, n, deltas[r], 1.f, ds + r * n, path);
     RoundRowToBf16(ds + r * n, n, path);
     RoundRowToBf16(p + r * n, n, path);
+  }
+}
+
+void RoundedRowDots(const float* out, const float* dout, int64_t rows, int64_t n, double* dots, RowPath path) {
+  int64_t r = 0;
+  if (Vector<float>(path))
+    for (; r + 8 <= rows; r += 8) RoundedRowDots8(out + r * n, dout + r * n, n, dots + r);
+  for (; r < rows; ++r) {
+    double dot = 0;
+    for (int64_t j = 0; j < n; ++j) dot += double(dout[r * n + j]) * compiler::RoundToBf16(out[r * n + j]);
+    dots[r] = dot;
   }
 }
 

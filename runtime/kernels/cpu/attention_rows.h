@@ -65,6 +65,12 @@ void ScaledExpRows(float* x, int64_t rows, int64_t n, float scale, const float* 
 void ScoreGradRowsRoundedToBf16(float* p, const float* dp, int64_t rows, int64_t n, const float* deltas, float* ds,
                                 RowPath path = RowPath::kAuto);
 
+/// The backward's Delta under bf16: dots[r] = sum_d double(dout_r[d]) * RoundToBf16(out_r[d]),
+/// added in order of d from 0, for `rows` consecutive rows of length n. On AVX-512 8 rows at
+/// a time, one per double lane (each lane's sum still in order of d); kScalar: row by row.
+void RoundedRowDots(const float* out, const float* dout, int64_t rows, int64_t n, double* dots,
+                    RowPath path = RowPath::kAuto);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_ATTENTION_ROWS_H_

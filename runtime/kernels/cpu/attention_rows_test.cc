@@ -114,6 +114,24 @@ TEST(AttentionRows, FusedBf16StepsGiveTheirChainsBits) {
   }
 }
 
+// Delta's dots: 8 rows per vector pass against row by row, byte for byte, at row lengths
+// with and without a tail, row counts with and without leftover rows; and the definition.
+TEST(AttentionRows, RoundedRowDotsGiveTheRowByRowBits) {
+  for (int64_t n : kLengths)
+    for (int64_t rows : {1, 8, 11, 16}) {
+      const std::vector<float> out = RandomFloats(rows * n, 21, 3.0), dout = RandomFloats(rows * n, 22, 1e-3);
+      std::vector<double> vec(rows), scalar(rows);
+      RoundedRowDots(out.data(), dout.data(), rows, n, vec.data(), RowPath::kAuto);
+      RoundedRowDots(out.data(), dout.data(), rows, n, scalar.data(), RowPath::kScalar);
+      ExpectSameBits(scalar, vec, ("row dots n=" + std::to_string(n) + " rows=" + std::to_string(rows)).c_str());
+      for (int64_t r = 0; r < rows; ++r) {
+        double want = 0;
+        for (int64_t d = 0; d < n; ++d) want += double(dout[r * n + d]) * compiler::RoundToBf16(out[r * n + d]);
+        ASSERT_EQ(scalar[r], want) << r;
+      }
+    }
+}
+
 TEST(AttentionRows, MaskHidesTheFutureAndOtherSegments) {
   const int64_t n = 40;
   std::vector<int32_t> ids(n);
