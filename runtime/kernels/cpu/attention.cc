@@ -16,6 +16,13 @@
 // call into [B, Hkv, D, T'] copies, so Q K^T is an ordinary A B product; P^T and dS^T are
 // read in place by TileGemmTransposedA.
 //
+// The order of work is chosen for the cache, never at the cost of the sums' order: the
+// backward takes key blocks kKeyBlocksPerPass at a time over the query blocks (so each
+// query block's tiles serve several), and two query blocks' P, dS per dV, dK product (one
+// product over 2 kBlk rows is the two products over kBlk rows in sequence: every kernel
+// sums each C element along k in order). So dK, dV still sum their query blocks in order,
+// dQ its key blocks in order, and every result has the bits of one block pair at a time.
+//
 // Under bf16 autocast (the *Bf16Inputs entry points) the same schedule runs with bf16 tile
 // products (TileGemmBf16) and PyTorch's CPU flash-attention roundings: P rounded to bf16
 // before P V and P^T dO (the row sums l stay those of the f32 P), dS = P (dP - Delta)
@@ -314,7 +321,8 @@ void RowExps(T* S, int64_t rows, int64_t n, bool bf16, T scale, const T* shifts,
     if (bf16) return ExpRowsRoundedToBf16(S, rows, n, shifts, sums, packed, n);
   }
   for (int64_t i = 0; i < rows; ++i)
-    sums[i] = shifts[i] == -std::numeric_limits<T>::infinity() ? 0.0 : ExpAffine(S + i * n, n, scale, shifts[i], S + i * n);
+    sums[i] = shifts[i] == -std::numeric_limits<T>::infinity() ? 0.0
+                                                               : ExpAffine(S + i * n, n, scale, shifts[i], S + i * n);
 }
 
 template <typename T>

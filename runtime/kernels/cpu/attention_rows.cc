@@ -159,7 +159,8 @@ struct ExpSum {
   return sum.Total();
 }
 
-[[gnu::target("avx512f,avx2,fma"), gnu::always_inline]] inline void ScaledExpAvx512(float* x, int64_t n, float scale, float shift) {
+[[gnu::target("avx512f,avx2,fma"), gnu::always_inline]] inline void ScaledExpAvx512(float* x, int64_t n, float scale,
+                                                                                    float shift) {
   const __m512 f = _mm512_set1_ps(scale), s = _mm512_set1_ps(shift), one = _mm512_set1_ps(1.f);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 live = Lanes(j, n);
@@ -169,7 +170,8 @@ struct ExpSum {
 }
 
 // ScoreGradRow's scale 1 leaves its product as it is, so it is not multiplied.
-[[gnu::target("avx512f"), gnu::always_inline]] inline void ScoreGradRoundAvx512(float* p, const float* dp, int64_t n, float delta, float* ds) {
+[[gnu::target("avx512f"), gnu::always_inline]] inline void ScoreGradRoundAvx512(float* p, const float* dp, int64_t n,
+                                                                               float delta, float* ds) {
   const __m512 dl = _mm512_set1_ps(delta);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 m = Lanes(j, n);

@@ -86,7 +86,8 @@ TEST(AttentionRows, FusedBf16StepsGiveTheirChainsBits) {
     }
     for (const std::vector<float>* in : {&x, &wide}) {
       double sums[2][kRows];
-      std::vector<uint16_t> bf16[2] = {std::vector<uint16_t>(kRows * (n + 2), 7), std::vector<uint16_t>(kRows * (n + 2), 7)};
+      std::vector<uint16_t> bf16[2] = {std::vector<uint16_t>(kRows * (n + 2), 7),
+                                       std::vector<uint16_t>(kRows * (n + 2), 7)};
       ExpectPathsAgree(*in, [&](float* y, RowPath path) {
         const int scalar = path == RowPath::kScalar;
         ExpRowsRoundedToBf16(y, kRows, n, shifts, sums[scalar], bf16[scalar].data(), n + 2, path);
