@@ -16,13 +16,21 @@
 // call into [B, Hkv, D, T'] copies, so Q K^T is an ordinary A B product; P^T and dS^T are
 // read in place by TileGemmTransposedA.
 //
+// The order of work is chosen for the cache, never at the cost of the sums' order: the
+// backward takes key blocks kKeyBlocksPerPass at a time over the query blocks (so each
+// query block's tiles serve several), and two query blocks' P, dS per dV, dK product (one
+// product over 2 kBlk rows is the two products over kBlk rows in sequence: every kernel
+// sums each C element along k in order). So dK, dV still sum their query blocks in order,
+// dQ its key blocks in order, and every result has the bits of one block pair at a time.
+//
 // Under bf16 autocast (the *Bf16Inputs entry points) the same schedule runs with bf16 tile
 // products (TileGemmBf16) and PyTorch's CPU flash-attention roundings: P rounded to bf16
 // before P V and P^T dO (the row sums l stay those of the f32 P), dS = P (dP - Delta)
 // rounded to bf16 unscaled, its products scaled after their f32 sums (dq once at the end,
 // dk when its rows are written), and Delta = dO . bf16(O), the output autocast stores. On
 // AMX the operands many tile products share (K^T, V, V^T, K; Q and dO in the backward) are
-// packed into the kernel's bf16 pairs once per call (PackedTiles).
+// packed into the kernel's bf16 pairs once per call (PackedTiles), K^T and V^T straight from
+// K and V, so the transposed copies are not made.
 //
 // Scratch comes from the caller's Workspace (workspace.h), carved in one order by the same
 // code that sizes it: the segment ranges and the transposed copies (and the backward's row
@@ -136,10 +144,12 @@ struct Products {
   }
 
   // Packing room for any of attention's tile products (m <= kBlk; n, k <= max(D, kBlk)).
+  // k up to 2 kBlk: the backward's dV, dK products over two query blocks at once.
   static uint16_t* Take(WorkspaceCarver& c, int64_t D, bool bf16) {
     if (!bf16) return nullptr;
     const int64_t wide = std::max(D, kBlk);
-    return c.Take<uint16_t>(TileGemmBf16ScratchElements(kBlk, wide, wide), "attention's bf16 packing");
+    return c.Take<uint16_t>(TileGemmBf16ScratchElements(kBlk, wide, std::max(wide, 2 * kBlk)),
+                            "attention's bf16 packing");
   }
 };
 
@@ -186,11 +196,11 @@ PackedTiles RowATiles(const Geometry& geo, WorkspaceCarver& c, bool bf16, int64_
   return PackedTiles(geo, c, PacksTiles(bf16), heads, PackedBf16AElements(kBlk, geo.shape().D));
 }
 
-// K^T / V^T tiles [D, nk] of a transposed copy; K / V tiles [nk, D] of a [B,T,Hkv,D] tensor;
+// K^T / V^T tiles [D, nk] and K / V tiles [nk, D] of a [B,T,Hkv,D] tensor;
 // Q / dO tiles [nq, D] of a [B,T,H,D] one, as B or as A.
-void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* xt) {
+void PackTransposedTiles(const Geometry& geo, const PackedTiles& tiles, const float* x) {
   tiles.Fill(geo.shape().B, [&](int64_t b, int64_t g, int64_t kb, uint32_t* out) {
-    PackBf16B(geo.shape().D, geo.Len(kb), xt + geo.Kt(b, g, kb * kBlk), geo.TRow(), out);
+    PackBf16BTransposed(geo.shape().D, geo.Len(kb), x + geo.Kv(b, kb * kBlk, g), geo.KvRow(), out);
   });
 }
 void PackRowTiles(const Geometry& geo, const PackedTiles& tiles, const float* x) {
@@ -275,14 +285,45 @@ struct ForwardTiles {
   T* S;
   T* acc;
   double *m, *l;
+  T *block_max, *shift;  // per row of one key block: its max, the exps' shift
+  double* block_sum;     // and the exps' sum
   Products<T> product;
   uint32_t* packed_q;  // this query block's Q, packed once (when PacksTiles)
+  uint16_t* packed_p;  // a whole block's P as the kernel packs it: its bf16 rows (when PacksTiles)
   ForwardTiles(WorkspaceCarver& c, int64_t D, bool bf16)
       : S(c.Take<T>(kBlk * kBlk, "attention scores")), acc(c.Take<T>(kBlk * D, "attention accumulator")),
         m(c.Take<double>(kBlk, "attention row max")), l(c.Take<double>(kBlk, "attention row sum")),
-        product{bf16, Products<T>::Take(c, D, bf16)},
-        packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr) {}
+        block_max(c.Take<T>(kBlk, "attention block row max")), shift(c.Take<T>(kBlk, "attention exp shift")),
+        block_sum(c.Take<double>(kBlk, "attention block row sum")), product{bf16, Products<T>::Take(c, D, bf16)},
+        packed_q(PacksTiles(bf16) ? c.Take<uint32_t>(PackedBf16AElements(kBlk, D), "attention's packed q") : nullptr),
+        packed_p(PacksTiles(bf16) ? c.Take<uint16_t>(2 * PackedBf16AElements(kBlk, kBlk), "attention's packed p")
+                                  : nullptr) {}
 };
+
+// maxes[i] = the max of row i of S [rows, n]. bf16: of the scores scaled first (in place),
+// then shifted, each step rounded (PyTorch's order), so the probabilities rounded to bf16 are
+// its values but for exp's last bits; else of the raw scores (the exp takes the scale).
+template <typename T>
+void RowMaxes(T* S, int64_t rows, int64_t n, bool bf16, T scale, T* maxes) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16) return ScaleRowsAndMax(S, rows, n, scale, maxes);
+  }
+  for (int64_t i = 0; i < rows; ++i) maxes[i] = MaxOf(S + i * n, n);
+}
+
+// Row i of S = exp(row * mult - shifts[i]) (mult: the scale, or 1 for bf16's scaled rows),
+// sums[i] its sum; under bf16 then rounded to bf16 (after its sum, which goes into l). Rows
+// whose shift is -inf are skipped (sum 0).
+// `packed`: where bf16's rows also go as bf16 (row stride n), or null.
+template <typename T>
+void RowExps(T* S, int64_t rows, int64_t n, bool bf16, T scale, const T* shifts, double* sums, uint16_t* packed) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (bf16) return ExpRowsRoundedToBf16(S, rows, n, shifts, sums, packed, n);
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    sums[i] = shifts[i] == -std::numeric_limits<T>::infinity() ? 0.0
+                                                               : ExpAffine(S + i * n, n, scale, shifts[i], S + i * n);
+}
 
 template <typename T>
 void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v, int64_t b, int64_t h, int64_t qb,
@@ -306,26 +347,34 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
     if (vis == Visibility::kNone) continue;
     const int64_t nk = geo.Len(kb);
     Scores(geo, tiles.product, vis, b, h, qb, kb, q, kt, S, tiles.packed_q, packed_kt);
+    // The rows are independent: each step below runs over all of them (one call per step).
     const bool bf16 = tiles.product.bf16;
+    RowMaxes(S, nq, nk, bf16, T(scale), tiles.block_max);
     for (int64_t i = 0; i < nq; ++i) {
-      T* row = S + i * nk;
-      // bf16: the scores scaled first, then shifted, each step rounded (PyTorch's order), so
-      // the probabilities rounded to bf16 below are its values but for exp's last bits.
-      if (bf16) ScaleRow(row, nk, T(scale));
-      // In scaled units, and representable in T so the exps below use exactly this shift.
-      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * MaxOf(row, nk))));
+      // In scaled units, and representable in T so the exps use exactly this shift.
+      const double m_new = double(T(std::max(m[i], (bf16 ? 1.0 : scale) * tiles.block_max[i])));
+      tiles.shift[i] = T(m_new);
       if (m_new == -std::numeric_limits<double>::infinity()) {  // nothing visible yet
-        std::fill(row, row + nk, T(0));
+        std::fill(S + i * nk, S + (i + 1) * nk, T(0));
         continue;
       }
-      const double correction = std::exp(m[i] - m_new);  // 0 on the first visible block
-      l[i] = l[i] * correction + ExpAffine(row, nk, T(bf16 ? 1.0 : scale), T(m_new), row);
+      // exp(m - m_new): 0 on the first visible block, 1 while the max holds (exp's exact
+      // values there, without the call).
+      const double correction = m[i] == m_new                                   ? 1.0
+                                : m[i] == -std::numeric_limits<double>::infinity() ? 0.0
+                                                                                   : std::exp(m[i] - m_new);
+      l[i] *= correction;  // the block's sum added below
       if (correction != 1.0) ScaleRow(acc + i * s.D, s.D, T(correction));
       m[i] = m_new;
-      if (tiles.product.bf16) RoundRowToBf16(row, nk);  // after its sum went into l
     }
-    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true, nullptr,
-                  packed_v.At(b, g, kb));
+    // A whole block's P packed for the kernel is its bf16 rows, written by the exps' pass.
+    uint16_t* const packed_p =
+        tiles.packed_p != nullptr && nq == kBlk && 2 * PackedBf16AElements(kBlk, kBlk) == kBlk * nk ? tiles.packed_p
+                                                                                                  : nullptr;
+    RowExps(S, nq, nk, bf16, T(scale), tiles.shift, tiles.block_sum, packed_p);
+    for (int64_t i = 0; i < nq; ++i) l[i] += tiles.block_sum[i];  // 0 where skipped: l unchanged
+    tiles.product(false, nq, s.D, nk, S, nk, v + geo.Kv(b, kb * kBlk, g), geo.KvRow(), acc, s.D, true,
+                  reinterpret_cast<const uint32_t*>(packed_p), packed_v.At(b, g, kb));
   }
   // Every query sees at least itself, so l > 0.
   for (int64_t i = 0; i < nq; ++i) {
@@ -334,15 +383,23 @@ void ForwardQueryBlock(const Geometry& geo, const T* q, const T* kt, const T* v,
   }
 }
 
-// The backward's tiles of one task: P and dS [kBlk, kBlk], dk_acc and dv_acc [kBlk, D].
+// The backward's key blocks per pass over the query blocks (GradTask::KeyBlocks): each query
+// block's Q, dO and dq tiles, once in cache, serve this many key blocks.
+constexpr int64_t kKeyBlocksPerPass = 4;
+
+// The backward's tiles of one task: P and dS [2 kBlk, kBlk] (two query blocks' rows, so
+// that dV and dK take both in one product each: with the same sums in the same order, half
+// their accumulators' loads and stores), dk_acc and dv_acc [kBlk, D] per key block of a pass.
 template <typename T>
 struct GradTiles {
   T *P, *dS, *dk_acc, *dv_acc;
   Products<T> product;
   GradTiles(WorkspaceCarver& c, int64_t D, bool bf16)
-      : P(c.Take<T>(kBlk * kBlk, "attention probabilities")), dS(c.Take<T>(kBlk * kBlk, "attention score grads")),
-        dk_acc(c.Take<T>(kBlk * D, "attention dk accumulator")),
-        dv_acc(c.Take<T>(kBlk * D, "attention dv accumulator")), product{bf16, Products<T>::Take(c, D, bf16)} {}
+      : P(c.Take<T>(2 * kBlk * kBlk, "attention probabilities")),
+        dS(c.Take<T>(2 * kBlk * kBlk, "attention score grads")),
+        dk_acc(c.Take<T>(kKeyBlocksPerPass * kBlk * D, "attention dk accumulator")),
+        dv_acc(c.Take<T>(kKeyBlocksPerPass * kBlk * D, "attention dv accumulator")),
+        product{bf16, Products<T>::Take(c, D, bf16)} {}
 };
 
 // The backward's packed operands: B of S (K^T), dP (V^T), dQ (K), dV (dO), dK (Q); A of S
@@ -355,9 +412,9 @@ struct GradPacked {
         q_b(RowBTiles(geo, c, bf16, geo.shape().H)), q_a(RowATiles(geo, c, bf16, geo.shape().H)),
         dout_a(RowATiles(geo, c, bf16, geo.shape().H)) {}
   template <typename T>
-  void Fill(const Geometry& geo, const T* k_, const T* kt_, const T* vt_, const T* q, const T* dout) const {
-    PackTransposedTiles(geo, kt, kt_);
-    PackTransposedTiles(geo, vt, vt_);
+  void Fill(const Geometry& geo, const T* k_, const T* v_, const T* q, const T* dout) const {
+    PackTransposedTiles(geo, kt, k_);
+    PackTransposedTiles(geo, vt, v_);
     PackRowTiles(geo, k, k_);
     PackQueryTiles(geo, dout_b, dout, PackedTiles::kB);
     PackQueryTiles(geo, q_b, q, PackedTiles::kB);
@@ -381,62 +438,87 @@ struct GradTask {
       : geo(g), q(q_), k(k_), kt(kt_), vt(vt_), lse(lse_), dout(dout_), delta(delta_), dq(dq_),
         P(tiles.P), dS(tiles.dS), dk_acc(tiles.dk_acc), dv_acc(tiles.dv_acc), product(tiles.product), packed(p) {}
 
-  // P and dS [nq, nk] of block pair (qb, kb) for head h; under bf16 both rounded, dS unscaled.
-  void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb) {
+  // P and dS [nq, nk] of block pair (qb, kb) for head h (in P, dS: here at row `row`); under
+  // bf16 both rounded, dS unscaled.
+  void ProbabilitiesAndScoreGrads(Visibility vis, int64_t b, int64_t h, int64_t qb, int64_t kb, int64_t row = 0) {
+    T* const P = this->P + row * geo.Len(kb);
+    T* const dS = this->dS + row * geo.Len(kb);
     const AttentionShape& s = geo.shape();
     const int64_t q0 = qb * kBlk, nq = geo.Len(qb), nk = geo.Len(kb);
     const T scale = T(1.0 / std::sqrt(double(s.D)));
     Scores(geo, product, vis, b, h, qb, kb, q, kt, P, packed.q_a.At(b, h, qb), packed.kt);
-    for (int64_t i = 0; i < nq; ++i) {
-      T* row = P + i * nk;
-      if (product.bf16) ScaleRow(row, nk, scale);  // as the forward: scaled, then shifted
-      ExpAffine(row, nk, product.bf16 ? T(1) : scale, lse[geo.L(b, h, q0 + i)], row);
+    const T* const lse_rows = lse + geo.L(b, h, q0);  // the rows' lse, and below their Delta
+    const T* const delta_rows = delta + geo.L(b, h, q0);
+    if constexpr (std::is_same_v<T, float>) {
+      if (product.bf16) ScaledExpRows(P, nq, nk, scale, lse_rows);  // as the forward: scaled, then shifted
     }
+    if (!product.bf16)
+      for (int64_t i = 0; i < nq; ++i) ExpAffine(P + i * nk, nk, scale, lse_rows[i], P + i * nk);
     product(false, nq, nk, s.D, dout + geo.Q(b, q0, h), geo.QRow(), vt + geo.Kt(b, h / geo.rep(), kb * kBlk),
             geo.TRow(), dS, nk, false, packed.dout_a.At(b, h, qb), packed.vt.At(b, h / geo.rep(), kb));  // dP
-    const T ds_scale = product.bf16 ? T(1) : scale;
-    for (int64_t i = 0; i < nq; ++i) {
-      ScoreGradRow(P + i * nk, dS + i * nk, nk, delta[geo.L(b, h, q0 + i)], ds_scale, dS + i * nk);
-      if (product.bf16) {
-        RoundRowToBf16(dS + i * nk, nk);
-        RoundRowToBf16(P + i * nk, nk);
-      }
+    if constexpr (std::is_same_v<T, float>) {
+      if (product.bf16) ScoreGradRowsRoundedToBf16(P, dS, nq, nk, delta_rows, dS);  // dS unscaled, both rounded
     }
+    if (!product.bf16)
+      for (int64_t i = 0; i < nq; ++i) ScoreGradRow(P + i * nk, dS + i * nk, nk, delta_rows[i], scale, dS + i * nk);
   }
 
-  void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb) {
+  // dq of (qb, h) += dS K of key block kb, dS at row `row` of dS.
+  void AccumulateDq(int64_t b, int64_t h, int64_t qb, int64_t kb, int64_t row = 0) {
     const int64_t nq = geo.Len(qb), nk = geo.Len(kb), g = h / geo.rep();
-    product(false, nq, geo.shape().D, nk, dS, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
+    product(false, nq, geo.shape().D, nk, dS + row * nk, nk, k + geo.Kv(b, kb * kBlk, g), geo.KvRow(),
             dq + geo.Q(b, qb * kBlk, h), geo.QRow(), true, nullptr, packed.k.At(b, g, kb));
   }
 
-  // dk, dv rows of key block kb for kv head g; with `with_dq` also adds this block's
-  // share into dq (the caller owns every dq row of g's query heads).
-  void KeyBlock(int64_t b, int64_t g, int64_t kb, bool with_dq, T* dk, T* dv) {
-    const int64_t D = geo.shape().D, nk = geo.Len(kb);
-    std::fill(dk_acc, dk_acc + kBlk * D, T(0));
-    std::fill(dv_acc, dv_acc + kBlk * D, T(0));
+  // dk, dv rows of key blocks [kb0, kb1) (at most kKeyBlocksPerPass) for kv head g; with
+  // `with_dq` also adds their share into dq (the caller owns every dq row of g's query
+  // heads). Each dk, dv block sums its (head, query block) pairs in the order of one block
+  // alone, and each dq block its key blocks in ascending order as long as the caller takes
+  // the ranges in ascending order: the results do not depend on the range.
+  void KeyBlocks(int64_t b, int64_t g, int64_t kb0, int64_t kb1, bool with_dq, T* dk, T* dv) {
+    const int64_t D = geo.shape().D;
+    std::fill(dk_acc, dk_acc + (kb1 - kb0) * kBlk * D, T(0));
+    std::fill(dv_acc, dv_acc + (kb1 - kb0) * kBlk * D, T(0));
+    const int64_t nb = geo.blocks();
     for (int64_t h = g * geo.rep(); h < (g + 1) * geo.rep(); ++h)
-      for (int64_t qb = kb; qb < geo.blocks(); ++qb) {
-        const Visibility vis = geo.Classify(b, qb, kb);
-        if (vis == Visibility::kNone) continue;
-        const int64_t nq = geo.Len(qb), q0 = qb * kBlk;
-        ProbabilitiesAndScoreGrads(vis, b, h, qb, kb);
-        // dV += P^T dO, dK += dS^T Q, with P, dS [nq, nk] read as [nk, nq].
-        product(true, nk, D, nq, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_acc, D, true, nullptr,
-                packed.dout_b.At(b, h, qb));
-        product(true, nk, D, nq, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_acc, D, true, nullptr,
-                packed.q_b.At(b, h, qb));
-        if (with_dq) AccumulateDq(b, h, qb, kb);
+      for (int64_t qb = kb0; qb < nb; qb += 2)  // query blocks two at a time: qb, qb + 1
+        for (int64_t kb = kb0; kb < std::min(kb1, std::min(qb + 2, nb)); ++kb) {
+          // P, dS of the visible blocks among the two, their rows stacked (consecutive
+          // blocks, the first whole: rows of Q and dO in order).
+          const int64_t nk = geo.Len(kb);
+          int64_t first = -1, rows = 0;
+          for (int64_t qq = std::max(qb, kb); qq < std::min(qb + 2, nb); ++qq) {
+            const Visibility vis = geo.Classify(b, qq, kb);
+            if (vis == Visibility::kNone) continue;
+            if (first < 0) first = qq;
+            ProbabilitiesAndScoreGrads(vis, b, h, qq, kb, rows);
+            if (with_dq) AccumulateDq(b, h, qq, kb, rows);
+            rows += geo.Len(qq);
+          }
+          if (rows == 0) continue;
+          // dV += P^T dO, dK += dS^T Q, with P, dS [rows, nk] read as [nk, rows]; the packed
+          // tiles of consecutive query blocks are consecutive too (a whole block has no padding).
+          T* const dv_kb = dv_acc + (kb - kb0) * kBlk * D;
+          T* const dk_kb = dk_acc + (kb - kb0) * kBlk * D;
+          const int64_t q0 = first * kBlk;
+          product(true, nk, D, rows, P, nk, dout + geo.Q(b, q0, h), geo.QRow(), dv_kb, D, true, nullptr,
+                  packed.dout_b.At(b, h, first));
+          product(true, nk, D, rows, dS, nk, q + geo.Q(b, q0, h), geo.QRow(), dk_kb, D, true, nullptr,
+                  packed.q_b.At(b, h, first));
+        }
+    for (int64_t kb = kb0; kb < kb1; ++kb) {
+      const int64_t nk = geo.Len(kb);
+      T* const dv_kb = dv_acc + (kb - kb0) * kBlk * D;
+      T* const dk_kb = dk_acc + (kb - kb0) * kBlk * D;
+      if (product.bf16) ScaleRow(dk_kb, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
+      for (int64_t j = 0; j < nk; ++j) {
+        std::copy_n(dk_kb + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
+        std::copy_n(dv_kb + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
       }
-    if (product.bf16) ScaleRow(dk_acc, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
-    for (int64_t j = 0; j < nk; ++j) {
-      std::copy_n(dk_acc + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
-      std::copy_n(dv_acc + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
     }
   }
 
-  // dq rows of query block qb for head h, key blocks in the same order as KeyBlock's.
+  // dq rows of query block qb for head h, key blocks in the same order as KeyBlocks'.
   void QueryBlock(int64_t b, int64_t h, int64_t qb) {
     for (int64_t kb = 0; kb <= qb; ++kb) {
       const Visibility vis = geo.Classify(b, qb, kb);
@@ -447,25 +529,35 @@ struct GradTask {
   }
 };
 
-// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double; with `bf16`, of O rounded to bf16.
+// delta [B,H,T]: Delta_i = dO_i . O_i, summed in double in order of d; with `bf16`, of O
+// rounded to bf16 (attention_rows.h's RoundedRowDots). The float rows kRowDotChains at a
+// time, so their additions overlap instead of waiting on one another.
+constexpr int64_t kRowDotChains = 8;
+
+template <typename T>
+void RowDotsOf(const T* out, const T* dout, int64_t D, int64_t rows, double* dots) {
+  for (int64_t r = 0; r < rows; ++r) dots[r] = 0;
+  for (int64_t d = 0; d < D; ++d)
+    for (int64_t r = 0; r < rows; ++r) dots[r] += double(dout[r * D + d]) * out[r * D + d];
+}
+
 template <typename T>
 void RowDots(const Geometry& geo, const T* out, const T* dout, T* delta, bool bf16) {
   const AttentionShape& s = geo.shape();
+  // Rows (b t, h) are consecutive D-element rows of out and dout.
   ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
-    for (int64_t bt = begin; bt < end; ++bt)
-      for (int64_t h = 0; h < s.H; ++h) {
-        const int64_t o = (bt * s.H + h) * s.D;
-        double dot = 0;
-        if constexpr (std::is_same_v<T, float>) {
-          if (bf16) {
-            for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * compiler::RoundToBf16(out[o + d]);
-            delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
-            continue;
-          }
-        }
-        for (int64_t d = 0; d < s.D; ++d) dot += double(dout[o + d]) * out[o + d];
-        delta[geo.L(bt / s.T, h, bt % s.T)] = T(dot);
+    for (int64_t row = begin * s.H; row < end * s.H; row += kRowDotChains) {
+      const int64_t rows = std::min(kRowDotChains, end * s.H - row);
+      double dots[kRowDotChains];
+      if constexpr (std::is_same_v<T, float>) {
+        if (bf16) RoundedRowDots(out + row * s.D, dout + row * s.D, rows, s.D, dots);
       }
+      if (!std::is_same_v<T, float> || !bf16) RowDotsOf(out + row * s.D, dout + row * s.D, s.D, rows, dots);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t bt = (row + r) / s.H, h = (row + r) % s.H;
+        delta[geo.L(bt / s.T, h, bt % s.T)] = T(dots[r]);
+      }
+    }
   });
 }
 
@@ -518,17 +610,18 @@ void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionSh
   WorkspaceCarver carver(workspace);
   const ForwardWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
-  TransposeHeads(geo, k, ws.kt);
-  PackTransposedTiles(geo, ws.packed_kt, ws.kt);
+  if (!PacksTiles(bf16)) TransposeHeads(geo, k, ws.kt);  // else the packed K^T tiles stand in for it
+  PackTransposedTiles(geo, ws.packed_kt, k);
   PackRowTiles(geo, ws.packed_v, v);
   const int64_t heads = s.B * s.H, nqb = geo.blocks();
-  // Costliest (last) query blocks first, so the pool's tail is short.
+  // Head by head, so the threads share one head's K and V while they stay in cache; in each,
+  // the costliest (last) query blocks first, so the pool's tail is short.
   ParallelFor(
       heads * nqb, 1,
       [&](int64_t begin, int64_t end) {
         const ForwardTiles<T> tiles = ws.tiles.ForThisThread();
         for (int64_t task = begin; task < end; ++task) {
-          const int64_t qb = nqb - 1 - task / heads, bh = task % heads;
+          const int64_t qb = nqb - 1 - task % nqb, bh = task / nqb;
           ForwardQueryBlock(geo, q, ws.kt, v, bh / s.H, bh % s.H, qb, out, lse, tiles, ws.packed_kt, ws.packed_v);
         }
       },
@@ -542,9 +635,11 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
   const GradWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
   RowDots(geo, out, dout, ws.delta, bf16);
-  TransposeHeads(geo, k, ws.kt);
-  TransposeHeads(geo, v, ws.vt);
-  ws.packed.Fill(geo, k, ws.kt, ws.vt, q, dout);
+  if (!PacksTiles(bf16)) {  // else the packed K^T and V^T tiles stand in for them
+    TransposeHeads(geo, k, ws.kt);
+    TransposeHeads(geo, v, ws.vt);
+  }
+  ws.packed.Fill(geo, k, v, q, dout);
   const int64_t dq_size = s.B * s.T * s.H * s.D;
   std::fill(dq, dq + dq_size, T(0));
   const int64_t groups = s.B * s.Hkv, nb = geo.blocks();
@@ -560,7 +655,8 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
         [&](int64_t begin, int64_t end) {
           GradTask<T> t = task();
           for (int64_t bg = begin; bg < end; ++bg)
-            for (int64_t kb = 0; kb < nb; ++kb) t.KeyBlock(bg / s.Hkv, bg % s.Hkv, kb, /*with_dq=*/true, dk, dv);
+            for (int64_t kb = 0; kb < nb; kb += kKeyBlocksPerPass)
+              t.KeyBlocks(bg / s.Hkv, bg % s.Hkv, kb, std::min(nb, kb + kKeyBlocksPerPass), /*with_dq=*/true, dk, dv);
         },
         slots);
   } else {
@@ -570,7 +666,7 @@ void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionS
         [&](int64_t begin, int64_t end) {
           GradTask<T> t = task();
           for (int64_t i = begin; i < end; ++i)
-            t.KeyBlock((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, false, dk, dv);
+            t.KeyBlocks((i % groups) / s.Hkv, (i % groups) % s.Hkv, i / groups, i / groups + 1, false, dk, dv);
         },
         slots);
     const int64_t heads = s.B * s.H;

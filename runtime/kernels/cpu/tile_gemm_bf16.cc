@@ -279,25 +279,91 @@ void PackAmxB(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) 
   std::fill(out + Pairs(k) * p.n16, out + p.pairs16 * p.n16, 0u);
 }
 
-// out[r][q] = t[q][r] for q < pairs, r < m (row strides t_ld, out_ld): each out row's 16
-// pairs by one gather down a column of t.
+// r[i] holds row i of a 16 x 16 block of 32-bit values; afterwards r[c] holds its column c:
+// pairs of rows interleaved by 32 bits, then by 64, then 128-bit lanes gathered twice.
+[[gnu::target("avx512f"), gnu::always_inline]] inline void Transpose16x16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+    r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+    r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+    r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+  }
+  // r[4i + c], 128-bit lane L: rows 4i .. 4i+3 of column 4L + c.
+  for (int i = 0; i < 2; ++i)
+    for (int c = 0; c < 4; ++c) {
+      t[8 * i + c] = _mm512_shuffle_i32x4(r[8 * i + c], r[8 * i + 4 + c], 0x88);
+      t[8 * i + 4 + c] = _mm512_shuffle_i32x4(r[8 * i + c], r[8 * i + 4 + c], 0xdd);
+    }
+  for (int c = 0; c < 8; ++c) {
+    r[c] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0x88);
+    r[c + 8] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0xdd);
+  }
+}
+
+// Lanes [0, count) of 16 (none for count <= 0).
+__mmask16 FirstLanes(int64_t count) {
+  return count <= 0 ? __mmask16(0) : count >= kLanes ? __mmask16(0xffff) : __mmask16((1u << count) - 1);
+}
+
+// out[r][q] = t[q][r] for q < pairs, r < m (row strides t_ld, out_ld), 16 x 16 blocks
+// transposed in registers.
 [[gnu::target("avx512f")]] void TransposePairs(const uint32_t* t, int64_t t_ld, int64_t pairs, int64_t m,
                                                uint32_t* out, int64_t out_ld) {
-  const __m512i column = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                            _mm512_set1_epi32(int32_t(t_ld)));
-  for (int64_t r = 0; r < m; ++r)
-    for (int64_t q = 0; q < pairs; q += kLanes) {
-      const __mmask16 mask = pairs - q >= kLanes ? __mmask16(0xffff) : __mmask16((1u << (pairs - q)) - 1);
-      const __m512i v = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mask, column, t + q * t_ld + r, 4);
-      _mm512_mask_storeu_epi32(out + r * out_ld + q, mask, v);
+  for (int64_t q0 = 0; q0 < pairs; q0 += kLanes) {
+    const __mmask16 columns = FirstLanes(pairs - q0);
+    for (int64_t r0 = 0; r0 < m; r0 += kLanes) {
+      const __mmask16 rows = FirstLanes(m - r0);
+      __m512i v[kLanes];
+      for (int i = 0; i < kLanes; ++i)
+        v[i] = q0 + i < pairs ? _mm512_maskz_loadu_epi32(rows, t + (q0 + i) * t_ld + r0) : _mm512_setzero_si512();
+      Transpose16x16(v);
+      for (int64_t c = 0; c < kLanes && r0 + c < m; ++c)
+        _mm512_mask_storeu_epi32(out + (r0 + c) * out_ld + q0, columns, v[c]);
     }
+  }
+}
+
+// B = bt^T for bt [n, k] (row stride ldbt), as PackAmxB packs B: [pairs16][n32], zero
+// padded, the same bits as PackAmxB on a transposed copy. Pair q of column j is bt row j's
+// values 2q, 2q + 1: 16 pairs of a row from two vectors' top halves (as PackRows), 16 rows
+// at a time transposed in registers.
+[[gnu::target("avx512f,avx512bw")]] void PackAmxBTransposed(int64_t k, int64_t n, const float* bt, int64_t ldbt,
+                                                            uint32_t* out) {
+  const AmxPlan p = PlanAmx(0, n, k);
+  alignas(64) static const uint16_t kTopHalves[32] = {1,  3,  5,  7,  9,  11, 13, 15, 17, 19, 21,
+                                                      23, 25, 27, 29, 31, 33, 35, 37, 39, 41, 43,
+                                                      45, 47, 49, 51, 53, 55, 57, 59, 61, 63};
+  const __m512i top = _mm512_load_si512(kTopHalves);
+  for (int64_t q0 = 0; q0 < p.pairs16; q0 += kLanes) {
+    const int64_t left = k - 2 * q0;  // values of each row from pair q0 on
+    const __mmask16 lo = FirstLanes(left), hi = FirstLanes(left - kLanes);
+    for (int64_t j0 = 0; j0 < p.n16; j0 += kLanes) {
+      __m512i v[kLanes];
+      for (int64_t i = 0; i < kLanes; ++i) {
+        if (j0 + i >= n || left <= 0) {
+          v[i] = _mm512_setzero_si512();
+          continue;
+        }
+        const float* row = bt + (j0 + i) * ldbt + 2 * q0;
+        v[i] = _mm512_permutex2var_epi16(_mm512_castps_si512(_mm512_maskz_loadu_ps(lo, row)), top,
+                                         _mm512_castps_si512(_mm512_maskz_loadu_ps(hi, row + kLanes)));
+      }
+      Transpose16x16(v);
+      for (int c = 0; c < kLanes; ++c) _mm512_storeu_si512(out + (q0 + c) * p.n16 + j0, v[c]);
+    }
+  }
 }
 
 // A [m, k] (transposed_a: stored [k, m]) as A tiles read it: [m32][pairs16], zero padded;
 // `tmp` holds Pairs(k) * m32 elements for the transposed case.
 void PackAmxA(int64_t m, int64_t k, const float* a, int64_t lda, bool transposed_a, uint32_t* out, uint32_t* tmp) {
   const AmxPlan p = PlanAmx(m, 0, k);
-  std::fill(out, out + p.m16 * p.pairs16, 0u);
+  if (m != p.m16 || Pairs(k) != p.pairs16) std::fill(out, out + p.m16 * p.pairs16, 0u);  // else all written below
   if (transposed_a) {  // [Pairs(k)][m32] pairs, transposed into A's rows
     PackRowPairs(a, lda, k, m, tmp, p.m16);
     TransposePairs(tmp, p.m16, Pairs(k), m, out, p.pairs16);
@@ -381,6 +447,10 @@ void PackBf16A(int64_t m, int64_t k, const float* a, int64_t lda, uint32_t* out)
 }
 
 void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) { PackAmxB(k, n, b, ldb, out); }
+
+void PackBf16BTransposed(int64_t k, int64_t n, const float* bt, int64_t ldbt, uint32_t* out) {
+  PackAmxBTransposed(k, n, bt, ldbt, out);
+}
 
 void TileGemmBf16Packed(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool transposed_a,
                         const uint32_t* packed_a, const float* b, int64_t ldb, const uint32_t* packed_b, float* c,

@@ -44,6 +44,9 @@ int64_t PackedBf16AElements(int64_t m, int64_t k);
 int64_t PackedBf16BElements(int64_t k, int64_t n);
 void PackBf16A(int64_t m, int64_t k, const float* a, int64_t lda, uint32_t* out);
 void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out);
+/// PackBf16B of B = bt^T, bt [n, k] (row stride ldbt): the same bits, without a transposed
+/// copy (attention's K^T and V^T tiles from K and V).
+void PackBf16BTransposed(int64_t k, int64_t n, const float* bt, int64_t ldbt, uint32_t* out);
 
 /// TileGemmBf16 on the active kernel, with A (plain only, not transposed_a) and/or B also
 /// given packed (null: not packed). The f32 operands are always given: the kernels that read

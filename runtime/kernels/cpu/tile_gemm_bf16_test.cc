@@ -87,6 +87,40 @@ TEST(TileGemmBf16, PackedOperandsGiveTheSameBits) {
     }
 }
 
+// B packed from its transpose (attention's K^T tiles from K) is B packed: every element,
+// the zero padding included (the output starts as garbage).
+TEST(TileGemmBf16, PackingFromTheTransposeGivesTheSameBits) {
+  if (!Bf16TileKernelSupported(Bf16TileKernel::kAmx) && !Bf16TileKernelSupported(Bf16TileKernel::kDpBf16))
+    GTEST_SKIP() << "packing needs AVX512BW";
+  for (auto [k, n] : std::vector<std::array<int64_t, 2>>{{128, 64}, {64, 64}, {1, 1}, {13, 37}, {33, 70}, {70, 5}}) {
+    const int64_t ldbt = k + 3;
+    const std::vector<float> bt = RandomBf16(n * ldbt, 7);
+    std::vector<float> b(k * n);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) b[p * n + j] = bt[j * ldbt + p];
+    std::vector<uint32_t> want(PackedBf16BElements(k, n), 0xdeadbeef), got(want.size(), 0xfeedface);
+    PackBf16B(k, n, b.data(), n, want.data());
+    PackBf16BTransposed(k, n, bt.data(), ldbt, got.data());
+    EXPECT_EQ(want, got) << "k=" << k << " n=" << n;
+  }
+}
+
+// A stored transposed (packed by a register transpose) gives the bits of A stored plain.
+TEST(TileGemmBf16, TransposedAGivesThePlainBits) {
+  if (!Bf16TileKernelSupported(Bf16TileKernel::kAmx)) GTEST_SKIP() << "no AMX";
+  for (auto [m, n, k] : std::vector<std::array<int64_t, 3>>{{64, 128, 64}, {64, 64, 64}, {37, 29, 13}, {5, 70, 35}}) {
+    const std::vector<float> at = RandomBf16(k * m, 8), b = RandomBf16(k * n, 9);
+    std::vector<float> a(m * k);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) a[i * k + p] = at[p * m + i];
+    std::vector<uint16_t> scratch(TileGemmBf16ScratchElements(m, n, k));
+    std::vector<float> want(m * n), got(m * n);
+    TileGemmBf16(m, n, k, a.data(), k, false, b.data(), n, want.data(), n, false, scratch.data(), Bf16TileKernel::kAmx);
+    TileGemmBf16(m, n, k, at.data(), m, true, b.data(), n, got.data(), n, false, scratch.data(), Bf16TileKernel::kAmx);
+    EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size() * sizeof(float)), 0) << m << "x" << n << "x" << k;
+  }
+}
+
 TEST(TileGemmBf16, NamesTheKernelItRuns) {
   EXPECT_TRUE(Bf16TileKernelSupported(ActiveBf16TileKernel()));
   const Bf16TileKernel active = ActiveBf16TileKernel();

@@ -4,6 +4,7 @@
 // polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
 #include "runtime/kernels/cpu/vec_math.h"
 #include "runtime/kernels/cpu/cpu_features.h"
+#include "runtime/kernels/cpu/exp_avx512.h"
 #include "runtime/kernels/cpu/vec_math_isa.h"
 
 #include <immintrin.h>
@@ -89,39 +90,24 @@ const bool kHasAvx512 = kHasAvx2 && CpuHasAvx512F();
   return HorizontalSum(lo, hi);
 }
 
-// Exp8's operations on 16 lanes: each element's value is Exp8's, bit for bit.
-[[gnu::target("avx512f")]] inline __m512 Exp16(__m512 x) {
-  const __mmask16 underflow = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.33654f), _CMP_LT_OQ);
-  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.33654f)), _mm512_set1_ps(88.37626f));
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 y = _mm512_set1_ps(1.9875691500e-4f);
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.3981999507e-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(8.3334519073e-3f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(4.1665795894e-2f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(1.6666665459e-1f));
-  y = _mm512_fmadd_ps(y, r, _mm512_set1_ps(5.0000001201e-1f));
-  y = _mm512_fmadd_ps(y, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k), _mm512_set1_epi32(127)), 23);
-  y = _mm512_mul_ps(y, _mm512_castsi512_ps(bits));
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(~underflow), y);
-}
+// Exp16 (exp_avx512.h) is Exp8's operations on 16 lanes: each element's value is Exp8's.
 
 // ExpAvx2 with the exps 16 at a time; the sums added 8 lanes at a time in ExpAvx2's order, so
-// the result is ExpAvx2's bit for bit.
+// the result is ExpAvx2's bit for bit. ExpAvx2's two accumulators lo (lanes 0-3 of each group
+// of 8) and hi (lanes 4-7) are the halves of one 8-double register here: converting a group
+// of 8 floats to 8 doubles puts each lane where AddToDouble adds it.
 [[gnu::target("avx512f,avx2,fma")]] double ExpAvx512(const float* x, int64_t n, float mult, float shift,
                                                      float scale, float* out) {
   const __m512 s = _mm512_set1_ps(shift), sc = _mm512_set1_ps(scale), mu = _mm512_set1_ps(mult);
-  __m256d lo = _mm256_setzero_pd(), hi = _mm256_setzero_pd();
+  __m512d acc = _mm512_setzero_pd();  // [lo | hi]
   int64_t j = 0;
   for (; j + 16 <= n; j += 16) {
     const __m512 e = Exp16(_mm512_fmsub_ps(_mm512_loadu_ps(x + j), mu, s));
-    AddToDouble(_mm512_castps512_ps256(e), lo, hi);
-    AddToDouble(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1)), lo, hi);
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm512_castps512_ps256(e)));
+    acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1))));
     if (out != nullptr) _mm512_storeu_ps(out + j, _mm512_mul_ps(e, sc));
   }
+  __m256d lo = _mm512_castpd512_pd256(acc), hi = _mm512_extractf64x4_pd(acc, 1);
   ExpAvx2From(x, j, n, mult, shift, scale, out, lo, hi);
   return HorizontalSum(lo, hi);
 }
