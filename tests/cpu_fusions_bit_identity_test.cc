@@ -1,7 +1,10 @@
 // The cpu target's fusions (runtime/device/cpu/BUILTINS.md: rotary by tables, rotary with its
-// QK-norm, softcap with its loss, the residual add with its rms_norm, forward and backward, a run
-// of adds in one launch, the optimizer's same-shape Muon updates in one launch) keep the compiled
-// step bit-identical to the interpreter:
+// QK-norm, softcap with its loss, the lm_head's loss with its VJP, the residual add with its
+// rms_norm, forward and backward, relu² as the MLP matmul's epilogue, matmuls by transposed
+// weights without the copy, a run of adds in one launch, the optimizer's same-shape Muon
+// updates in one launch; under bf16 autocast their bf16 forms, dy written prepared for the
+// lm_head's weight gradient and the residual add with the next norm as the projection's
+// epilogue) keep the compiled step bit-identical to the interpreter, in f32 and in bf16:
 // every micro-batch loss and every parameter after several optimizer steps are the same
 // bits, padded and packed (packed rows restart their positions), with gradient accumulation.
 // The artifact is checked to run the fused builtins, so the comparison covers them.
@@ -10,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "compiler/codegen/step_compiler.h"
 #include "gtest/gtest.h"
@@ -25,14 +29,28 @@ namespace {
 
 constexpr int kVocab = 97, kB = 2, kT = 32, kAccum = 2, kSteps = 3;
 
-compiler::StepConfig Config(bool packed) {
+compiler::StepConfig Config(bool packed, compiler::ElementType dtype) {
   compiler::StepConfig config;
   config.model = *compiler::ModelConfig::FromDepth(2, kVocab, 64, 64, 2);
   config.batch_size = kB;
   config.seq_len = kT;
   config.packed = packed;
   config.grad_accum_steps = kAccum;
+  config.dtype = dtype;
   return config;
+}
+
+/// The fused builtins each dtype's artifact must run.
+std::vector<std::string> FusedBuiltins(compiler::ElementType dtype) {
+  if (dtype == compiler::ElementType::kBF16) {
+    return {"cpu.linear_softcap_bf16_cross_entropy_grad.f32", "cpu.matmul_weight_grad_bf16_prepared_dy.f32",
+            "cpu.rotary_rms_norm_round_bf16.f32", "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32",
+            "cpu.matmul_bf16_residual_rms_norm.f32", "cpu.matmul_bf16_round_relu_square.f32",
+            "cpu.matmul_grad_input_bf16.f32", "cpu.muon_group_bf16.f32"};
+  }
+  return {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",
+          "cpu.linear_softcap_cross_entropy_grad.f32", "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32",
+          "cpu.add_list.f32", "cpu.matmul_relu_square.f32", "cpu.matmul_grad_input.f32", "cpu.muon_group.f32"};
 }
 
 std::set<std::string> Builtins(const compiler::StepConfig& config) {
@@ -48,12 +66,10 @@ std::set<std::string> Builtins(const compiler::StepConfig& config) {
   return names;
 }
 
-void ExpectBitIdentical(bool packed) {
-  const compiler::StepConfig config = Config(packed);
+void ExpectBitIdentical(bool packed, compiler::ElementType dtype = compiler::ElementType::kF32) {
+  const compiler::StepConfig config = Config(packed, dtype);
   const std::set<std::string> builtins = Builtins(config);
-  for (const char* fused : {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",
-                            "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32", "cpu.add_list.f32",
-                            "cpu.muon_group.f32"}) {
+  for (const std::string& fused : FusedBuiltins(dtype)) {
     EXPECT_TRUE(builtins.count(fused)) << fused << " is not in the artifact";
   }
   runtime::ParamStore eager_params = trainer::testing::RandomParams(config.model);
@@ -86,6 +102,12 @@ void ExpectBitIdentical(bool packed) {
 
 TEST(CpuFusionsBitIdentity, PaddedStepsAreTheInterpretersBits) { ExpectBitIdentical(false); }
 TEST(CpuFusionsBitIdentity, PackedStepsAreTheInterpretersBits) { ExpectBitIdentical(true); }
+TEST(CpuFusionsBitIdentity, Bf16PaddedStepsAreTheInterpretersBits) {
+  ExpectBitIdentical(false, compiler::ElementType::kBF16);
+}
+TEST(CpuFusionsBitIdentity, Bf16PackedStepsAreTheInterpretersBits) {
+  ExpectBitIdentical(true, compiler::ElementType::kBF16);
+}
 
 }  // namespace
 }  // namespace gpt_sft
