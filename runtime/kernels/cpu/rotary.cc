@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/numerics/rotary_table.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 
@@ -44,7 +45,7 @@ struct TabledCosSin {
 
 /// RoundToBf16 without a branch (the NaN case as a select), so that a loop of it vectorizes:
 /// the same bits.
-inline float RoundToBf16Lanewise(float x) {
+[[gnu::always_inline]] inline float RoundToBf16Lanewise(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof(bits));
   const uint32_t quieted = bits | 0x00400000u;
@@ -55,10 +56,38 @@ inline float RoundToBf16Lanewise(float x) {
   return y;
 }
 
+/// nanochat's bf16 rotation of one head row (every product and sum rounded to bf16), with
+/// the pairs' cos and sin rows and sign = -1 for the VJP. One vectorizable loop: in and out
+/// may be the same bytes (iteration j reads and writes only elements j and half + j, hence
+/// ivdep), and no product meets a sum unrounded, so no FMA can change the bits.
+[[gnu::always_inline]] inline void RotateRowBf16Loop(const float* x, float* y, int64_t half, const float* cos,
+                                                    const float* sin, float sign) {
+#pragma GCC ivdep
+  for (int64_t j = 0; j < half; ++j) {
+    const float x1 = x[j], x2 = x[half + j], c = cos[j], sn = sign * sin[j];
+    y[j] = RoundToBf16Lanewise(RoundToBf16Lanewise(x1 * c) + RoundToBf16Lanewise(x2 * sn));
+    y[half + j] = RoundToBf16Lanewise(RoundToBf16Lanewise(-x1 * sn) + RoundToBf16Lanewise(x2 * c));
+  }
+}
+
+[[gnu::target("avx512f")]] void RotateRowBf16Avx512(const float* x, float* y, int64_t half, const float* cos,
+                                                    const float* sin, float sign) {
+  RotateRowBf16Loop(x, y, half, cos, sin, sign);
+}
+
+void RotateRowBf16Portable(const float* x, float* y, int64_t half, const float* cos, const float* sin, float sign) {
+  RotateRowBf16Loop(x, y, half, cos, sin, sign);
+}
+
+/// The loop on 16 lanes where the CPU has AVX512F, else as the baseline compiles it.
+void RotateRowBf16(const float* x, float* y, int64_t half, const float* cos, const float* sin, float sign) {
+  static const bool avx512 = CpuHasAvx512F();
+  if (avx512) return RotateRowBf16Avx512(x, y, half, cos, sin, sign);
+  RotateRowBf16Portable(x, y, half, cos, sin, sign);
+}
+
 /// nanochat's bf16 rotary on floats: every product and sum rounded to bf16. Per token, the
-/// pairs' cos and sin are read once into a row, then each head's half-rows run as one
-/// vectorizable loop (in and out may be the same bytes: iteration j reads and writes only
-/// elements j and half + j, hence ivdep).
+/// pairs' cos and sin are read once into a row (the sign applied), then each head's row.
 template <typename CosSinAt>
 void RotateBf16(const float* in, float* out, RotaryShape s, const CosSinAt& cos_sin_at, float sign) {
   const int64_t half = s.D / 2;
@@ -75,14 +104,7 @@ void RotateBf16(const float* in, float* out, RotaryShape s, const CosSinAt& cos_
       }
       for (int64_t h = 0; h < s.H; ++h) {
         const int64_t o = (bt * s.H + h) * s.D;
-        const float* x = in + o;
-        float* y = out + o;
-#pragma GCC ivdep
-        for (int64_t j = 0; j < half; ++j) {
-          const float x1 = x[j], x2 = x[half + j], c = cos[j], sn = sin[j];
-          y[j] = RoundToBf16Lanewise(RoundToBf16Lanewise(x1 * c) + RoundToBf16Lanewise(x2 * sn));
-          y[half + j] = RoundToBf16Lanewise(RoundToBf16Lanewise(-x1 * sn) + RoundToBf16Lanewise(x2 * c));
-        }
+        RotateRowBf16(in + o, out + o, half, cos, sin, 1.0f);  // 1 * (sign sin) is sign sin exactly
       }
     }
   });
@@ -174,14 +196,7 @@ void RotateRowFromTables(const T* in, T* out, int64_t D, const float* cos, const
 }
 
 void RotateRowFromTablesBf16(const float* in, float* out, int64_t D, const float* cos, const float* sin, bool grad) {
-  const int64_t half = D / 2;
-  const float sign = grad ? -1.0f : +1.0f;
-#pragma GCC ivdep
-  for (int64_t j = 0; j < half; ++j) {
-    const float x1 = in[j], x2 = in[half + j], c = cos[j], sn = sign * sin[j];
-    out[j] = RoundToBf16Lanewise(RoundToBf16Lanewise(x1 * c) + RoundToBf16Lanewise(x2 * sn));
-    out[half + j] = RoundToBf16Lanewise(RoundToBf16Lanewise(-x1 * sn) + RoundToBf16Lanewise(x2 * c));
-  }
+  RotateRowBf16(in, out, D / 2, cos, sin, grad ? -1.0f : +1.0f);
 }
 
 template void Rotary<float>(const float*, const int32_t*, float*, RotaryShape, double, RotaryRounding);
