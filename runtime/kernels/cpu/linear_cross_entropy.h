@@ -10,6 +10,10 @@
 // gradient each make one), and dx = dy W for those rows follows at once; only the gradient dy
 // is written in full (the weight gradient, a separate launch, reads it).
 //
+// A block whose targets are all ignored (a short conversation's padding) is not multiplied at
+// all: its loss terms are none and its rows of dy and dx zero, what the unfused chain writes
+// for them from finite logits.
+//
 // Bit for bit the unfused kernels: the blocks are Gemm's own BLAS calls (GemmBlockRows), each
 // row runs cross_entropy_rows.h's arithmetic, and the loss keeps its 16-row partial sums.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_LINEAR_CROSS_ENTROPY_H_
