@@ -54,8 +54,14 @@ done
 cmp -s "$tmp/seed_1:a" "$tmp/seed_1:b" || fail "the same --seed gave different batches"
 cmp -s "$tmp/seed_1:a" "$tmp/seed_2:a" && fail "--seed=1 and --seed=2 gave the same batches"
 # Started directly (as from bazel-bin/data/dump_batch), from another directory and without
-# the test's runfiles variables: it still finds its bundled word list.
-abs_dump_batch="$(cd "$(dirname "$dump_batch")" && pwd)/$(basename "$dump_batch")"
+# the test's runfiles variables: it still finds its bundled word list, in the runfiles tree
+# beside the binary. The binary is copied beside a tree made from the test's own runfiles
+# (they hold the binary's): bazel-bin's own tree is built for top-level targets only, and on
+# a cold build it may not exist yet when this test runs.
+mkdir -p "$tmp/bin"
+cp -L "$dump_batch" "$tmp/bin/dump_batch"
+ln -s "${TEST_SRCDIR:?TEST_SRCDIR unset: run under bazel test}" "$tmp/bin/dump_batch.runfiles"
+abs_dump_batch="$tmp/bin/dump_batch"
 (cd "$tmp" && env -u RUNFILES_DIR -u TEST_SRCDIR -u RUNFILES_MANIFEST_FILE "$abs_dump_batch" --tokenizer="$tmp/tok.bpe" \
   --examples_per_task=5 --max_seq_len=64 --num_batches=1 > "$tmp/direct.txt" 2> "$tmp/err.log") \
   || fail "dump_batch started directly: $(cat "$tmp/err.log")"

@@ -81,7 +81,9 @@ std::optional<LinearLossChain> MatchLinearLoss(gpt::MatmulOp m) {
     }
   }
   if (!c.loss || !c.loss_grad || !c.softcap_grad) return std::nullopt;
-  if (c.loss.getIgnoreIndex() != -1 || c.loss_grad.getIgnoreIndex() != -1) return std::nullopt;
+  if (static_cast<int64_t>(c.loss.getIgnoreIndex()) != -1 || static_cast<int64_t>(c.loss_grad.getIgnoreIndex()) != -1) {
+    return std::nullopt;
+  }
   if (Root(c.loss.getTargets()) != Root(c.loss_grad.getTargets())) return std::nullopt;
   if (Root(c.softcap_grad.getY()) != c.softcap.getResult() ||
       c.softcap_grad.getCap() != c.softcap.getCap()) {

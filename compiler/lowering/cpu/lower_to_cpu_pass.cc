@@ -531,7 +531,7 @@ gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap, Value x) {
   mlir::Operation* next = softcap->getNextNode();
   while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
   auto ce = llvm::dyn_cast_or_null<gpt::CrossEntropyOp>(next);
-  if (!ce || ce.getIgnoreIndex() != -1) return {};
+  if (!ce || static_cast<int64_t>(ce.getIgnoreIndex()) != -1) return {};
   Value logits = ce.getLogits();
   while (auto r = logits.getDefiningOp<gpt::ReshapeOp>()) logits = r.getX();
   if (logits != softcap.getResult()) return {};
@@ -608,7 +608,7 @@ LogicalResult LowerRoundBf16(OpLowering& l, gpt::RoundBf16Op round) {
 }
 
 LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
-  if (ce.getIgnoreIndex() != -1) return ce.emitOpError("the cpu target ignores target -1 only");
+  if (static_cast<int64_t>(ce.getIgnoreIndex()) != -1) return ce.emitOpError("the cpu target ignores target -1 only");
   const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
   Value out = l.result(0), targets = l.BufferOf(ce.getTargets()), dloss = l.BufferOf(ce.getDloss());
   double cap = 0;
@@ -919,7 +919,7 @@ LogicalResult LowerOp(OpLowering& l) {
     return pointwise("softcap_grad", {e.getY(), e.getDy()}, {e.getCap().convertToDouble()});
   }
   if (auto ce = llvm::dyn_cast<gpt::CrossEntropyOp>(op)) {
-    if (ce.getIgnoreIndex() != -1) return ce.emitOpError("the cpu target ignores target -1 only");
+    if (static_cast<int64_t>(ce.getIgnoreIndex()) != -1) return ce.emitOpError("the cpu target ignores target -1 only");
     l.RequireArgumentRange(ce.getTargets(), -1, Dim(ce.getLogits(), 1));
     return Call(l, Builtin("cross_entropy", ce.getLogits()), {Dim(ce.getLogits(), 0), Dim(ce.getLogits(), 1)}, {},
                 {l.BufferOf(ce.getLogits()), l.BufferOf(ce.getTargets()), l.result(0)});
