@@ -16,15 +16,13 @@ namespace gpt_sft::compiler {
 /// The bfloat16 value nearest `x` (round to nearest, ties to even), as an f32. NaN stays a
 /// (quiet) NaN with the sign and top payload bits of `x`; values past bf16's largest finite
 /// value round to inf, as PyTorch's `.to(torch.bfloat16)` does.
+/// Written without a branch (the NaN case a select), so a loop of it vectorizes.
 inline float RoundToBf16(float x) {
   uint32_t bits;
   std::memcpy(&bits, &x, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u) {
-    bits = (bits | 0x00400000u) & 0xffff0000u;  // a NaN: quieted so truncation keeps it a NaN
-  } else {
-    const uint32_t lsb = (bits >> 16) & 1u;  // of the kept part: ties round to where it is 0
-    bits = (bits + 0x7fffu + lsb) & 0xffff0000u;
-  }
+  const uint32_t quieted = bits | 0x00400000u;                 // a NaN: truncation keeps it a NaN
+  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);  // ties to where the kept lsb is 0
+  bits = ((bits & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) & 0xffff0000u;
   float y;
   std::memcpy(&y, &bits, sizeof(y));
   return y;

@@ -19,6 +19,7 @@
 #include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/round_bf16_avx512.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -30,15 +31,9 @@ constexpr char kEnv[] = "GPT_SFT_CPU_BF16_GEMM";
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-/// 16 f32 bit patterns rounded to bf16 (to nearest even; a NaN quieted so it stays one), in
-/// their low halves.
-[[gnu::target("avx512f")]] inline __m512i RoundedHalves(__m512i bits) {
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  const __m512i lsb = _mm512_and_si512(_mm512_srlv_epi32(bits, _mm512_set1_epi32(16)), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
-  const __m512i quieted = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
-  return _mm512_srlv_epi32(_mm512_mask_blend_epi32(nan, rounded, quieted), _mm512_set1_epi32(16));
+/// 16 f32 bit patterns rounded to bf16, in their low halves.
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512i RoundedHalves(__m512i bits) {
+  return _mm512_srli_epi32(RoundBf16Bits16(bits), 16);
 }
 
 /// n f32 values to bf16 bit patterns, rounding as RoundToBf16 does (exact on bf16 values).

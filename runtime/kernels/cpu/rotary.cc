@@ -43,19 +43,6 @@ struct TabledCosSin {
   }
 };
 
-/// RoundToBf16 without a branch (the NaN case as a select), so that a loop of it vectorizes:
-/// the same bits.
-[[gnu::always_inline]] inline float RoundToBf16Lanewise(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  const uint32_t quieted = bits | 0x00400000u;
-  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
-  bits = ((bits & 0x7fffffffu) > 0x7f800000u ? quieted : rounded) & 0xffff0000u;
-  float y;
-  std::memcpy(&y, &bits, sizeof(y));
-  return y;
-}
-
 /// nanochat's bf16 rotation of one head row (every product and sum rounded to bf16), with
 /// the pairs' cos and sin rows and sign = -1 for the VJP. One vectorizable loop: in and out
 /// may be the same bytes (iteration j reads and writes only elements j and half + j, hence
@@ -65,8 +52,8 @@ struct TabledCosSin {
 #pragma GCC ivdep
   for (int64_t j = 0; j < half; ++j) {
     const float x1 = x[j], x2 = x[half + j], c = cos[j], sn = sign * sin[j];
-    y[j] = RoundToBf16Lanewise(RoundToBf16Lanewise(x1 * c) + RoundToBf16Lanewise(x2 * sn));
-    y[half + j] = RoundToBf16Lanewise(RoundToBf16Lanewise(-x1 * sn) + RoundToBf16Lanewise(x2 * c));
+    y[j] = RoundToBf16(RoundToBf16(x1 * c) + RoundToBf16(x2 * sn));
+    y[half + j] = RoundToBf16(RoundToBf16(-x1 * sn) + RoundToBf16(x2 * c));
   }
 }
 

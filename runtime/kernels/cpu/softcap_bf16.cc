@@ -18,6 +18,7 @@
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/round_bf16_avx512.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -72,17 +73,6 @@ namespace {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-/// RoundToBf16 (round_bf16.h) on 16 f32 bit patterns: a NaN quieted, else 0x7fff plus the kept
-/// part's lowest bit added; the low half cleared.
-[[gnu::target("avx512f")]] __m512i RoundBits(__m512i bits) {
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
-  const __m512i quieted = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
-  return _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, quieted), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
-}
-
 [[gnu::target("avx512f")]] int64_t SoftcapBf16Avx512(const float* table, const float* x, int64_t n, float cap,
                                                     bool round_input, float* y) {
   const __m512 vcap = _mm512_set1_ps(cap);
@@ -90,14 +80,14 @@ namespace {
   if (round_input) {  // one lookup by the rounded input's bits (the table's second half)
     const float* by_input = table + kEntries;
     for (; i + 16 <= n; i += 16) {
-      const __m512i index = _mm512_srli_epi32(RoundBits(_mm512_castps_si512(_mm512_loadu_ps(x + i))), 16);
+      const __m512i index = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(_mm512_loadu_ps(x + i))), 16);
       _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, by_input, 4));
     }
     return i;
   }
   for (; i + 16 <= n; i += 16) {
     const __m512 scaled = _mm512_div_ps(_mm512_loadu_ps(x + i), vcap);
-    const __m512i index = _mm512_srli_epi32(RoundBits(_mm512_castps_si512(scaled)), 16);
+    const __m512i index = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(scaled)), 16);
     _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, table, 4));
   }
   return i;
