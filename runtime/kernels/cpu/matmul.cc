@@ -40,19 +40,30 @@ void GemmBlock(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T al
   if (M > 0 && N > 0) Blas(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
+namespace {
+
+/// Gemm's row split, with `epilogue` (if any) run on each block of C's rows right after BLAS
+/// wrote it, on the same thread.
+template <typename T>
+void GemmRows(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda,
+              const T* b, int64_t ldb, T beta, T* c, int64_t ldc, const ChunkBody* epilogue) {
+  if (M <= 0 || N <= 0) return;
+  auto block = [&](int64_t m0, int64_t m1) {
+    const T* a0 = trans_a ? a + m0 : a + m0 * lda;
+    Blas(trans_a, trans_b, m1 - m0, N, K, alpha, a0, lda, b, ldb, beta, c + m0 * ldc, ldc);
+    if (epilogue != nullptr) (*epilogue)(m0, m1);
+  };
+  const int64_t rows = GemmBlockRows(M, N, K);
+  if (rows >= M) return block(0, M);
+  ParallelFor(M, rows, block);
+}
+
+}  // namespace
+
 template <typename T>
 void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc) {
-  if (M <= 0 || N <= 0) return;
-  const int64_t rows = GemmBlockRows(M, N, K);
-  if (rows >= M) {
-    Blas(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc);
-    return;
-  }
-  ParallelFor(M, rows, [&](int64_t m0, int64_t m1) {
-    const T* a0 = trans_a ? a + m0 : a + m0 * lda;
-    Blas(trans_a, trans_b, m1 - m0, N, K, alpha, a0, lda, b, ldb, beta, c + m0 * ldc, ldc);
-  });
+  GemmRows(trans_a, trans_b, M, N, K, alpha, a, lda, b, ldb, beta, c, ldc, nullptr);
 }
 
 template <typename T>
@@ -61,16 +72,8 @@ void Matmul(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K) {
 }
 
 template <typename T>
-void MatmulThen(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K,
-                ChunkBody epilogue) {
-  if (M <= 0 || N <= 0) return;
-  const int64_t rows = GemmBlockRows(M, N, K);
-  auto block = [&](int64_t m0, int64_t m1) {
-    Blas(false, true, m1 - m0, N, K, T(1), x + m0 * K, K, w, K, T(0), y + m0 * N, N);
-    epilogue(m0, m1);
-  };
-  if (rows >= M) return block(0, M);
-  ParallelFor(M, rows, block);
+void MatmulThen(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K, ChunkBody epilogue) {
+  GemmRows<T>(false, true, M, N, K, T(1), x, K, w, K, T(0), y, N, &epilogue);
 }
 
 template <typename T>

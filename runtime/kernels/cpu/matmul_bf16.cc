@@ -172,21 +172,25 @@ namespace {
 
 /// Both kernels' row split: B prepared once into the calling thread's buffer, then per block
 /// of C's rows (Gemm's blocks, matmul.h) MultiplyRows on the running thread (A f32), or
-/// MultiplyPreparedRows (A prepared: `a_prepared` instead of `a`).
+/// MultiplyPreparedRows (A prepared: `a_prepared` instead of `a`), then `epilogue` on those
+/// rows when given.
 void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                    const void* a_prepared, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
-                   int64_t ldc, bool round_output) {
+                   int64_t ldc, bool round_output, const ChunkBody* epilogue) {
   thread_local std::vector<uint8_t> b_buffer;
   const Bf16GemmB prepared(kernel, trans_b, N, K, b, ldb, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K)));
   auto rows = [&](int64_t m0, int64_t m1) {
     if (a_prepared == nullptr) {
-      return prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
+      prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
+    } else {
+      int64_t lda_p = 0;
+      const void* a_rows =
+          kernel == Bf16Gemm::kOneDnn
+              ? static_cast<const void*>(CompactRows<uint16_t>(trans_a, m0, m1, K, a_prepared, lda, &lda_p))
+              : static_cast<const void*>(CompactRows<float>(trans_a, m0, m1, K, a_prepared, lda, &lda_p));
+      prepared.MultiplyPreparedRows(trans_a, m0, m1, a_rows, lda_p, accumulate, c + m0 * ldc, ldc, round_output);
     }
-    int64_t lda_p = 0;
-    const void* a_rows = kernel == Bf16Gemm::kOneDnn
-                             ? static_cast<const void*>(CompactRows<uint16_t>(trans_a, m0, m1, K, a_prepared, lda, &lda_p))
-                             : static_cast<const void*>(CompactRows<float>(trans_a, m0, m1, K, a_prepared, lda, &lda_p));
-    prepared.MultiplyPreparedRows(trans_a, m0, m1, a_rows, lda_p, accumulate, c + m0 * ldc, ldc, round_output);
+    if (epilogue != nullptr) (*epilogue)(m0, m1);
   };
   const int64_t chunk = GemmBlockRows(M, N, K);
   if (chunk >= M) return rows(0, M);
@@ -228,28 +232,35 @@ std::string Bf16GemmDescription() {
 
 namespace {
 
+/// Every entry point's GEMM: A f32 (`a`) or prepared (`a_prepared`), C rounded when
+/// `round_output`, then `epilogue` (if any) on each block of C's rows.
 void RunBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
-                 int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc, bool round_output) {
+                 const void* a_prepared, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
+                 int64_t ldc, bool round_output, const ChunkBody* epilogue = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K > 0) {
-    SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, nullptr, lda, b, ldb, accumulate, c, ldc, round_output);
-  } else {
-    Gemm<float>(trans_a, trans_b, M, N, K, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
-    if (round_output) RoundRows(c, ldc, M, N);
+    return SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, a_prepared, lda, b, ldb, accumulate, c, ldc,
+                         round_output, epilogue);
   }
+  // No products: C is zero, or kept when accumulating (what BLAS does with K = 0).
+  if (!accumulate) {
+    for (int64_t m = 0; m < M; ++m) std::fill(c + m * ldc, c + m * ldc + N, 0.0f);
+  }
+  if (round_output) RoundRows(c, ldc, M, N);
+  if (epilogue != nullptr) (*epilogue)(0, M);
 }
 
 }  // namespace
 
 void GemmBf16Inputs(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                     int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
-  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/false);
+  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, nullptr, lda, b, ldb, accumulate, c, ldc, /*round_output=*/false);
 }
 
 void GemmBf16InputsRoundedOutput(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K,
                                  const float* a, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
                                  int64_t ldc) {
-  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/true);
+  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, nullptr, lda, b, ldb, accumulate, c, ldc, /*round_output=*/true);
 }
 
 void MatmulBf16Inputs(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K) {
@@ -267,39 +278,19 @@ void MatmulGradWeightBf16Inputs(const float* dy, const float* x, float* dw, int6
 
 void MatmulBf16InputsRoundedOutputThen(const float* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
                                        ChunkBody epilogue) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    MatmulBf16InputsRoundedOutput(x, w, y, M, N, K);
-    return epilogue(0, M);
-  }
-  const Bf16Gemm kernel = ActiveBf16Gemm();
-  thread_local std::vector<uint8_t> b_buffer;
-  const Bf16GemmB prepared(kernel, /*trans_b=*/true, N, K, w, K, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K)));
-  auto rows = [&](int64_t m0, int64_t m1) {
-    prepared.MultiplyRows(false, m0, m1, x, K, /*accumulate=*/false, y + m0 * N, N, /*round_output=*/true);
-    epilogue(m0, m1);
-  };
-  const int64_t chunk = GemmBlockRows(M, N, K);
-  if (chunk >= M) return rows(0, M);
-  ParallelFor(M, chunk, rows);
+  RunBf16Gemm(ActiveBf16Gemm(), false, true, M, N, K, x, nullptr, K, w, K, /*accumulate=*/false, y, N,
+              /*round_output=*/true, &epilogue);
 }
 
 void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
                                bool round_output) {
-  RunBf16Gemm(ActiveBf16Gemm(), false, false, M, K, N, dy, N, w, K, /*accumulate=*/false, dx, K, round_output);
+  RunBf16Gemm(ActiveBf16Gemm(), false, false, M, K, N, dy, nullptr, N, w, K, /*accumulate=*/false, dx, K,
+              round_output);
 }
 
 void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
                        int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {  // no products: C is 0, or kept
-    if (!accumulate) {
-      for (int64_t m = 0; m < M; ++m) std::fill(c + m * ldc, c + m * ldc + N, 0.0f);
-    }
-    return;
-  }
-  SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, nullptr, a, lda, b, ldb, accumulate, c, ldc,
-                /*round_output=*/false);
+  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, nullptr, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/false);
 }
 
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
