@@ -88,6 +88,15 @@ int64_t Dim(Value v, int64_t i) { return TypeOf(v).getDimSize(i < 0 ? TypeOf(v).
 int64_t Elements(Value v) { return TypeOf(v).getNumElements(); }
 int64_t Rows(Value v) { return Elements(v) / Dim(v, -1); }
 
+/// The op after `op`, past any ops of the kinds `Skipped` (the fusions' tensor.empty
+/// placeholders, or reshapes, which the plan makes views).
+template <typename... Skipped>
+mlir::Operation* NextPast(mlir::Operation* op) {
+  mlir::Operation* next = op->getNextNode();
+  while (llvm::isa_and_nonnull<Skipped...>(next)) next = next->getNextNode();
+  return next;
+}
+
 /// "cpu.<name>.f32" / ".f64" after `typed`'s element type; empty for any other.
 std::string Builtin(const std::string& name, Value typed) {
   mlir::Type t = TypeOf(typed).getElementType();
@@ -382,8 +391,7 @@ bool IsLoneRounding(mlir::linalg::GenericOp generic) {
 /// the result or disjoint (the kernel rounds each dy row into a buffer, then writes the row).
 gpt::RmsNormGradOp NormGradOfRounding(OpLowering& l, mlir::linalg::GenericOp round) {
   if (!IsLoneRounding(round) || !round.getResult(0).hasOneUse()) return {};
-  mlir::Operation* next = round->getNextNode();
-  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  mlir::Operation* next = NextPast<mlir::tensor::EmptyOp>(round);
   auto n = llvm::dyn_cast_or_null<gpt::RmsNormGradOp>(next);
   if (!n || n.getDy() != round.getResult(0) || n.getX() == round.getResult(0)) return {};
   if (!TypeOf(n.getX()).getElementType().isF32() || RotaryGradAfter(l, n) || ResidualAddAfter(l, n)) return {};
@@ -396,8 +404,7 @@ gpt::RmsNormGradOp NormGradOfRounding(OpLowering& l, mlir::linalg::GenericOp rou
 /// reader of the rounded norm gradient `rounded`, its result and each of rot and dy (both only
 /// read) the same bytes or disjoint (one row at a time).
 gpt::RotaryGradOp Bf16RotaryGradAfter(OpLowering& l, mlir::linalg::GenericOp rounded, Value rot, Value dy) {
-  mlir::Operation* next = rounded->getNextNode();
-  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  mlir::Operation* next = NextPast<mlir::tensor::EmptyOp>(rounded);
   auto grad = llvm::dyn_cast_or_null<gpt::RotaryGradOp>(next);
   if (!grad || !grad.getRoundBf16() || grad.getDy() != rounded.getResult(0) || !rounded.getResult(0).hasOneUse()) {
     return {};
@@ -528,8 +535,7 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
 /// ignore index -1, `x` (what the fused kernel reads: the softcap's input, or the input of a
 /// rounding before it) and the softcap's result the same bytes or disjoint.
 gpt::CrossEntropyOp LossAfter(OpLowering& l, gpt::SoftcapOp softcap, Value x) {
-  mlir::Operation* next = softcap->getNextNode();
-  while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
+  mlir::Operation* next = NextPast<gpt::ReshapeOp>(softcap);
   auto ce = llvm::dyn_cast_or_null<gpt::CrossEntropyOp>(next);
   if (!ce || static_cast<int64_t>(ce.getIgnoreIndex()) != -1) return {};
   Value logits = ce.getLogits();
@@ -584,8 +590,7 @@ LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
 /// the very next op (reshapes aside), the rounding's only reader, its input and the softcap's
 /// result the same bytes or disjoint (the kernel reads each element before writing it).
 gpt::SoftcapOp Bf16SoftcapAfter(OpLowering& l, gpt::RoundBf16Op round) {
-  mlir::Operation* next = round->getNextNode();
-  while (llvm::isa_and_nonnull<gpt::ReshapeOp>(next)) next = next->getNextNode();
+  mlir::Operation* next = NextPast<gpt::ReshapeOp>(round);
   auto softcap = llvm::dyn_cast_or_null<gpt::SoftcapOp>(next);
   if (!softcap || !softcap.getRoundBf16() || softcap.getX() != round.getResult() || !round.getResult().hasOneUse()) {
     return {};
@@ -726,8 +731,7 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
 /// matmul, or the rounding a bf16 matmul absorbs), squaring `y`, its result sharing no byte
 /// with the matmul's inputs and the same bytes as y or none.
 gpt::ReluSquareOp ReluSquareAfter(OpLowering& l, mlir::Operation* after, Value y, llvm::ArrayRef<Value> inputs) {
-  mlir::Operation* next = after->getNextNode();
-  while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
+  mlir::Operation* next = NextPast<mlir::tensor::EmptyOp>(after);
   auto relu = llvm::dyn_cast_or_null<gpt::ReluSquareOp>(next);
   if (!relu || relu.getX() != y) return {};
   for (Value in : inputs) {
@@ -749,13 +753,8 @@ struct ResidualNorm {
   gpt::RmsNormOp norm;
 };
 std::optional<ResidualNorm> ResidualNormAfter(OpLowering& l, gpt::MatmulOp m) {
-  auto next_of = [](mlir::Operation* op) {
-    mlir::Operation* next = op->getNextNode();
-    while (llvm::isa_and_nonnull<mlir::tensor::EmptyOp>(next)) next = next->getNextNode();
-    return next;
-  };
   if (!m.getResult().hasOneUse()) return std::nullopt;
-  auto add = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(next_of(m));
+  auto add = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(NextPast<mlir::tensor::EmptyOp>(m));
   if (!add) return std::nullopt;
   auto ops = add->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
   if (!ops || ops.getValue() != "round_bf16,add,round_bf16" || add.getDpsInputs().size() != 2 ||
@@ -771,7 +770,7 @@ std::optional<ResidualNorm> ResidualNormAfter(OpLowering& l, gpt::MatmulOp m) {
   if (llvm::any_of(body.getArgument(0).getUsers(), [](mlir::Operation* u) { return llvm::isa<mlir::arith::AddFOp>(u); })) {
     return std::nullopt;
   }
-  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(next_of(add));
+  auto norm = llvm::dyn_cast_or_null<gpt::RmsNormOp>(NextPast<mlir::tensor::EmptyOp>(add));
   if (!norm || norm.getX() != add.getResult(0) || Dim(norm.getX(), -1) != Dim(m.getResult(), -1)) return std::nullopt;
   if (RoundingAfter(l, norm.getResult(), {norm.getX()})) return std::nullopt;  // rounded norms stay their own launch
   const Value x = m.getX(), w = m.getW(), res = add.getDpsInputs()[1], mm = m.getResult();
