@@ -1,7 +1,8 @@
-// Implements the fused lm_head loss: one pool task per Gemm block of rows, each with its own
-// logits block from the workspace (ThreadSlot), then the loss's chunk sums in order. A block
-// whose targets are all ignored is not computed at all (AllIgnored): the compiled step's win
-// on padded SFT batches, where a short conversation's padding fills whole blocks.
+// Implements the fused lm_head loss, f32/f64 and bf16, on one walk (ForEachBlockOfRows): one
+// pool task per Gemm block of rows, each with its own logits block from the workspace
+// (ThreadSlot), then the loss's chunk sums in order. A block whose targets are all ignored is
+// not computed at all (AllIgnored): the compiled step's win on padded SFT batches, where a
+// short conversation's padding fills whole blocks.
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
 
 #include <algorithm>
@@ -31,6 +32,27 @@ bool AllIgnored(const int32_t* targets, int64_t m0, int64_t m1) {
     if (targets[n] >= 0) return false;
   }
   return true;
+}
+
+/// The fused loss's walk, whatever its products: one pool task per Gemm block of rows (at most
+/// `slots` at once), `zero(m0, m1)` for a block whose targets are all ignored, else
+/// `rows(m0, m1, add)` which hands each counted row's loss term to add(n, term) in row order;
+/// the terms summed per 16-row chunk, then the chunks in order, as the unfused loss does, and
+/// their mean over the `count` counted targets returned.
+template <typename Zero, typename Rows>
+CrossEntropyResult ForEachBlockOfRows(LinearLossShape s, const int32_t* targets, int64_t count, double* partial,
+                                      int slots, const Zero& zero, const Rows& rows_of_block) {
+  ParallelFor(
+      s.N, BlockRows(s),
+      [&](int64_t m0, int64_t m1) {
+        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) partial[c0 / rows::kRowsPerChunk] = 0;
+        if (AllIgnored(targets, m0, m1)) return zero(m0, m1);
+        rows_of_block(m0, m1, [&](int64_t n, double term) { partial[n / rows::kRowsPerChunk] += term; });
+      },
+      std::max(1, slots));
+  double sum = 0;
+  for (int64_t c = 0; c < rows::Chunks(s.N); ++c) sum += partial[c];
+  return {count > 0 ? sum / count : 0.0, count};
 }
 
 // The workspace in carving order: the loss's chunk sums, then one logits block per thread.
@@ -69,33 +91,28 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
   const double scale = count > 0 ? dloss / count : 0.0;
   // dx = dy wt^T is Gemm(false, true, N, C, V): its blocks ride along when they are the same.
   const bool dx_per_block = GemmBlockRows(N, C, V) == BlockRows(s);
-  ParallelFor(
-      N, BlockRows(s),
+  const CrossEntropyResult result = ForEachBlockOfRows(
+      s, targets, count, ws.partial, ws.slots,
       [&](int64_t m0, int64_t m1) {
-        T* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - r0) V
-        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) ws.partial[c0 / rows::kRowsPerChunk] = 0;
-        if (AllIgnored(targets, m0, m1)) {
-          std::fill(dy + m0 * V, dy + m1 * V, T(0));
-          if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, T(0));
-          return;
-        }
+        std::fill(dy + m0 * V, dy + m1 * V, T(0));
+        if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, T(0));
+      },
+      [&](int64_t m0, int64_t m1, const auto& add) {
+        T* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - m0) V
         GemmBlock<T>(false, true, m1 - m0, V, C, T(1), x + m0 * C, C, w, C, T(0), logits, V);
         for (int64_t n = m0; n < m1; ++n) {
           T* y = logits + (n - m0) * V;
           ScaledTanh(y, V, T(1) / cap, cap, y);  // softcap's arithmetic, in place
-          if (targets[n] >= 0) {  // the chunk's sum, its terms in row order as unfused
-            ws.partial[n / rows::kRowsPerChunk] += rows::SoftcapRowLossAndGrad(y, targets[n], V, scale, cap, dy + n * V);
+          if (targets[n] >= 0) {
+            add(n, rows::SoftcapRowLossAndGrad(y, targets[n], V, scale, cap, dy + n * V));
           } else {
             rows::SoftcapRowGrad(y, targets[n], V, scale, cap, dy + n * V);
           }
         }
         if (dx_per_block) GemmBlock<T>(false, true, m1 - m0, C, V, T(1), dy + m0 * V, V, wt, V, T(0), dx + m0 * C, C);
-      },
-      std::max(1, ws.slots));
+      });
   if (!dx_per_block) Gemm<T>(false, true, N, C, V, T(1), dy, V, wt, V, T(0), dx, C);
-  double sum = 0;
-  for (int64_t c = 0; c < rows::Chunks(N); ++c) sum += ws.partial[c];
-  return {count > 0 ? sum / count : 0.0, count};
+  return result;
 }
 
 namespace {
@@ -150,24 +167,22 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   const Bf16GemmB w_b(kernel, /*trans_b=*/true, V, C, w, C, ws.w);
   const Bf16GemmB wt_b(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);
   const bool dx_per_block = GemmBlockRows(N, C, V) == BlockRows(s);
-  ParallelFor(
-      N, BlockRows(s),
-      [&](int64_t m0, int64_t m1) {
-        float* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - r0) V
+  const CrossEntropyResult result = ForEachBlockOfRows(
+      s, targets, count, ws.partial, ws.slots,
+      [&](int64_t m0, int64_t m1) {  // zeros, prepared or not, are all-zero bytes
+        std::fill(dy_bytes + m0 * V * dy_element, dy_bytes + m1 * V * dy_element, char(0));
+        if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, 0.0f);
+      },
+      [&](int64_t m0, int64_t m1, const auto& add) {
+        float* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - m0) V
         float* grad_row = ws.grad_rows + ThreadSlot() * V;
-        for (int64_t c0 = m0; c0 < m1; c0 += rows::kRowsPerChunk) ws.partial[c0 / rows::kRowsPerChunk] = 0;
-        if (AllIgnored(targets, m0, m1)) {  // zeros, prepared or not, are all-zero bytes
-          std::fill(dy_bytes + m0 * V * dy_element, dy_bytes + m1 * V * dy_element, char(0));
-          if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, 0.0f);
-          return;
-        }
         w_b.MultiplyRows(false, m0, m1, x, C, /*accumulate=*/false, logits, V, /*round_output=*/false);
         for (int64_t n = m0; n < m1; ++n) {
           float* y = logits + (n - m0) * V;
           float* grad = dy_prepared ? grad_row : dy_f32 + n * V;
           SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
-          if (targets[n] >= 0) {  // the chunk's sum, its terms in row order as unfused
-            ws.partial[n / rows::kRowsPerChunk] += rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad);
+          if (targets[n] >= 0) {
+            add(n, rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad));
           } else {
             rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
           }
@@ -180,8 +195,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
         } else {
           wt_b.MultiplyRows(false, m0, m1, dy_f32, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
         }
-      },
-      std::max(1, ws.slots));
+      });
   if (!dx_per_block) {
     if (dy_prepared) {
       GemmBf16PreparedA(kernel, false, true, N, C, V, dy, V, wt, V, /*accumulate=*/false, dx, C);
@@ -189,9 +203,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
       GemmBf16Inputs(kernel, false, true, N, C, V, dy_f32, V, wt, V, /*accumulate=*/false, dx, C);
     }
   }
-  double sum = 0;
-  for (int64_t c = 0; c < rows::Chunks(N); ++c) sum += ws.partial[c];
-  return {count > 0 ? sum / count : 0.0, count};
+  return result;
 }
 
 #define INSTANTIATE(T)                                                                                            \
