@@ -36,6 +36,15 @@ std::vector<int32_t> Targets(int64_t N, int64_t V, uint32_t seed) {
   return t;
 }
 
+// w [V, C] transposed: the [C, V] copy the step's transpose makes for dx's product.
+template <typename T>
+std::vector<T> Transposed(const std::vector<T>& w, LinearLossShape s) {
+  std::vector<T> wt(s.C * s.V);
+  for (int64_t v = 0; v < s.V; ++v)
+    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  return wt;
+}
+
 template <typename T>
 struct Outputs {
   double loss = 0;
@@ -47,14 +56,13 @@ struct Outputs {
 template <typename T>
 Outputs<T> Unfused(const std::vector<T>& x, const std::vector<T>& w, const std::vector<int32_t>& targets,
                    LinearLossShape s, T cap, double dloss) {
-  std::vector<T> logits(s.N * s.V), y(s.N * s.V), wt(s.C * s.V);
+  std::vector<T> logits(s.N * s.V), y(s.N * s.V);
+  const std::vector<T> wt = Transposed(w, s);
   Outputs<T> out{0, std::vector<T>(s.N * s.V), std::vector<T>(s.N * s.C)};
   Matmul(x.data(), w.data(), logits.data(), s.N, s.V, s.C);
   const ScratchBuffer scratch(CrossEntropyWorkspaceBytes(s.N));
   out.loss = SoftcapCrossEntropy(logits.data(), cap, y.data(), targets.data(), s.N, s.V, scratch.get()).loss;
   CrossEntropySoftcapGrad(y.data(), targets.data(), s.N, s.V, dloss, cap, out.dy.data());
-  for (int64_t v = 0; v < s.V; ++v)
-    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
   Matmul(out.dy.data(), wt.data(), out.dx.data(), s.N, s.C, s.V);
   return out;
 }
@@ -62,9 +70,7 @@ Outputs<T> Unfused(const std::vector<T>& x, const std::vector<T>& w, const std::
 template <typename T>
 Outputs<T> Fused(const std::vector<T>& x, const std::vector<T>& w, const std::vector<int32_t>& targets,
                  LinearLossShape s, T cap, double dloss) {
-  std::vector<T> wt(s.C * s.V);
-  for (int64_t v = 0; v < s.V; ++v)
-    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<T> wt = Transposed(w, s);
   Outputs<T> out{0, std::vector<T>(s.N * s.V), std::vector<T>(s.N * s.C)};
   const ScratchBuffer scratch(LinearSoftcapCrossEntropyWorkspaceBytes<T>(s));
   out.loss = LinearSoftcapCrossEntropyWithGrad(x.data(), w.data(), wt.data(), targets.data(), s, cap, dloss,
@@ -206,9 +212,7 @@ std::vector<Bf16Gemm> Bf16Kernels() {
 // elided roundings rely on; w^T is its own buffer (the step's transpose), as unfused.
 void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed) {
   const std::vector<float> x = Random<float>(s.N * s.C, seed, 1.0), w = Random<float>(s.V * s.C, seed + 1, 0.5);
-  std::vector<float> wt(s.C * s.V);
-  for (int64_t v = 0; v < s.V; ++v)
-    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<float> wt = Transposed(w, s);
   const std::vector<int32_t> targets = Targets(s.N, s.V, seed + 2);
   const float cap = 15.0f;
   const double dloss = 0.75;
@@ -257,9 +261,7 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
   const LinearLossShape s = kSftShape;
   const std::vector<float> x = Random<float>(s.N * s.C, 41, 1.0);
   const std::vector<float> w = Random<float>(s.V * s.C, 42, 0.5);
-  std::vector<float> wt(s.C * s.V);
-  for (int64_t v = 0; v < s.V; ++v)
-    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<float> wt = Transposed(w, s);
   const std::vector<int32_t> targets = SftTargets(s, 43);
   std::vector<float> poisoned = x;
   PoisonPadding(poisoned, s);
@@ -287,9 +289,7 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
 TEST(LinearSoftcapBf16CrossEntropy, DiffersFromTheF32Chain) {
   const LinearLossShape s{64, 300, 32};
   const std::vector<float> x = Random<float>(s.N * s.C, 21, 1.0), w = Random<float>(s.V * s.C, 22, 0.5);
-  std::vector<float> wt(s.C * s.V);
-  for (int64_t v = 0; v < s.V; ++v)
-    for (int64_t c = 0; c < s.C; ++c) wt[c * s.V + v] = w[v * s.C + c];
+  const std::vector<float> wt = Transposed(w, s);
   const std::vector<int32_t> targets = Targets(s.N, s.V, 23);
   const Outputs<float> bf16 = FusedBf16(Bf16Gemm::kFp32, x, w, wt, targets, s, 15.0f, 1.0);
   const Outputs<float> f32 = Fused<float>(x, w, targets, s, 15.0f, 1.0);
