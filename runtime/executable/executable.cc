@@ -263,7 +263,9 @@ absl::Status Executable::RecordLaunch(const Launch& launch, Prepared& prepared) 
       return commands.AddLaunch(**kernel, config, args, launch.op);
     }
     case LaunchKind::kBuiltin:
-      return commands.AddBuiltin(launch.name, args, launch.op);
+      // The op and the builtin that computes it (a fused one names what it absorbed), so a
+      // profile or an error tells one matmul kernel from another.
+      return commands.AddBuiltin(launch.name, args, absl::StrCat(launch.op, " (", launch.name, ")"));
     case LaunchKind::kCopy:
       return commands.AddCopy(args[1].buffer, args[0].buffer, launch.op);
     case LaunchKind::kFill:

@@ -18,8 +18,8 @@ void MatmulBf16ResidualRmsNorm(const float* x, const float* w, const float* res,
 #pragma GCC ivdep  // s may be a's or b's bytes: element j reads only a[j], b[j]
       for (int64_t j = 0; j < N; ++j) s[j] = a[j] + b[j];
       RoundBf16InPlace(s, N);
-      RmsNormRow(s, y + r * N, N, eps);
     }
+    RmsNormRows(sum + m0 * N, y + m0 * N, m1 - m0, N, eps);
   });
 }
 

@@ -17,8 +17,8 @@ void AddRmsNorm(const T* a, const T* b, T* sum, T* y, int64_t rows, int64_t dim,
     for (int64_t r = begin; r < end; ++r) {
       const int64_t o = r * dim;
       for (int64_t i = 0; i < dim; ++i) sum[o + i] = a[o + i] + b[o + i];
-      RmsNormRow(sum + o, y + o, dim, eps);
     }
+    RmsNormRows(sum + begin * dim, y + begin * dim, end - begin, dim, eps);
   });
 }
 

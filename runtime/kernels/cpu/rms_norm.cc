@@ -2,6 +2,7 @@
 // inputs too, so the result does not depend on the row length's rounding.
 #include "runtime/kernels/cpu/rms_norm.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "runtime/kernels/cpu/parallel.h"
@@ -33,17 +34,58 @@ void RmsNormGradRow(const T* x, const T* dy, T* dx, int64_t dim, T eps) {
   for (int64_t i = 0; i < dim; ++i) dx[i] = a * dy[i] - b * x[i];
 }
 
+namespace {
+
+constexpr int64_t kRowsPerBatch = 16;
+
+double InvRmsOfSum(double sum_of_squares, int64_t dim, double eps) {
+  return 1.0 / std::sqrt(sum_of_squares / dim + eps);
+}
+
+}  // namespace
+
+template <typename T>
+void RmsNormRows(const T* x, T* y, int64_t rows, int64_t dim, T eps) {
+  double sums[kRowsPerBatch];
+  for (int64_t r0 = 0; r0 < rows; r0 += kRowsPerBatch) {
+    const int64_t n = std::min(kRowsPerBatch, rows - r0);
+    RowSums<T>(x + r0 * dim, nullptr, dim, n, dim, sums, nullptr);
+    for (int64_t r = 0; r < n; ++r) {
+      const T inv = T(InvRmsOfSum(sums[r], dim, double(eps)));
+      const T* xr = x + (r0 + r) * dim;
+      T* yr = y + (r0 + r) * dim;
+      for (int64_t i = 0; i < dim; ++i) yr[i] = xr[i] * inv;
+    }
+  }
+}
+
+template <typename T>
+void RmsNormGradRows(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, T eps) {
+  double sums[kRowsPerBatch], dots[kRowsPerBatch];
+  for (int64_t r0 = 0; r0 < rows; r0 += kRowsPerBatch) {
+    const int64_t n = std::min(kRowsPerBatch, rows - r0);
+    RowSums<T>(x + r0 * dim, dy + r0 * dim, dim, n, dim, sums, dots);
+    for (int64_t r = 0; r < n; ++r) {
+      const double inv = InvRmsOfSum(sums[r], dim, double(eps));
+      const double mean_dy_y = dots[r] * inv / dim;
+      const T a = T(inv), b = T(inv * inv * mean_dy_y);
+      const int64_t o = (r0 + r) * dim;
+      for (int64_t i = 0; i < dim; ++i) dx[o + i] = a * dy[o + i] - b * x[o + i];
+    }
+  }
+}
+
 template <typename T>
 void RmsNorm(const T* x, T* y, int64_t rows, int64_t dim, T eps) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) RmsNormRow(x + r * dim, y + r * dim, dim, eps);
+    RmsNormRows(x + begin * dim, y + begin * dim, end - begin, dim, eps);
   });
 }
 
 template <typename T>
 void RmsNormGrad(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, T eps) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) RmsNormGradRow(x + r * dim, dy + r * dim, dx + r * dim, dim, eps);
+    RmsNormGradRows(x + begin * dim, dy + begin * dim, dx + begin * dim, end - begin, dim, eps);
   });
 }
 
@@ -51,6 +93,10 @@ template void RmsNorm<float>(const float*, float*, int64_t, int64_t, float);
 template void RmsNorm<double>(const double*, double*, int64_t, int64_t, double);
 template void RmsNormGrad<float>(const float*, const float*, float*, int64_t, int64_t, float);
 template void RmsNormGrad<double>(const double*, const double*, double*, int64_t, int64_t, double);
+template void RmsNormRows<float>(const float*, float*, int64_t, int64_t, float);
+template void RmsNormRows<double>(const double*, double*, int64_t, int64_t, double);
+template void RmsNormGradRows<float>(const float*, const float*, float*, int64_t, int64_t, float);
+template void RmsNormGradRows<double>(const double*, const double*, double*, int64_t, int64_t, double);
 template void RmsNormRow<float>(const float*, float*, int64_t, float);
 template void RmsNormRow<double>(const double*, double*, int64_t, double);
 template void RmsNormGradRow<float>(const float*, const float*, float*, int64_t, float);

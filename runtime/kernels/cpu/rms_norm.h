@@ -19,6 +19,11 @@ void RmsNormGrad(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, T ep
 /// the output is written, so y (dx) may be the same row as x (or dy).
 template <typename T> void RmsNormRow(const T* x, T* y, int64_t dim, T eps);
 template <typename T> void RmsNormGradRow(const T* x, const T* dy, T* dx, int64_t dim, T eps);
+/// RmsNormRow / RmsNormGradRow on `rows` consecutive rows (the same bits), faster: the rows'
+/// sums run side by side (RowSums, vec_math.h). A batch of rows is read before its outputs
+/// are written, so the in-place uses above hold too.
+template <typename T> void RmsNormRows(const T* x, T* y, int64_t rows, int64_t dim, T eps);
+template <typename T> void RmsNormGradRows(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, T eps);
 
 }  // namespace gpt_sft::runtime::kernels
 

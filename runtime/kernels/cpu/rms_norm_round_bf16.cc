@@ -19,32 +19,26 @@ void RoundRow(float* row, int64_t dim) { RoundBf16InPlace(row, dim); }
 
 void RmsNormRoundBf16(const float* x, float* y, int64_t rows, int64_t dim, float eps) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      RmsNormRow(x + r * dim, y + r * dim, dim, eps);
-      RoundRow(y + r * dim, dim);
-    }
+    RmsNormRows(x + begin * dim, y + begin * dim, end - begin, dim, eps);
+    RoundRow(y + begin * dim, (end - begin) * dim);
   });
 }
 
 void RmsNormGradRoundBf16(const float* x, const float* dy, float* dx, int64_t rows, int64_t dim, float eps) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) {
-      RmsNormGradRow(x + r * dim, dy + r * dim, dx + r * dim, dim, eps);
-      RoundRow(dx + r * dim, dim);
-    }
+    RmsNormGradRows(x + begin * dim, dy + begin * dim, dx + begin * dim, end - begin, dim, eps);
+    RoundRow(dx + begin * dim, (end - begin) * dim);
   });
 }
 
 void RmsNormGradOfRoundedDy(const float* x, const float* dy, float* dx, int64_t rows, int64_t dim, float eps,
                             bool round_dx) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
-    std::vector<float> rounded(dim);
-    for (int64_t r = begin; r < end; ++r) {
-      std::copy(dy + r * dim, dy + (r + 1) * dim, rounded.begin());
-      RoundBf16InPlace(rounded.data(), dim);
-      RmsNormGradRow(x + r * dim, rounded.data(), dx + r * dim, dim, eps);
-      if (round_dx) RoundRow(dx + r * dim, dim);
-    }
+    const int64_t n = (end - begin) * dim;
+    std::vector<float> rounded(dy + begin * dim, dy + begin * dim + n);
+    RoundBf16InPlace(rounded.data(), n);
+    RmsNormGradRows(x + begin * dim, rounded.data(), dx + begin * dim, end - begin, dim, eps);
+    if (round_dx) RoundRow(dx + begin * dim, n);
   });
 }
 

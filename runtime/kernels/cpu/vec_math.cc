@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -260,6 +261,61 @@ double SumOfSquares(const T* x, int64_t n) {
   return Dot(x, x, n);
 }
 
+namespace {
+
+/// Dot's final sum of its eight partial sums, in its order.
+double SumOfLanes(const double* acc) {
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
+/// RowSums on four rows: the eight partial sums of each row are one vector's lanes (a product
+/// of two floats is exact in double, so the fused multiply-add rounds as Dot's add does),
+/// the tail goes to partial sum 0 as in Dot.
+[[gnu::target("avx512f")]] void FourRowSumsAvx512(const float* x, const float* y, int64_t ld, int64_t n,
+                                                 double* sums_xx, double* dots_yx) {
+  __m512d xx[4], yx[4];
+  for (int r = 0; r < 4; ++r) xx[r] = yx[r] = _mm512_setzero_pd();
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) {
+    for (int r = 0; r < 4; ++r) {
+      const __m512d xv = _mm512_cvtps_pd(_mm256_loadu_ps(x + r * ld + j));
+      xx[r] = _mm512_fmadd_pd(xv, xv, xx[r]);
+      if (y != nullptr) yx[r] = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(y + r * ld + j)), xv, yx[r]);
+    }
+  }
+  for (int r = 0; r < 4; ++r) {
+    alignas(64) double acc[8];
+    _mm512_store_pd(acc, xx[r]);
+    for (int64_t t = j; t < n; ++t) acc[0] += double(x[r * ld + t]) * double(x[r * ld + t]);
+    sums_xx[r] = SumOfLanes(acc);
+    if (y == nullptr) continue;
+    _mm512_store_pd(acc, yx[r]);
+    for (int64_t t = j; t < n; ++t) acc[0] += double(y[r * ld + t]) * double(x[r * ld + t]);
+    dots_yx[r] = SumOfLanes(acc);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void RowSums(const T* x, const T* y, int64_t ld, int64_t rows, int64_t n, double* sums_xx, double* dots_yx) {
+  int64_t r = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    if (kHasAvx512) {
+      for (; r + 4 <= rows; r += 4) {
+        FourRowSumsAvx512(x + r * ld, y == nullptr ? nullptr : y + r * ld, ld, n, sums_xx + r,
+                          y == nullptr ? nullptr : dots_yx + r);
+      }
+    }
+  }
+  for (; r < rows; ++r) {
+    sums_xx[r] = SumOfSquares(x + r * ld, n);
+    if (y != nullptr) dots_yx[r] = Dot(y + r * ld, x + r * ld, n);
+  }
+}
+
+template void RowSums<float>(const float*, const float*, int64_t, int64_t, int64_t, double*, double*);
+template void RowSums<double>(const double*, const double*, int64_t, int64_t, int64_t, double*, double*);
 template double Dot<float>(const float*, const float*, int64_t);
 template double Dot<double>(const double*, const double*, int64_t);
 template double SumOfSquares<float>(const float*, int64_t);

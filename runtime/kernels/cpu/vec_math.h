@@ -14,6 +14,14 @@ namespace gpt_sft::runtime::kernels {
 template <typename T> double SumOfSquares(const T* x, int64_t n);
 template <typename T> double Dot(const T* x, const T* y, int64_t n);
 
+/// SumOfSquares of each of `rows` rows of n elements (row r at x + r * ld) into sums_xx[r]
+/// and, where y is given, Dot(y's row r, x's row r) (y's rows at the same stride) into
+/// dots_yx[r]: each sum in exactly those functions' order, so the same bits. One row's sum
+/// is a chain of dependent adds that leaves the vector units idle; on AVX-512 four rows run
+/// side by side.
+template <typename T>
+void RowSums(const T* x, const T* y, int64_t ld, int64_t rows, int64_t n, double* sums_xx, double* dots_yx);
+
 /// max over x[0, n), n >= 1; -inf entries are fine.
 template <typename T> T MaxOf(const T* x, int64_t n);
 

@@ -1,13 +1,40 @@
 #include "runtime/kernels/cpu/vec_math.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
+
+// RowSums gives SumOfSquares's and Dot's very doubles per row (memcmp), at row counts around
+// its batch of four, lengths with and without a tail of eight, rows at a stride.
+TEST(VecMath, RowSumsAreSumOfSquaresAndDotPerRow) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  std::uniform_int_distribution<int> exponent(-30, 30);  // so that the order of the sums shows in their bits
+  for (int64_t n : {1, 7, 8, 9, 128, 131}) {
+    for (int64_t rows : {1, 4, 5, 9}) {
+      const int64_t ld = n + 3;
+      std::vector<float> x(rows * ld), y(rows * ld);
+      for (float& v : x) v = std::ldexp(normal(rng), exponent(rng));
+      for (float& v : y) v = std::ldexp(normal(rng), exponent(rng));
+      std::vector<double> xx(rows), yx(rows), only_xx(rows);
+      RowSums(x.data(), y.data(), ld, rows, n, xx.data(), yx.data());
+      RowSums<float>(x.data(), nullptr, ld, rows, n, only_xx.data(), nullptr);
+      for (int64_t r = 0; r < rows; ++r) {
+        const double want_xx = SumOfSquares(x.data() + r * ld, n), want_yx = Dot(y.data() + r * ld, x.data() + r * ld, n);
+        EXPECT_EQ(std::memcmp(&want_xx, &xx[r], sizeof(double)), 0) << "n " << n << " row " << r << " of " << rows;
+        EXPECT_EQ(std::memcmp(&want_xx, &only_xx[r], sizeof(double)), 0) << "n " << n << " row " << r;
+        EXPECT_EQ(std::memcmp(&want_yx, &yx[r], sizeof(double)), 0) << "n " << n << " row " << r << " of " << rows;
+      }
+    }
+  }
+}
 
 // The float exp across the range softmax uses (x - max <= 0) and a little above, every
 // length from 0 to 19 so the vector body and the tail are both used.
