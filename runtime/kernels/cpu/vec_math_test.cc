@@ -36,6 +36,25 @@ TEST(VecMath, RowSumsAreSumOfSquaresAndDotPerRow) {
   }
 }
 
+// Where a tail element lands among the eight partial sums shows in the bits: with partial
+// sums 1 and 2^-53 and a tail product 2^-53, adding the tail to partial sum 0 (Dot's order)
+// gives 1 (1 + 2^-53 ties to even), to partial sum 1 gives 1 + 2^-52.
+TEST(VecMath, RowSumsAddTheTailToPartialSumZero) {
+  const int64_t rows = 4, n = 9;
+  std::vector<float> x(rows * n, 1.f), y(rows * n, 0.f);
+  for (int64_t r = 0; r < rows; ++r) {
+    y[r * n + 0] = 1.f;
+    y[r * n + 1] = std::ldexp(1.f, -53);
+    y[r * n + 8] = std::ldexp(1.f, -53);
+  }
+  std::vector<double> xx(rows), yx(rows);
+  RowSums(x.data(), y.data(), n, rows, n, xx.data(), yx.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(yx[r], Dot(y.data() + r * n, x.data() + r * n, n));
+    EXPECT_EQ(yx[r], 1.0) << "row " << r;
+  }
+}
+
 // The float exp across the range softmax uses (x - max <= 0) and a little above, every
 // length from 0 to 19 so the vector body and the tail are both used.
 TEST(VecMath, FloatExpIsAccurateAndUnderflowsToZero) {
