@@ -34,7 +34,9 @@
 //     roundings) and the next rms_norm as its epilogue (matmul_bf16_residual_rms_norm);
 //   * a matmul with the relu_square right after it squares each row block while in cache
 //     (matmul_relu_square; under bf16 autocast with the rounding between,
-//     matmul_bf16_round_relu_square);
+//     matmul_bf16_round_relu_square, which writes the square prepared for the bf16 GEMMs when
+//     only they read it: the output projection with its residual norm and its weight gradient,
+//     matmul_bf16_residual_rms_norm_prepared_x and matmul_weight_grad_bf16_prepared_x);
 //   * a transpose of a weight read only by matmuls is never made: they multiply by the
 //     weight itself (matmul_grad_input, the same bits);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
@@ -786,6 +788,40 @@ std::optional<ResidualNorm> ResidualNormAfter(OpLowering& l, gpt::MatmulOp m) {
   return ResidualNorm{add, norm};
 }
 
+/// Marks a bf16 gpt.matmul or gpt.matmul_weight_grad whose x its producer writes prepared for
+/// the bf16 GEMMs (PrepareForGemmReaders); set by the producer's lowering, read by the
+/// readers', later in the same function.
+constexpr char kPreparedXAttr[] = "gpt.cpu.prepared_x";
+
+/// Under bf16 autocast the MLP's hidden activation r (relu² of the rounded product) is read
+/// only by bf16 GEMMs, as their x: the block's output projection (lowered with its residual
+/// norm) and that projection's weight gradient. Each would prepare it (narrow it to bf16 bits)
+/// on every read; its producer writes it prepared once instead, in cache and in half the
+/// bytes on onednn. True, and the readers marked (kPreparedXAttr), when every reader is one of
+/// those and r shares no byte with `apart` (the producer's other operands: the rows it writes
+/// at half width would overlap rows it has yet to read).
+bool PrepareForGemmReaders(OpLowering& l, Value r, llvm::ArrayRef<Value> apart) {
+  for (Value v : apart) {
+    if (!DisjointBytes(l, r, v)) return false;
+  }
+  llvm::SmallVector<mlir::Operation*> readers;
+  for (mlir::Operation* user : r.getUsers()) {
+    if (auto m = llvm::dyn_cast<gpt::MatmulOp>(user)) {
+      if (m.getX() != r || m.getW() == r || !UnderBf16Autocast(m) || lowering::MatchLinearLoss(m)) return false;
+      if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) return false;
+      if (!ResidualNormAfter(l, m)) return false;
+    } else if (auto g = llvm::dyn_cast<gpt::MatmulWeightGradOp>(user)) {
+      if (g.getX() != r || g.getDy() == r || !UnderBf16Autocast(g) || g->hasAttr(kPreparedDyAttr)) return false;
+    } else {
+      return false;
+    }
+    readers.push_back(user);
+  }
+  if (readers.empty()) return false;
+  for (mlir::Operation* reader : readers) reader->setAttr(kPreparedXAttr, mlir::UnitAttr::get(reader->getContext()));
+  return true;
+}
+
 /// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by matmul_grad_input
 /// (x [M, N], w [N, K]), under bf16 autocast its bf16 kernel, absorbing a lone rounding after
 /// it as the bf16 matmul does.
@@ -857,21 +893,26 @@ LogicalResult LowerOp(OpLowering& l) {
       return LowerMatmulByTransposedWeight(l, m, t.getX(), !bf16.empty());
     }
     const llvm::SmallVector<int64_t> mnk = {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)};
+    const bool prepared_x = m->hasAttr(kPreparedXAttr);
     if (!bf16.empty() && TypeOf(m.getX()).getElementType().isF32()) {
       if (std::optional<ResidualNorm> r = ResidualNormAfter(l, m)) {
         l.Absorb(r->add);
         l.Absorb(r->norm);
-        return Call(l, "cpu.matmul_bf16_residual_rms_norm.f32", mnk, {r->norm.getEps().convertToDouble()},
+        return Call(l, prepared_x ? "cpu.matmul_bf16_residual_rms_norm_prepared_x.f32" : "cpu.matmul_bf16_residual_rms_norm.f32",
+                    mnk, {r->norm.getEps().convertToDouble()},
                     {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(r->add.getDpsInputs()[1]), l.result(0),
                      l.BufferOf(r->add.getResult(0)), l.BufferOf(r->norm.getResult())});
       }
     }
+    if (prepared_x) return m.emitOpError("x is written prepared for a matmul fused with its residual norm, which this one is not");
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
         l.Absorb(round);
         if (gpt::ReluSquareOp relu = ReluSquareAfter(l, round, round.getResult(0), {m.getX(), m.getW()})) {
           l.Absorb(relu);
-          return Call(l, "cpu.matmul_bf16_round_relu_square.f32", mnk, {},
+          const bool prepared_r = PrepareForGemmReaders(l, relu.getResult(), {round.getResult(0)});
+          return Call(l, prepared_r ? "cpu.matmul_bf16_round_relu_square_prepared_r.f32" : "cpu.matmul_bf16_round_relu_square.f32",
+                      mnk, {},
                       {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0)),
                        l.BufferOf(relu.getResult())});
         }
@@ -887,8 +928,12 @@ LogicalResult LowerOp(OpLowering& l) {
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
-    const bool prepared_dy = m->hasAttr(kPreparedDyAttr);
-    return Call(l, prepared_dy ? "cpu.matmul_weight_grad_bf16_prepared_dy.f32" : Builtin("matmul_weight_grad" + bf16, m.getX()),
+    const bool prepared_dy = m->hasAttr(kPreparedDyAttr), prepared_x = m->hasAttr(kPreparedXAttr);
+    if (prepared_dy && prepared_x) return m.emitOpError("both operands written prepared: no builtin reads both");
+    const std::string name = prepared_dy  ? "cpu.matmul_weight_grad_bf16_prepared_dy.f32"
+                             : prepared_x ? "cpu.matmul_weight_grad_bf16_prepared_x.f32"
+                                          : Builtin("matmul_weight_grad" + bf16, m.getX());
+    return Call(l, name,
                 {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
   }

@@ -209,10 +209,35 @@ struct MatmulReluSquareCall {
   }
 };
 
+/// matmul_bf16_round_relu_square with r written prepared for the bf16 GEMMs that alone read it
+/// (the compiler's choice, matmul_relu_square.h): r's f32 buffer holds the prepared elements.
+struct MatmulBf16RoundReluSquarePreparedRCall {
+  static constexpr const char* kName = "matmul_bf16_round_relu_square_prepared_r";
+  const float *x, *w;
+  float* y;
+  void* r;
+  int64_t M, N, K;
+  explicit MatmulBf16RoundReluSquarePreparedRCall(ArgReader& a) {
+    M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
+    x = a.Buffer<const float>(M * K, "x");
+    w = a.Buffer<const float>(N * K, "w");
+    y = a.Buffer<float>(M * N, "y");
+    r = a.Buffer<float>(M * N, "r");  // its f32 buffer; the prepared bytes fill all or half of it
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulBf16RoundReluSquarePreparedR(x, w, y, r, M, N, K);
+    return absl::OkStatus();
+  }
+};
+
 /// (M, N, K; eps; x, w, res, mm, sum, y): a block's bf16 output projection with the residual
-/// add and the next rms_norm as its epilogue (matmul_residual_rms_norm.h).
+/// add and the next rms_norm as its epilogue (matmul_residual_rms_norm.h); kPreparedX: x as
+/// its producer wrote it, prepared for the bf16 GEMM.
+template <bool kPreparedX = false>
 struct MatmulBf16ResidualRmsNormCall {
-  static constexpr const char* kName = "matmul_bf16_residual_rms_norm";
+  static constexpr const char* kName =
+      kPreparedX ? "matmul_bf16_residual_rms_norm_prepared_x" : "matmul_bf16_residual_rms_norm";
   const float *x, *w, *res;
   float *mm, *sum, *y;
   int64_t M, N, K;
@@ -229,7 +254,11 @@ struct MatmulBf16ResidualRmsNormCall {
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::MatmulBf16ResidualRmsNorm(x, w, res, mm, sum, y, M, N, K, float(eps));
+    if constexpr (kPreparedX) {
+      k::MatmulBf16ResidualRmsNormPreparedX(x, w, res, mm, sum, y, M, N, K, float(eps));
+    } else {
+      k::MatmulBf16ResidualRmsNorm(x, w, res, mm, sum, y, M, N, K, float(eps));
+    }
     return absl::OkStatus();
   }
 };
@@ -280,6 +309,27 @@ struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
     } else {
       k::MatmulGradWeight(dy, x, dw, M, N, K, /*accumulate=*/false);
     }
+    return absl::OkStatus();
+  }
+};
+
+/// matmul_weight_grad_bf16 whose x its producer wrote prepared for the bf16 GEMMs (f32 only):
+/// the same bits, the GEMM's B read in place.
+struct MatmulWeightGradBf16PreparedXCall {
+  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_x";
+  const float* dy;
+  const void* x;
+  float* dw;
+  int64_t M, N, K;
+  explicit MatmulWeightGradBf16PreparedXCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const float>(M * N, "dy");
+    x = r.Buffer<const float>(M * K, "x");  // its f32 buffer; the prepared bytes fill all or half of it
+    dw = r.Buffer<float>(N * K, "dw");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradWeightBf16PreparedX(dy, x, dw, M, N, K, /*accumulate=*/false);
     return absl::OkStatus();
   }
 };
@@ -1019,13 +1069,16 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulReluSquareCall<float>>("cpu.matmul_relu_square.f32"),
     Entry<MatmulReluSquareCall<double>>("cpu.matmul_relu_square.f64"),
     Entry<MatmulReluSquareCall<float, true>>("cpu.matmul_bf16_round_relu_square.f32"),
-    Entry<MatmulBf16ResidualRmsNormCall>("cpu.matmul_bf16_residual_rms_norm.f32"),
+    Entry<MatmulBf16RoundReluSquarePreparedRCall>("cpu.matmul_bf16_round_relu_square_prepared_r.f32"),
+    Entry<MatmulBf16ResidualRmsNormCall<>>("cpu.matmul_bf16_residual_rms_norm.f32"),
+    Entry<MatmulBf16ResidualRmsNormCall<true>>("cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"),
     Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
     Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
     Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),
     Entry<MatmulGradInputCall<float, true, true>>("cpu.matmul_grad_input_bf16_round.f32"),
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
     Entry<MatmulWeightGradBf16PreparedDyCall>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
+    Entry<MatmulWeightGradBf16PreparedXCall>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),

@@ -137,6 +137,21 @@ Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const 
   });
 }
 
+Bf16GemmB Bf16GemmB::OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb,
+                                void* storage) {
+  Bf16GemmB prepared(kernel, trans_b, N, K);
+  const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N, element = Bf16PreparedElementBytes(kernel);
+  if (ldb == cols) {  // already compact: read in place
+    prepared.storage_ = const_cast<void*>(b);
+    return prepared;
+  }
+  const char* from = static_cast<const char*>(b);
+  char* to = static_cast<char*>(storage);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(to + r * cols * element, from + r * ldb * element, cols * element);
+  prepared.storage_ = storage;
+  return prepared;
+}
+
 void Bf16GemmB::MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
                              float* c_rows, int64_t ldc, bool round_output) const {
   int64_t lda_p = 0;
@@ -175,10 +190,12 @@ namespace {
 /// MultiplyPreparedRows (A prepared: `a_prepared` instead of `a`), then `epilogue` on those
 /// rows when given.
 void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
-                   const void* a_prepared, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
-                   int64_t ldc, bool round_output, const ChunkBody* epilogue) {
+                   const void* a_prepared, int64_t lda, const float* b, const void* b_prepared, int64_t ldb,
+                   bool accumulate, float* c, int64_t ldc, bool round_output, const ChunkBody* epilogue) {
   thread_local std::vector<uint8_t> b_buffer;
-  const Bf16GemmB prepared(kernel, trans_b, N, K, b, ldb, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K)));
+  void* storage = Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K));
+  const Bf16GemmB prepared = b_prepared == nullptr ? Bf16GemmB(kernel, trans_b, N, K, b, ldb, storage)
+                                                   : Bf16GemmB::OfPrepared(kernel, trans_b, N, K, b_prepared, ldb, storage);
   auto rows = [&](int64_t m0, int64_t m1) {
     if (a_prepared == nullptr) {
       prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
@@ -236,11 +253,12 @@ namespace {
 /// `round_output`, then `epilogue` (if any) on each block of C's rows.
 void RunBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                  const void* a_prepared, int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c,
-                 int64_t ldc, bool round_output, const ChunkBody* epilogue = nullptr) {
+                 int64_t ldc, bool round_output, const ChunkBody* epilogue = nullptr,
+                 const void* b_prepared = nullptr) {
   if (M <= 0 || N <= 0) return;
   if (K > 0) {
-    return SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, a_prepared, lda, b, ldb, accumulate, c, ldc,
-                         round_output, epilogue);
+    return SplitBf16Gemm(kernel, trans_a, trans_b, M, N, K, a, a_prepared, lda, b, b_prepared, ldb, accumulate, c,
+                         ldc, round_output, epilogue);
   }
   // No products: C is zero, or kept when accumulating (what BLAS does with K = 0).
   if (!accumulate) {
@@ -291,6 +309,18 @@ void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64
 void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
                        int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
   RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, nullptr, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/false);
+}
+
+void MatmulBf16PreparedXRoundedOutputThen(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
+                                          ChunkBody epilogue) {
+  RunBf16Gemm(ActiveBf16Gemm(), false, true, M, N, K, nullptr, x, K, w, K, /*accumulate=*/false, y, N,
+              /*round_output=*/true, &epilogue);
+}
+
+void MatmulGradWeightBf16PreparedX(const float* dy, const void* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                   bool accumulate) {
+  RunBf16Gemm(ActiveBf16Gemm(), true, false, N, K, M, dy, nullptr, N, nullptr, K, accumulate, dw, K,
+              /*round_output=*/false, /*epilogue=*/nullptr, /*b_prepared=*/x);
 }
 
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,

@@ -76,6 +76,14 @@ void PrepareBf16Operand(Bf16Gemm kernel, const float* x, int64_t n, void* out);
 void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
                        int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
 
+/// MatmulBf16InputsRoundedOutputThen with x prepared for ActiveBf16Gemm() ([M, K] compact).
+void MatmulBf16PreparedXRoundedOutputThen(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
+                                          ChunkBody epilogue);
+/// MatmulGradWeightBf16Inputs with x prepared for ActiveBf16Gemm() ([M, K] compact): the GEMM's
+/// B read in place, with no pass over it.
+void MatmulGradWeightBf16PreparedX(const float* dy, const void* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                   bool accumulate);
+
 /// MatmulGradWeightBf16Inputs with dy prepared for ActiveBf16Gemm().
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                     bool accumulate);
@@ -92,6 +100,11 @@ class Bf16GemmB {
   /// Prepares op(B) (B [K, N], or stored [N, K] when trans_b, leading dim ldb) into `storage`,
   /// over the pool. `storage` must outlive this object.
   Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, void* storage);
+  /// op(B) already prepared for `kernel` (`b` holds prepared elements, leading dim ldb in
+  /// elements): read in place where compact, else copied compact into `storage` (the layout
+  /// the constructor above gives, so the same bits).
+  static Bf16GemmB OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb,
+                              void* storage);
 
   /// C's rows [m0, m1) = op(A)'s rows times op(B) (+ C when `accumulate`), on the calling
   /// thread; A [M, K] or, trans_a, stored [K, M]; `c_rows` points at C's row m0 (a whole C, or
@@ -105,6 +118,9 @@ class Bf16GemmB {
                             float* c_rows, int64_t ldc, bool round_output) const;
 
  private:
+  Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K)
+      : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(nullptr) {}
+
   Bf16Gemm kernel_;
   bool trans_b_;
   int64_t N_, K_;

@@ -223,6 +223,33 @@ TEST(MatmulBf16, ByTheWeightIsByItsTransposedCopyBitForBit) {
   }
 }
 
+/// x prepared for the active kernel, in a buffer of x's own f32 size (as the compiled step
+/// keeps it).
+std::vector<float> PreparedCopy(const std::vector<float>& x) {
+  std::vector<float> prepared(x.size(), -1.0f);
+  PrepareBf16Operand(ActiveBf16Gemm(), x.data(), static_cast<int64_t>(x.size()), prepared.data());
+  return prepared;
+}
+
+// A prepared x gives the f32 x's bits: as the weight gradient's B (read in place) and as the
+// rounded product's A, on shapes Gemm splits over the pool; on x that is not bf16 values too.
+TEST(MatmulBf16, PreparedXIsTheF32XBitForBit) {
+  const int64_t M = 700, N = 96, K = 160;
+  const std::vector<float> x = Random(M * K, 41, false), w = Random(N * K, 42), dy = Random(M * N, 43);
+  const std::vector<float> prepared = PreparedCopy(x);
+  std::vector<float> dw(N * K, 1.0f), dw_prepared(N * K, 1.0f);
+  MatmulGradWeightBf16Inputs(dy.data(), x.data(), dw.data(), M, N, K, /*accumulate=*/true);
+  MatmulGradWeightBf16PreparedX(dy.data(), prepared.data(), dw_prepared.data(), M, N, K, /*accumulate=*/true);
+  EXPECT_EQ(std::memcmp(dw.data(), dw_prepared.data(), dw.size() * sizeof(float)), 0);
+  std::vector<float> y(M * N), y_prepared(M * N);
+  int64_t epilogue_rows = 0;
+  MatmulBf16InputsRoundedOutput(x.data(), w.data(), y.data(), M, N, K);
+  MatmulBf16PreparedXRoundedOutputThen(prepared.data(), w.data(), y_prepared.data(), M, N, K,
+                                       [&](int64_t m0, int64_t m1) { epilogue_rows += m1 - m0; });
+  EXPECT_EQ(std::memcmp(y.data(), y_prepared.data(), y.size() * sizeof(float)), 0);
+  EXPECT_EQ(epilogue_rows, M);
+}
+
 TEST(MatmulBf16, MatmulAndWeightGradAreTheirGemms) {
   const int64_t M = 40, N = 24, K = 56;
   const std::vector<float> x = Random(M * K, 7), w = Random(N * K, 8), dy = Random(M * N, 9);

@@ -2,6 +2,8 @@
 // MatmulBf16InputsRoundedOutputThen) with ReluSquareRange as their epilogue.
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 
+#include <vector>
+
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/pointwise.h"
@@ -17,6 +19,21 @@ void MatmulReluSquare(const T* x, const T* w, T* y, T* r, int64_t M, int64_t N, 
 void MatmulBf16RoundReluSquare(const float* x, const float* w, float* y, float* r, int64_t M, int64_t N, int64_t K) {
   MatmulBf16InputsRoundedOutputThen(
       x, w, y, M, N, K, [&](int64_t m0, int64_t m1) { ReluSquareRange(y + m0 * N, r + m0 * N, (m1 - m0) * N); });
+}
+
+void MatmulBf16RoundReluSquarePreparedR(const float* x, const float* w, float* y, void* r, int64_t M, int64_t N,
+                                        int64_t K) {
+  const Bf16Gemm kernel = ActiveBf16Gemm();
+  char* const r_bytes = static_cast<char*>(r);
+  const int64_t element = Bf16PreparedElementBytes(kernel);
+  MatmulBf16InputsRoundedOutputThen(x, w, y, M, N, K, [&](int64_t m0, int64_t m1) {
+    thread_local std::vector<float> squared;  // a row, squared, then prepared while in cache
+    squared.resize(N);
+    for (int64_t m = m0; m < m1; ++m) {
+      ReluSquareRange(y + m * N, squared.data(), N);
+      PrepareBf16Operand(kernel, squared.data(), N, r_bytes + m * N * element);
+    }
+  });
 }
 
 template void MatmulReluSquare<float>(const float*, const float*, float*, float*, int64_t, int64_t, int64_t);

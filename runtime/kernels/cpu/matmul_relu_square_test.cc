@@ -65,5 +65,19 @@ TEST(MatmulReluSquare, FloatIsMatmulThenReluSquare) { ExpectFusedIsUnfused<float
 TEST(MatmulReluSquare, DoubleIsMatmulThenReluSquare) { ExpectFusedIsUnfused<double>(false); }
 TEST(MatmulReluSquare, Bf16IsRoundedMatmulThenReluSquare) { ExpectFusedIsUnfused<float>(true); }
 
+// Under bf16 autocast the compiled step may write r prepared for the bf16 GEMMs that alone read
+// it: the prepared bits of the unfused r, y unchanged.
+TEST(MatmulReluSquare, Bf16PreparedRIsTheUnfusedRPrepared) {
+  const int64_t M = 1000, N = 96, K = 64;
+  const testing::Vec rx = testing::Random(M * K, 1), rw = testing::Random(N * K, 2);
+  const std::vector<float> x(rx.begin(), rx.end()), w(rw.begin(), rw.end());
+  std::vector<float> y(M * N), r(M * N), fused_y(M * N), fused_r(M * N, -1.0f), want_r(M * N, -1.0f);
+  MatmulBf16RoundReluSquare(x.data(), w.data(), y.data(), r.data(), M, N, K);
+  PrepareBf16Operand(ActiveBf16Gemm(), r.data(), M * N, want_r.data());
+  MatmulBf16RoundReluSquarePreparedR(x.data(), w.data(), fused_y.data(), fused_r.data(), M, N, K);
+  ExpectSameBits(y, fused_y, "y");
+  ExpectSameBits(want_r, fused_r, "r prepared");  // the bytes past the prepared ones untouched too
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

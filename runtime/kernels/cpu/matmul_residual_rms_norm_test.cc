@@ -47,5 +47,21 @@ TEST(MatmulBf16ResidualRmsNorm, IsRoundedMatmulResidualAddThenRmsNorm) {
   ExpectSameBits(y, mm_y, "y over mm");
 }
 
+// With x prepared as its producer wrote it: the same bits as with the f32 x.
+TEST(MatmulBf16ResidualRmsNorm, PreparedXIsTheF32X) {
+  const int64_t M = 1000, N = 96, K = 64;
+  const float eps = float(kRmsNormEps);
+  const testing::Vec rx = testing::Random(M * K, 4), rw = testing::Random(N * K, 5), rr = testing::Random(M * N, 6);
+  const std::vector<float> x(rx.begin(), rx.end()), w(rw.begin(), rw.end()), res(rr.begin(), rr.end());
+  std::vector<float> prepared(M * K);
+  PrepareBf16Operand(ActiveBf16Gemm(), x.data(), M * K, prepared.data());
+  std::vector<float> mm(M * N), sum(M * N), y(M * N), p_mm(M * N), p_sum(M * N), p_y(M * N);
+  MatmulBf16ResidualRmsNorm(x.data(), w.data(), res.data(), mm.data(), sum.data(), y.data(), M, N, K, eps);
+  MatmulBf16ResidualRmsNormPreparedX(prepared.data(), w.data(), res.data(), p_mm.data(), p_sum.data(), p_y.data(), M,
+                                     N, K, eps);
+  ExpectSameBits(sum, p_sum, "sum");
+  ExpectSameBits(y, p_y, "y");
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

@@ -205,6 +205,42 @@ module attributes {gpt.autocast = "bf16"} {
 
 // -----
 
+// When only bf16 GEMMs read the MLP's hidden activation (the output projection, fused with
+// its residual norm, and that projection's weight gradient), its producer writes it prepared
+// for them and both read it so (above, where r is also returned, it stays f32).
+// CHECK-LABEL: func.func @mlp_hidden_prepared_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_round_relu_square_prepared_r.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{[^,]*}}, %[[R:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[R]], %arg2,
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg4, %[[R]],
+module attributes {gpt.autocast = "bf16"} {
+  func.func @mlp_hidden_prepared_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w1: tensor<32x16xf32> {gpt.name = "w1"},
+                                      %w2: tensor<16x32xf32> {gpt.name = "w2"}, %res: tensor<8x16xf32> {gpt.name = "res"},
+                                      %dy: tensor<8x16xf32> {gpt.name = "dy"})
+      -> (tensor<8x32xf32> {gpt.name = "y"}, tensor<8x16xf32> {gpt.name = "sum"}, tensor<8x16xf32> {gpt.name = "n"},
+          tensor<16x32xf32> {gpt.name = "dw2"}) {
+    %y = gpt.matmul %x, %w1 : tensor<8x16xf32>, tensor<32x16xf32>
+    %yr = gpt.fusion (%y) : (tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x32xf32>
+      gpt.yield %0 : tensor<8x32xf32>
+    }
+    %r = gpt.relu_square %yr : tensor<8x32xf32>
+    %p = gpt.matmul %r, %w2 : tensor<8x32xf32>, tensor<16x32xf32>
+    %s = gpt.fusion (%p, %res) : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32> {
+    ^bb0(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x16xf32>
+      %1 = gpt.add %b, %0 : tensor<8x16xf32>, tensor<8x16xf32>
+      %2 = gpt.round_bf16 %1 : tensor<8x16xf32>
+      gpt.yield %2 : tensor<8x16xf32>
+    }
+    %n = gpt.rms_norm %s : tensor<8x16xf32>
+    %dw2 = gpt.matmul_weight_grad %dy, %r : tensor<8x16xf32>, tensor<8x32xf32>
+    return %yr, %s, %n, %dw2 : tensor<8x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<16x32xf32>
+  }
+}
+
+// -----
+
 // A block's output projection under bf16 autocast: the matmul, the fusion that rounds it,
 // adds it to the residual and rounds the sum, and the rms_norm of the sum are one launch
 // (matmul_bf16_residual_rms_norm: the product's buffer, then the sum and the norm).
