@@ -34,9 +34,10 @@
 //     roundings) and the next rms_norm as its epilogue (matmul_bf16_residual_rms_norm);
 //   * a matmul with the relu_square right after it squares each row block while in cache
 //     (matmul_relu_square; under bf16 autocast with the rounding between,
-//     matmul_bf16_round_relu_square, which writes the square prepared for the bf16 GEMMs when
-//     only they read it: the output projection with its residual norm and its weight gradient,
-//     matmul_bf16_residual_rms_norm_prepared_x and matmul_weight_grad_bf16_prepared_x);
+//     matmul_bf16_round_relu_square);
+//   * under bf16 autocast a value only bf16 GEMMs read as x (a block's norm, the MLP's hidden
+//     activation) is written prepared for them by its producer (the residual-norm and relu²
+//     epilogues: *_prepared_y, *_prepared_r) and read so (*_prepared_x builtins);
 //   * a transpose of a weight read only by matmuls is never made: they multiply by the
 //     weight itself (matmul_grad_input, the same bits);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
@@ -793,25 +794,26 @@ std::optional<ResidualNorm> ResidualNormAfter(OpLowering& l, gpt::MatmulOp m) {
 /// readers', later in the same function.
 constexpr char kPreparedXAttr[] = "gpt.cpu.prepared_x";
 
-/// Under bf16 autocast the MLP's hidden activation r (relu² of the rounded product) is read
-/// only by bf16 GEMMs, as their x: the block's output projection (lowered with its residual
-/// norm) and that projection's weight gradient. Each would prepare it (narrow it to bf16 bits)
-/// on every read; its producer writes it prepared once instead, in cache and in half the
-/// bytes on onednn. True, and the readers marked (kPreparedXAttr), when every reader is one of
-/// those and r shares no byte with `apart` (the producer's other operands: the rows it writes
-/// at half width would overlap rows it has yet to read).
-bool PrepareForGemmReaders(OpLowering& l, Value r, llvm::ArrayRef<Value> apart) {
-  for (Value v : apart) {
-    if (!DisjointBytes(l, r, v)) return false;
+/// Under bf16 autocast a value that only bf16 GEMMs read, as their x (the block's norms, read
+/// by the q, k, v and MLP matmuls, and the MLP's hidden activation, read by the output
+/// projection), and their weight gradients, would be prepared (narrowed to bf16 bits) on every
+/// read; its producer writes it prepared once instead, in cache and in half the bytes on
+/// onednn. True, and the readers marked (kPreparedXAttr), when every reader is a matmul
+/// lowered with a rounding or with its residual norm (the forms with a prepared-x builtin) or a
+/// weight gradient, and `v` shares no byte with `apart` (the producer's other operands: rows
+/// written at half width would overlap rows yet to be read).
+bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart) {
+  for (Value other : apart) {
+    if (!DisjointBytes(l, v, other)) return false;
   }
   llvm::SmallVector<mlir::Operation*> readers;
-  for (mlir::Operation* user : r.getUsers()) {
+  for (mlir::Operation* user : v.getUsers()) {
     if (auto m = llvm::dyn_cast<gpt::MatmulOp>(user)) {
-      if (m.getX() != r || m.getW() == r || !UnderBf16Autocast(m) || lowering::MatchLinearLoss(m)) return false;
+      if (m.getX() != v || m.getW() == v || !UnderBf16Autocast(m) || lowering::MatchLinearLoss(m)) return false;
       if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) return false;
-      if (!ResidualNormAfter(l, m)) return false;
+      if (!ResidualNormAfter(l, m) && !RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) return false;
     } else if (auto g = llvm::dyn_cast<gpt::MatmulWeightGradOp>(user)) {
-      if (g.getX() != r || g.getDy() == r || !UnderBf16Autocast(g) || g->hasAttr(kPreparedDyAttr)) return false;
+      if (g.getX() != v || g.getDy() == v || !UnderBf16Autocast(g) || g->hasAttr(kPreparedDyAttr)) return false;
     } else {
       return false;
     }
@@ -820,6 +822,16 @@ bool PrepareForGemmReaders(OpLowering& l, Value r, llvm::ArrayRef<Value> apart) 
   if (readers.empty()) return false;
   for (mlir::Operation* reader : readers) reader->setAttr(kPreparedXAttr, mlir::UnitAttr::get(reader->getContext()));
   return true;
+}
+
+/// The name of a bf16 matmul builtin with the suffix of its prepared operands, in order.
+std::string WithPrepared(std::string name, llvm::ArrayRef<std::pair<bool, const char*>> operands) {
+  std::string suffix;
+  for (const auto& [prepared, letter] : operands) {
+    if (prepared) suffix += std::string("_") + letter;
+  }
+  if (!suffix.empty()) name += "_prepared" + suffix;
+  return name + ".f32";
 }
 
 /// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by matmul_grad_input
@@ -898,25 +910,27 @@ LogicalResult LowerOp(OpLowering& l) {
       if (std::optional<ResidualNorm> r = ResidualNormAfter(l, m)) {
         l.Absorb(r->add);
         l.Absorb(r->norm);
-        return Call(l, prepared_x ? "cpu.matmul_bf16_residual_rms_norm_prepared_x.f32" : "cpu.matmul_bf16_residual_rms_norm.f32",
-                    mnk, {r->norm.getEps().convertToDouble()},
+        const bool prepared_y =
+            PrepareForGemmReaders(l, r->norm.getResult(),
+                                  {m.getX(), m.getW(), r->add.getDpsInputs()[1], m.getResult(), r->add.getResult(0)});
+        return Call(l, WithPrepared("cpu.matmul_bf16_residual_rms_norm", {{prepared_x, "x"}, {prepared_y, "y"}}), mnk,
+                    {r->norm.getEps().convertToDouble()},
                     {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(r->add.getDpsInputs()[1]), l.result(0),
                      l.BufferOf(r->add.getResult(0)), l.BufferOf(r->norm.getResult())});
       }
     }
-    if (prepared_x) return m.emitOpError("x is written prepared for a matmul fused with its residual norm, which this one is not");
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
         l.Absorb(round);
         if (gpt::ReluSquareOp relu = ReluSquareAfter(l, round, round.getResult(0), {m.getX(), m.getW()})) {
           l.Absorb(relu);
-          const bool prepared_r = PrepareForGemmReaders(l, relu.getResult(), {round.getResult(0)});
-          return Call(l, prepared_r ? "cpu.matmul_bf16_round_relu_square_prepared_r.f32" : "cpu.matmul_bf16_round_relu_square.f32",
-                      mnk, {},
+          const bool prepared_r = PrepareForGemmReaders(l, relu.getResult(), {m.getX(), m.getW(), round.getResult(0)});
+          return Call(l, WithPrepared("cpu.matmul_bf16_round_relu_square", {{prepared_x, "x"}, {prepared_r, "r"}}), mnk,
+                      {},
                       {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0)),
                        l.BufferOf(relu.getResult())});
         }
-        return Call(l, "cpu.matmul_bf16_round.f32", mnk, {},
+        return Call(l, WithPrepared("cpu.matmul_bf16_round", {{prepared_x, "x"}}), mnk, {},
                     {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
       }
     } else if (gpt::ReluSquareOp relu = ReluSquareAfter(l, m, m.getResult(), {m.getX(), m.getW()})) {
@@ -924,6 +938,7 @@ LogicalResult LowerOp(OpLowering& l) {
       return Call(l, Builtin("matmul_relu_square", m.getX()), mnk, {},
                   {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0), l.BufferOf(relu.getResult())});
     }
+    if (prepared_x) return m.emitOpError("x is written prepared for a bf16 GEMM form this matmul is not lowered to");
     return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
                 {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
   }

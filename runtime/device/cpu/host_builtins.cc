@@ -183,6 +183,26 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
 };
 
+/// matmul_bf16_round with x as its producer wrote it, prepared for the bf16 GEMM (the compiler's
+/// choice when only bf16 GEMMs read x): the same bits.
+struct MatmulBf16RoundPreparedXCall {
+  static constexpr const char* kName = "matmul_bf16_round_prepared_x";
+  const float *x, *w;
+  float* y;
+  int64_t M, N, K;
+  explicit MatmulBf16RoundPreparedXCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    x = r.Buffer<const float>(M * K, "x");  // its f32 buffer; the prepared bytes fill all or half of it
+    w = r.Buffer<const float>(N * K, "w");
+    y = r.Buffer<float>(M * N, "y");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulBf16PreparedXRoundedOutput(x, w, y, M, N, K);
+    return absl::OkStatus();
+  }
+};
+
 /// y[M, N] = x[M, K] w[N, K]^T and r = relu(y)² in one pass (the compiler's fusion of the MLP's
 /// first matmul with its relu²; kBf16: under bf16 autocast, y rounded, matmul_relu_square.h).
 template <typename T, bool kBf16 = false>
@@ -209,35 +229,41 @@ struct MatmulReluSquareCall {
   }
 };
 
-/// matmul_bf16_round_relu_square with r written prepared for the bf16 GEMMs that alone read it
-/// (the compiler's choice, matmul_relu_square.h): r's f32 buffer holds the prepared elements.
-struct MatmulBf16RoundReluSquarePreparedRCall {
-  static constexpr const char* kName = "matmul_bf16_round_relu_square_prepared_r";
+/// matmul_bf16_round_relu_square with x as its producer wrote it (kPreparedX) and r written
+/// prepared for the bf16 GEMMs that alone read it (kPreparedR): the compiler's choices
+/// (matmul_relu_square.h); a prepared operand's f32 buffer holds its prepared elements.
+template <bool kPreparedX, bool kPreparedR>
+struct MatmulBf16RoundReluSquarePreparedCall {
+  static constexpr const char* kName = kPreparedX && kPreparedR ? "matmul_bf16_round_relu_square_prepared_x_r"
+                                       : kPreparedX             ? "matmul_bf16_round_relu_square_prepared_x"
+                                                                : "matmul_bf16_round_relu_square_prepared_r";
   const float *x, *w;
-  float* y;
-  void* r;
+  float *y, *r;
   int64_t M, N, K;
-  explicit MatmulBf16RoundReluSquarePreparedRCall(ArgReader& a) {
+  explicit MatmulBf16RoundReluSquarePreparedCall(ArgReader& a) {
     M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
     x = a.Buffer<const float>(M * K, "x");
     w = a.Buffer<const float>(N * K, "w");
     y = a.Buffer<float>(M * N, "y");
-    r = a.Buffer<float>(M * N, "r");  // its f32 buffer; the prepared bytes fill all or half of it
+    r = a.Buffer<float>(M * N, "r");
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::MatmulBf16RoundReluSquarePreparedR(x, w, y, r, M, N, K);
+    k::MatmulBf16RoundReluSquarePrepared(x, kPreparedX, w, y, r, kPreparedR, M, N, K);
     return absl::OkStatus();
   }
 };
 
 /// (M, N, K; eps; x, w, res, mm, sum, y): a block's bf16 output projection with the residual
 /// add and the next rms_norm as its epilogue (matmul_residual_rms_norm.h); kPreparedX: x as
-/// its producer wrote it, prepared for the bf16 GEMM.
-template <bool kPreparedX = false>
+/// its producer wrote it, prepared for the bf16 GEMM; kPreparedY: y written prepared for the
+/// bf16 GEMMs that alone read it.
+template <bool kPreparedX = false, bool kPreparedY = false>
 struct MatmulBf16ResidualRmsNormCall {
-  static constexpr const char* kName =
-      kPreparedX ? "matmul_bf16_residual_rms_norm_prepared_x" : "matmul_bf16_residual_rms_norm";
+  static constexpr const char* kName = kPreparedX && kPreparedY ? "matmul_bf16_residual_rms_norm_prepared_x_y"
+                                       : kPreparedX             ? "matmul_bf16_residual_rms_norm_prepared_x"
+                                       : kPreparedY             ? "matmul_bf16_residual_rms_norm_prepared_y"
+                                                                : "matmul_bf16_residual_rms_norm";
   const float *x, *w, *res;
   float *mm, *sum, *y;
   int64_t M, N, K;
@@ -254,11 +280,7 @@ struct MatmulBf16ResidualRmsNormCall {
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    if constexpr (kPreparedX) {
-      k::MatmulBf16ResidualRmsNormPreparedX(x, w, res, mm, sum, y, M, N, K, float(eps));
-    } else {
-      k::MatmulBf16ResidualRmsNorm(x, w, res, mm, sum, y, M, N, K, float(eps));
-    }
+    k::MatmulBf16ResidualRmsNormPrepared(x, kPreparedX, w, res, mm, sum, y, kPreparedY, M, N, K, float(eps));
     return absl::OkStatus();
   }
 };
@@ -1069,9 +1091,14 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulReluSquareCall<float>>("cpu.matmul_relu_square.f32"),
     Entry<MatmulReluSquareCall<double>>("cpu.matmul_relu_square.f64"),
     Entry<MatmulReluSquareCall<float, true>>("cpu.matmul_bf16_round_relu_square.f32"),
-    Entry<MatmulBf16RoundReluSquarePreparedRCall>("cpu.matmul_bf16_round_relu_square_prepared_r.f32"),
+    Entry<MatmulBf16RoundReluSquarePreparedCall<false, true>>("cpu.matmul_bf16_round_relu_square_prepared_r.f32"),
+    Entry<MatmulBf16RoundReluSquarePreparedCall<true, false>>("cpu.matmul_bf16_round_relu_square_prepared_x.f32"),
+    Entry<MatmulBf16RoundReluSquarePreparedCall<true, true>>("cpu.matmul_bf16_round_relu_square_prepared_x_r.f32"),
     Entry<MatmulBf16ResidualRmsNormCall<>>("cpu.matmul_bf16_residual_rms_norm.f32"),
-    Entry<MatmulBf16ResidualRmsNormCall<true>>("cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"),
+    Entry<MatmulBf16ResidualRmsNormCall<true, false>>("cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"),
+    Entry<MatmulBf16ResidualRmsNormCall<false, true>>("cpu.matmul_bf16_residual_rms_norm_prepared_y.f32"),
+    Entry<MatmulBf16ResidualRmsNormCall<true, true>>("cpu.matmul_bf16_residual_rms_norm_prepared_x_y.f32"),
+    Entry<MatmulBf16RoundPreparedXCall>("cpu.matmul_bf16_round_prepared_x.f32"),
     Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
     Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
     Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),

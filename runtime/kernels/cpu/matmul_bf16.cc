@@ -317,6 +317,11 @@ void MatmulBf16PreparedXRoundedOutputThen(const void* x, const float* w, float* 
               /*round_output=*/true, &epilogue);
 }
 
+void MatmulBf16PreparedXRoundedOutput(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K) {
+  RunBf16Gemm(ActiveBf16Gemm(), false, true, M, N, K, nullptr, x, K, w, K, /*accumulate=*/false, y, N,
+              /*round_output=*/true);
+}
+
 void MatmulGradWeightBf16PreparedX(const float* dy, const void* x, float* dw, int64_t M, int64_t N, int64_t K,
                                    bool accumulate) {
   RunBf16Gemm(ActiveBf16Gemm(), true, false, N, K, M, dy, nullptr, N, nullptr, K, accumulate, dw, K,

@@ -248,6 +248,9 @@ TEST(MatmulBf16, PreparedXIsTheF32XBitForBit) {
                                        [&](int64_t m0, int64_t m1) { epilogue_rows += m1 - m0; });
   EXPECT_EQ(std::memcmp(y.data(), y_prepared.data(), y.size() * sizeof(float)), 0);
   EXPECT_EQ(epilogue_rows, M);
+  std::vector<float> y_plain(M * N);
+  MatmulBf16PreparedXRoundedOutput(prepared.data(), w.data(), y_plain.data(), M, N, K);
+  EXPECT_EQ(std::memcmp(y.data(), y_plain.data(), y.size() * sizeof(float)), 0);
 }
 
 TEST(MatmulBf16, MatmulAndWeightGradAreTheirGemms) {

@@ -17,12 +17,13 @@ void MatmulReluSquare(const T* x, const T* w, T* y, T* r, int64_t M, int64_t N, 
 
 /// Under bf16 autocast: y = RoundBf16(x w^T) on bf16 products (matmul_bf16.h), r = relu(y)².
 void MatmulBf16RoundReluSquare(const float* x, const float* w, float* y, float* r, int64_t M, int64_t N, int64_t K);
-/// MatmulBf16RoundReluSquare with r written prepared for the bf16 GEMMs that alone read it
-/// (matmul_bf16.h: PrepareBf16Operand of relu(y)², [M, N] compact): the compiler's choice when
-/// only bf16 GEMMs read the MLP's hidden activation, sparing each of them a pass that prepares
-/// it. r shares no byte with x, w or y.
-void MatmulBf16RoundReluSquarePreparedR(const float* x, const float* w, float* y, void* r, int64_t M, int64_t N,
-                                        int64_t K);
+/// MatmulBf16RoundReluSquare with x as its producer wrote it (x_prepared: prepared for the bf16
+/// GEMM, matmul_bf16.h) and r written prepared for the bf16 GEMMs that alone read it
+/// (r_prepared: PrepareBf16Operand of relu(y)², [M, N] compact): the compiler's choices when
+/// only bf16 GEMMs read the MLP's input norm or its hidden activation, sparing each of them a
+/// pass that prepares it. The same bits. A prepared r shares no byte with x, w or y.
+void MatmulBf16RoundReluSquarePrepared(const void* x, bool x_prepared, const float* w, float* y, void* r,
+                                       bool r_prepared, int64_t M, int64_t N, int64_t K);
 
 }  // namespace gpt_sft::runtime::kernels
 

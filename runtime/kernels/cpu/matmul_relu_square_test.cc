@@ -65,18 +65,26 @@ TEST(MatmulReluSquare, FloatIsMatmulThenReluSquare) { ExpectFusedIsUnfused<float
 TEST(MatmulReluSquare, DoubleIsMatmulThenReluSquare) { ExpectFusedIsUnfused<double>(false); }
 TEST(MatmulReluSquare, Bf16IsRoundedMatmulThenReluSquare) { ExpectFusedIsUnfused<float>(true); }
 
-// Under bf16 autocast the compiled step may write r prepared for the bf16 GEMMs that alone read
-// it: the prepared bits of the unfused r, y unchanged.
-TEST(MatmulReluSquare, Bf16PreparedRIsTheUnfusedRPrepared) {
+// Under bf16 autocast the compiled step may read x and write r prepared for the bf16 GEMMs:
+// each combination gives the unfused bits (r prepared: the prepared bits of the unfused r).
+TEST(MatmulReluSquare, Bf16PreparedOperandsGiveTheUnfusedBits) {
   const int64_t M = 1000, N = 96, K = 64;
   const testing::Vec rx = testing::Random(M * K, 1), rw = testing::Random(N * K, 2);
   const std::vector<float> x(rx.begin(), rx.end()), w(rw.begin(), rw.end());
-  std::vector<float> y(M * N), r(M * N), fused_y(M * N), fused_r(M * N, -1.0f), want_r(M * N, -1.0f);
+  std::vector<float> y(M * N), r(M * N), want_r(M * N, -1.0f), x_prepared(M * K);
   MatmulBf16RoundReluSquare(x.data(), w.data(), y.data(), r.data(), M, N, K);
   PrepareBf16Operand(ActiveBf16Gemm(), r.data(), M * N, want_r.data());
-  MatmulBf16RoundReluSquarePreparedR(x.data(), w.data(), fused_y.data(), fused_r.data(), M, N, K);
-  ExpectSameBits(y, fused_y, "y");
-  ExpectSameBits(want_r, fused_r, "r prepared");  // the bytes past the prepared ones untouched too
+  PrepareBf16Operand(ActiveBf16Gemm(), x.data(), M * K, x_prepared.data());
+  for (bool x_is_prepared : {false, true}) {
+    for (bool r_is_prepared : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "x prepared " << x_is_prepared << ", r prepared " << r_is_prepared);
+      std::vector<float> fused_y(M * N), fused_r(M * N, -1.0f);
+      MatmulBf16RoundReluSquarePrepared(x_is_prepared ? x_prepared.data() : x.data(), x_is_prepared, w.data(),
+                                        fused_y.data(), fused_r.data(), r_is_prepared, M, N, K);
+      ExpectSameBits(y, fused_y, "y");
+      ExpectSameBits(r_is_prepared ? want_r : r, fused_r, "r");  // past the prepared bytes untouched too
+    }
+  }
 }
 
 }  // namespace

@@ -18,9 +18,13 @@ namespace gpt_sft::runtime::kernels {
 /// it is written); none with x or w, and mm none with res.
 void MatmulBf16ResidualRmsNorm(const float* x, const float* w, const float* res, float* mm, float* sum, float* y,
                                int64_t M, int64_t N, int64_t K, float eps);
-/// The same with x prepared for the bf16 GEMM (matmul_bf16.h), as its producer wrote it.
-void MatmulBf16ResidualRmsNormPreparedX(const void* x, const float* w, const float* res, float* mm, float* sum,
-                                        float* y, int64_t M, int64_t N, int64_t K, float eps);
+/// The same with x as its producer wrote it (x_prepared: prepared for the bf16 GEMM,
+/// matmul_bf16.h) and y written prepared for the bf16 GEMMs that alone read it (y_prepared,
+/// [M, N] compact): the compiler's choices, the same bits. A prepared y shares no byte with
+/// any other operand.
+void MatmulBf16ResidualRmsNormPrepared(const void* x, bool x_prepared, const float* w, const float* res, float* mm,
+                                       float* sum, void* y, bool y_prepared, int64_t M, int64_t N, int64_t K,
+                                       float eps);
 
 }  // namespace gpt_sft::runtime::kernels
 

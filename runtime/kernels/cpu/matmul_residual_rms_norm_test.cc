@@ -47,20 +47,28 @@ TEST(MatmulBf16ResidualRmsNorm, IsRoundedMatmulResidualAddThenRmsNorm) {
   ExpectSameBits(y, mm_y, "y over mm");
 }
 
-// With x prepared as its producer wrote it: the same bits as with the f32 x.
-TEST(MatmulBf16ResidualRmsNorm, PreparedXIsTheF32X) {
+// With x as its producer wrote it and y written prepared, in each combination: the same bits
+// (y prepared: the prepared bits of the f32 y).
+TEST(MatmulBf16ResidualRmsNorm, PreparedOperandsGiveTheSameBits) {
   const int64_t M = 1000, N = 96, K = 64;
   const float eps = float(kRmsNormEps);
   const testing::Vec rx = testing::Random(M * K, 4), rw = testing::Random(N * K, 5), rr = testing::Random(M * N, 6);
   const std::vector<float> x(rx.begin(), rx.end()), w(rw.begin(), rw.end()), res(rr.begin(), rr.end());
-  std::vector<float> prepared(M * K);
-  PrepareBf16Operand(ActiveBf16Gemm(), x.data(), M * K, prepared.data());
-  std::vector<float> mm(M * N), sum(M * N), y(M * N), p_mm(M * N), p_sum(M * N), p_y(M * N);
+  std::vector<float> x_prepared(M * K), mm(M * N), sum(M * N), y(M * N), want_y(M * N, -1.0f);
+  PrepareBf16Operand(ActiveBf16Gemm(), x.data(), M * K, x_prepared.data());
   MatmulBf16ResidualRmsNorm(x.data(), w.data(), res.data(), mm.data(), sum.data(), y.data(), M, N, K, eps);
-  MatmulBf16ResidualRmsNormPreparedX(prepared.data(), w.data(), res.data(), p_mm.data(), p_sum.data(), p_y.data(), M,
-                                     N, K, eps);
-  ExpectSameBits(sum, p_sum, "sum");
-  ExpectSameBits(y, p_y, "y");
+  PrepareBf16Operand(ActiveBf16Gemm(), y.data(), M * N, want_y.data());
+  for (bool x_is_prepared : {false, true}) {
+    for (bool y_is_prepared : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << "x prepared " << x_is_prepared << ", y prepared " << y_is_prepared);
+      std::vector<float> p_mm(M * N), p_sum(M * N), p_y(M * N, -1.0f);
+      MatmulBf16ResidualRmsNormPrepared(x_is_prepared ? x_prepared.data() : x.data(), x_is_prepared, w.data(),
+                                        res.data(), p_mm.data(), p_sum.data(), p_y.data(), y_is_prepared, M, N, K,
+                                        eps);
+      ExpectSameBits(sum, p_sum, "sum");
+      ExpectSameBits(y_is_prepared ? want_y : y, p_y, "y");
+    }
+  }
 }
 
 }  // namespace

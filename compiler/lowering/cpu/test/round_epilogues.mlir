@@ -241,6 +241,39 @@ module attributes {gpt.autocast = "bf16"} {
 
 // -----
 
+// A block's norm that only bf16 GEMMs read (the next block's rounded matmul and its weight
+// gradient) is written prepared by the residual-norm epilogue that computes it, and read so.
+// CHECK-LABEL: func.func @norm_prepared_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_residual_rms_norm_prepared_y.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %{{[^,]*}}, %[[N:[^)]*]])
+// CHECK: gpt.call_builtin "cpu.matmul_bf16_round_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %arg3,
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg4, %[[N]],
+module attributes {gpt.autocast = "bf16"} {
+  func.func @norm_prepared_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
+                                %res: tensor<8x32xf32> {gpt.name = "res"}, %wq: tensor<24x32xf32> {gpt.name = "wq"},
+                                %dq: tensor<8x24xf32> {gpt.name = "dq"})
+      -> (tensor<8x32xf32> {gpt.name = "sum"}, tensor<8x24xf32> {gpt.name = "q"}, tensor<24x32xf32> {gpt.name = "dwq"}) {
+    %p = gpt.matmul %x, %w : tensor<8x16xf32>, tensor<32x16xf32>
+    %s = gpt.fusion (%p, %res) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x32xf32>
+      %1 = gpt.add %b, %0 : tensor<8x32xf32>, tensor<8x32xf32>
+      %2 = gpt.round_bf16 %1 : tensor<8x32xf32>
+      gpt.yield %2 : tensor<8x32xf32>
+    }
+    %n = gpt.rms_norm %s : tensor<8x32xf32>
+    %q = gpt.matmul %n, %wq : tensor<8x32xf32>, tensor<24x32xf32>
+    %qr = gpt.fusion (%q) : (tensor<8x24xf32>) -> tensor<8x24xf32> {
+    ^bb0(%a: tensor<8x24xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x24xf32>
+      gpt.yield %0 : tensor<8x24xf32>
+    }
+    %dwq = gpt.matmul_weight_grad %dq, %n : tensor<8x24xf32>, tensor<8x32xf32>
+    return %s, %qr, %dwq : tensor<8x32xf32>, tensor<8x24xf32>, tensor<24x32xf32>
+  }
+}
+
+// -----
+
 // A block's output projection under bf16 autocast: the matmul, the fusion that rounds it,
 // adds it to the residual and rounds the sum, and the rms_norm of the sum are one launch
 // (matmul_bf16_residual_rms_norm: the product's buffer, then the sum and the norm).
