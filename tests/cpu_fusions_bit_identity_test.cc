@@ -47,7 +47,9 @@ std::vector<std::string> FusedBuiltins(compiler::ElementType dtype) {
             "cpu.rotary_rms_norm_round_bf16.f32", "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32",
             "cpu.matmul_bf16_residual_rms_norm.f32", "cpu.matmul_bf16_round_relu_square_prepared_x_r.f32",
             "cpu.matmul_bf16_residual_rms_norm_prepared_x_y.f32", "cpu.matmul_bf16_round_prepared_x.f32",
-            "cpu.matmul_weight_grad_bf16_prepared_x.f32",
+            "cpu.matmul_weight_grad_bf16_prepared_x.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_x.f32",
+            "cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32",
+            "cpu.matmul_grad_input_bf16_round_prepared_dy.f32",
             "cpu.matmul_grad_input_bf16.f32", "cpu.muon_group_bf16.f32"};
   }
   return {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",

@@ -29,9 +29,10 @@ namespace gpt_sft::compiler {
 ///      weight gradient), fusion loops marked parallel, transposed weights folded into
 ///      matmul_grad_input, the bf16 QK-norm fused each way, relu² and the residual add with the
 ///      next norm as GEMM epilogues, blocks of ignored targets skipped in the lm_head.
-/// 8.10: values only bf16 GEMMs read (the blocks' norms, the MLP's hidden activation) written
-///      prepared for them by their producers (*_prepared_y, *_prepared_r) and read so
-///      (*_prepared_x builtins).
+/// 8.10: values only bf16 GEMMs read (the blocks' norms, the MLP's hidden activation and its
+///      gradient) written prepared for them by their producers (*_prepared_y, *_prepared_r,
+///      *_prepared_g) and read so (*_prepared_x, *_prepared_dy builtins); the relu² backward as
+///      the epilogue of its cotangent's product (matmul_grad_input_bf16_relu_square_grad).
 inline constexpr char kCompilerVersion[] = "gptc-8.10";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)

@@ -35,9 +35,12 @@
 //   * a matmul with the relu_square right after it squares each row block while in cache
 //     (matmul_relu_square; under bf16 autocast with the rounding between,
 //     matmul_bf16_round_relu_square);
-//   * under bf16 autocast a value only bf16 GEMMs read as x (a block's norm, the MLP's hidden
-//     activation) is written prepared for them by its producer (the residual-norm and relu²
-//     epilogues: *_prepared_y, *_prepared_r) and read so (*_prepared_x builtins);
+//   * under bf16 autocast the MLP's relu² backward is the epilogue of the product that makes
+//     its cotangent (matmul_grad_input_bf16_relu_square_grad);
+//   * under bf16 autocast a value only bf16 GEMMs read (a block's norm, the MLP's hidden
+//     activation and its gradient) is written prepared for them by its producer (the
+//     residual-norm, relu² and relu²-gradient epilogues: *_prepared_y, *_prepared_r,
+//     *_prepared_g) and read so (*_prepared_x, *_prepared_dy builtins);
 //   * a transpose of a weight read only by matmuls is never made: they multiply by the
 //     weight itself (matmul_grad_input, the same bits);
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
@@ -789,6 +792,48 @@ std::optional<ResidualNorm> ResidualNormAfter(OpLowering& l, gpt::MatmulOp m) {
   return ResidualNorm{add, norm};
 }
 
+/// Under bf16 autocast, the MLP's relu² backward right after the product that makes its
+/// cotangent (a matmul by a folded transposed weight `w`): the fusion
+/// "round_bf16,relu_square_grad" whose input 0 is the product (its only reader) and input 1 the
+/// relu²'s input u (the argument its relu, an arith.maximumf, reads), a few ops later at most
+/// (the backward puts the weight gradient between), none of those between touching g's bytes
+/// or writing u's (the launch computes g earlier than the plan has it). Bytes: the product dh
+/// shares none with dy, w or u (it is written before u's rows are read); the gradient g the
+/// same as or none of dh and u, none of dy or w.
+mlir::linalg::GenericOp ReluSquareGradAfter(OpLowering& l, gpt::MatmulOp m, Value w) {
+  if (!m.getResult().hasOneUse()) return {};
+  auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(*m.getResult().getUsers().begin());
+  if (!g || g->getBlock() != m->getBlock()) return {};
+  auto ops = g->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  if (!ops || ops.getValue() != "round_bf16,relu_square_grad" || g.getDpsInputs().size() != 2 ||
+      g.getNumResults() != 1 || g.getDpsInputs()[0] != m.getResult()) {
+    return {};
+  }
+  mlir::Block& body = g.getRegion().front();
+  auto relu_reads = [](mlir::BlockArgument a) {
+    return llvm::any_of(a.getUsers(), [](mlir::Operation* u) { return llvm::isa<mlir::arith::MaximumFOp>(u); });
+  };
+  if (!relu_reads(body.getArgument(1)) || relu_reads(body.getArgument(0))) return {};
+  const Value dy = m.getX(), u = g.getDpsInputs()[1], dh = m.getResult(), out = g.getResult(0);
+  for (Value in : {dy, w, u}) {
+    if (!DisjointBytes(l, dh, in)) return {};
+  }
+  for (Value in : {dy, w}) {
+    if (!DisjointBytes(l, out, in)) return {};
+  }
+  if (!SameOrDisjointBytes(l, out, dh) || !SameOrDisjointBytes(l, out, u)) return {};
+  int between = 0;
+  for (mlir::Operation* op = m->getNextNode(); op != g.getOperation(); op = op->getNextNode()) {
+    if (op == nullptr) return {};
+    if (llvm::isa<mlir::tensor::EmptyOp>(op)) continue;
+    if (++between > kMaxOpsBeforeRounding || !TouchesNoByteOf(l, op, out)) return {};
+    for (Value written : op->getResults()) {
+      if (!DisjointBytes(l, written, u)) return {};
+    }
+  }
+  return g;
+}
+
 /// Marks a bf16 gpt.matmul or gpt.matmul_weight_grad whose x its producer writes prepared for
 /// the bf16 GEMMs (PrepareForGemmReaders); set by the producer's lowering, read by the
 /// readers', later in the same function.
@@ -798,29 +843,36 @@ constexpr char kPreparedXAttr[] = "gpt.cpu.prepared_x";
 /// by the q, k, v and MLP matmuls, and the MLP's hidden activation, read by the output
 /// projection), and their weight gradients, would be prepared (narrowed to bf16 bits) on every
 /// read; its producer writes it prepared once instead, in cache and in half the bytes on
-/// onednn. True, and the readers marked (kPreparedXAttr), when every reader is a matmul
-/// lowered with a rounding or with its residual norm (the forms with a prepared-x builtin) or a
-/// weight gradient, and `v` shares no byte with `apart` (the producer's other operands: rows
-/// written at half width would overlap rows yet to be read).
+/// onednn. The same for a cotangent only bf16 GEMMs read (the MLP's, read by the product by
+/// the transposed weight and by the weight gradient, as dy). True, and the readers marked
+/// (kPreparedXAttr, or kPreparedDyAttr on a weight gradient reading v as dy), when every reader
+/// is a matmul lowered with a rounding, with its residual norm or by its folded transposed
+/// weight (the forms with a prepared builtin), or a weight gradient, and `v` shares no byte
+/// with `apart` (the producer's other operands: rows written at half width would overlap rows
+/// yet to be read).
 bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart) {
   for (Value other : apart) {
     if (!DisjointBytes(l, v, other)) return false;
   }
-  llvm::SmallVector<mlir::Operation*> readers;
+  llvm::SmallVector<std::pair<mlir::Operation*, const char*>> marks;
   for (mlir::Operation* user : v.getUsers()) {
     if (auto m = llvm::dyn_cast<gpt::MatmulOp>(user)) {
       if (m.getX() != v || m.getW() == v || !UnderBf16Autocast(m) || lowering::MatchLinearLoss(m)) return false;
-      if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) return false;
-      if (!ResidualNormAfter(l, m) && !RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) return false;
+      if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) {
+        if (ReluSquareGradAfter(l, m, t.getX())) return false;  // that form reads its dy as f32
+      } else if (!ResidualNormAfter(l, m) && !RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
+        return false;
+      }
+      marks.push_back({m, kPreparedXAttr});
     } else if (auto g = llvm::dyn_cast<gpt::MatmulWeightGradOp>(user)) {
-      if (g.getX() != v || g.getDy() == v || !UnderBf16Autocast(g) || g->hasAttr(kPreparedDyAttr)) return false;
+      if ((g.getX() == v) == (g.getDy() == v) || !UnderBf16Autocast(g)) return false;
+      marks.push_back({g, g.getX() == v ? kPreparedXAttr : kPreparedDyAttr});
     } else {
       return false;
     }
-    readers.push_back(user);
   }
-  if (readers.empty()) return false;
-  for (mlir::Operation* reader : readers) reader->setAttr(kPreparedXAttr, mlir::UnitAttr::get(reader->getContext()));
+  if (marks.empty()) return false;
+  for (auto [reader, attr] : marks) reader->setAttr(attr, mlir::UnitAttr::get(reader->getContext()));
   return true;
 }
 
@@ -839,14 +891,24 @@ std::string WithPrepared(std::string name, llvm::ArrayRef<std::pair<bool, const 
 /// it as the bf16 matmul does.
 LogicalResult LowerMatmulByTransposedWeight(OpLowering& l, gpt::MatmulOp m, Value w, bool bf16) {
   const int64_t M = Rows(m.getX()), N = Dim(w, 0), K = Dim(w, 1);
+  const bool prepared_dy = m->hasAttr(kPreparedXAttr);
   if (bf16) {
+    if (mlir::linalg::GenericOp g = prepared_dy ? mlir::linalg::GenericOp() : ReluSquareGradAfter(l, m, w)) {
+      l.Absorb(g);
+      const Value u = g.getDpsInputs()[1];
+      const bool prepared_g = PrepareForGemmReaders(l, g.getResult(0), {m.getX(), w});  // g may be dh's or u's bytes
+      return Call(l, WithPrepared("cpu.matmul_grad_input_bf16_relu_square_grad", {{prepared_g, "g"}}), {M, N, K}, {},
+                  {l.BufferOf(m.getX()), l.BufferOf(w), l.BufferOf(u), l.result(0), l.BufferOf(g.getResult(0))});
+    }
     if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW(), w})) {
       l.Absorb(round);
-      return Call(l, "cpu.matmul_grad_input_bf16_round.f32", {M, N, K}, {},
+      return Call(l, WithPrepared("cpu.matmul_grad_input_bf16_round", {{prepared_dy, "dy"}}), {M, N, K}, {},
                   {l.BufferOf(m.getX()), l.BufferOf(w), l.BufferOf(round.getResult(0))});
     }
-    return Call(l, "cpu.matmul_grad_input_bf16.f32", {M, N, K}, {}, {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
+    return Call(l, WithPrepared("cpu.matmul_grad_input_bf16", {{prepared_dy, "dy"}}), {M, N, K}, {},
+                {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
   }
+  if (prepared_dy) return m.emitOpError("dy is written prepared for a bf16 GEMM, but this matmul is not bf16");
   return Call(l, Builtin("matmul_grad_input", m.getX()), {M, N, K}, {}, {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
 }
 
@@ -944,10 +1006,9 @@ LogicalResult LowerOp(OpLowering& l) {
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
     const bool prepared_dy = m->hasAttr(kPreparedDyAttr), prepared_x = m->hasAttr(kPreparedXAttr);
-    if (prepared_dy && prepared_x) return m.emitOpError("both operands written prepared: no builtin reads both");
-    const std::string name = prepared_dy  ? "cpu.matmul_weight_grad_bf16_prepared_dy.f32"
-                             : prepared_x ? "cpu.matmul_weight_grad_bf16_prepared_x.f32"
-                                          : Builtin("matmul_weight_grad" + bf16, m.getX());
+    const std::string name = prepared_dy || prepared_x
+                                 ? WithPrepared("cpu.matmul_weight_grad_bf16", {{prepared_dy, "dy"}, {prepared_x, "x"}})
+                                 : Builtin("matmul_weight_grad" + bf16, m.getX());
     return Call(l, name,
                 {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
                 {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});

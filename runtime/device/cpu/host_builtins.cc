@@ -312,6 +312,53 @@ struct MatmulGradInputCall {
   }
 };
 
+/// matmul_grad_input_bf16[_round] with dy as its producer wrote it, prepared for the bf16 GEMM
+/// (the compiler's choice): the same bits.
+template <bool kRoundOutput>
+struct MatmulGradInputBf16PreparedDyCall {
+  static constexpr const char* kName =
+      kRoundOutput ? "matmul_grad_input_bf16_round_prepared_dy" : "matmul_grad_input_bf16_prepared_dy";
+  const float *dy, *w;
+  float* dx;
+  int64_t M, N, K;
+  explicit MatmulGradInputBf16PreparedDyCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const float>(M * N, "dy");  // its f32 buffer; the prepared bytes fill all or half of it
+    w = r.Buffer<const float>(N * K, "w");
+    dx = r.Buffer<float>(M * K, "dx");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradInputBf16(dy, /*dy_prepared=*/true, w, dx, M, N, K, kRoundOutput);
+    return absl::OkStatus();
+  }
+};
+
+/// (M, N, K; dy, w, u, dh, g): the MLP's relu² backward under bf16 autocast as the epilogue of
+/// the rounded grad-input product dh = dy w (matmul_relu_square.h); kPreparedG: g written
+/// prepared for the bf16 GEMMs that alone read it.
+template <bool kPreparedG>
+struct MatmulGradInputBf16ReluSquareGradCall {
+  static constexpr const char* kName = kPreparedG ? "matmul_grad_input_bf16_relu_square_grad_prepared_g"
+                                                  : "matmul_grad_input_bf16_relu_square_grad";
+  const float *dy, *w, *u;
+  float *dh, *g;
+  int64_t M, N, K;
+  explicit MatmulGradInputBf16ReluSquareGradCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const float>(M * N, "dy");
+    w = r.Buffer<const float>(N * K, "w");
+    u = r.Buffer<const float>(M * K, "u");
+    dh = r.Buffer<float>(M * K, "dh");
+    g = r.Buffer<float>(M * K, "g");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradInputBf16ReluSquareGrad(dy, w, u, dh, g, kPreparedG, M, N, K);
+    return absl::OkStatus();
+  }
+};
+
 template <typename T, bool kBf16Inputs = false>
 struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   static constexpr const char* kName = kBf16Inputs ? "matmul_weight_grad_bf16" : "matmul_weight_grad";
@@ -352,6 +399,25 @@ struct MatmulWeightGradBf16PreparedXCall {
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
     k::MatmulGradWeightBf16PreparedX(dy, x, dw, M, N, K, /*accumulate=*/false);
+    return absl::OkStatus();
+  }
+};
+
+/// matmul_weight_grad_bf16 with both dy and x written prepared by their producers (f32 only).
+struct MatmulWeightGradBf16PreparedDyXCall {
+  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_dy_x";
+  const float *dy, *x;
+  float* dw;
+  int64_t M, N, K;
+  explicit MatmulWeightGradBf16PreparedDyXCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const float>(M * N, "dy");  // f32 buffers; the prepared bytes fill all or half of each
+    x = r.Buffer<const float>(M * K, "x");
+    dw = r.Buffer<float>(N * K, "dw");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradWeightBf16PreparedDyX(dy, x, dw, M, N, K, /*accumulate=*/false);
     return absl::OkStatus();
   }
 };
@@ -1106,6 +1172,11 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
     Entry<MatmulWeightGradBf16PreparedDyCall>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
     Entry<MatmulWeightGradBf16PreparedXCall>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
+    Entry<MatmulWeightGradBf16PreparedDyXCall>("cpu.matmul_weight_grad_bf16_prepared_dy_x.f32"),
+    Entry<MatmulGradInputBf16PreparedDyCall<false>>("cpu.matmul_grad_input_bf16_prepared_dy.f32"),
+    Entry<MatmulGradInputBf16PreparedDyCall<true>>("cpu.matmul_grad_input_bf16_round_prepared_dy.f32"),
+    Entry<MatmulGradInputBf16ReluSquareGradCall<false>>("cpu.matmul_grad_input_bf16_relu_square_grad.f32"),
+    Entry<MatmulGradInputBf16ReluSquareGradCall<true>>("cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
     Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
     Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),

@@ -302,8 +302,19 @@ void MatmulBf16InputsRoundedOutputThen(const float* x, const float* w, float* y,
 
 void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
                                bool round_output) {
-  RunBf16Gemm(ActiveBf16Gemm(), false, false, M, K, N, dy, nullptr, N, w, K, /*accumulate=*/false, dx, K,
-              round_output);
+  MatmulGradInputBf16(dy, /*dy_prepared=*/false, w, dx, M, N, K, round_output);
+}
+
+void MatmulGradInputBf16(const void* dy, bool dy_prepared, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
+                         bool round_output, const ChunkBody* epilogue) {
+  RunBf16Gemm(ActiveBf16Gemm(), false, false, M, K, N, dy_prepared ? nullptr : static_cast<const float*>(dy),
+              dy_prepared ? dy : nullptr, N, w, K, /*accumulate=*/false, dx, K, round_output, epilogue);
+}
+
+void MatmulGradWeightBf16PreparedDyX(const void* dy, const void* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                     bool accumulate) {
+  RunBf16Gemm(ActiveBf16Gemm(), true, false, N, K, M, nullptr, dy, N, nullptr, K, accumulate, dw, K,
+              /*round_output=*/false, /*epilogue=*/nullptr, /*b_prepared=*/x);
 }
 
 void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,

@@ -90,6 +90,15 @@ void MatmulGradWeightBf16PreparedX(const float* dy, const void* x, float* dw, in
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                     bool accumulate);
 
+/// MatmulGradInputBf16Inputs with dy as its producer wrote it (dy_prepared: prepared for
+/// ActiveBf16Gemm(), [M, N] compact) and `epilogue` (if any) on each block of dx's rows right
+/// after they are written (and rounded).
+void MatmulGradInputBf16(const void* dy, bool dy_prepared, const float* w, float* dx, int64_t M, int64_t N, int64_t K,
+                         bool round_output, const ChunkBody* epilogue = nullptr);
+/// MatmulGradWeightBf16Inputs with dy and x prepared for ActiveBf16Gemm() (both [M, *] compact).
+void MatmulGradWeightBf16PreparedDyX(const void* dy, const void* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                     bool accumulate);
+
 /// The B operand of a bf16-input GEMM prepared once for `kernel` (narrowed to bf16 bit
 /// patterns for onednn, rounded to bf16 values kept as f32 for fp32), for a fused kernel that
 /// multiplies its own blocks of rows: MultiplyRows on GemmBlockRows(M, N, K)'s blocks (matmul.h)

@@ -248,6 +248,17 @@ TEST(MatmulBf16, PreparedXIsTheF32XBitForBit) {
                                        [&](int64_t m0, int64_t m1) { epilogue_rows += m1 - m0; });
   EXPECT_EQ(std::memcmp(y.data(), y_prepared.data(), y.size() * sizeof(float)), 0);
   EXPECT_EQ(epilogue_rows, M);
+  // Both weight-gradient operands prepared; dy prepared for the grad-input product.
+  const std::vector<float> dy_prepared = PreparedCopy(dy);
+  std::vector<float> dw_both(N * K, 1.0f);
+  MatmulGradWeightBf16PreparedDyX(dy_prepared.data(), prepared.data(), dw_both.data(), M, N, K, /*accumulate=*/true);
+  EXPECT_EQ(std::memcmp(dw.data(), dw_both.data(), dw.size() * sizeof(float)), 0);
+  for (bool round : {false, true}) {
+    std::vector<float> dx(M * K), dx_prepared(M * K);  // dx = dy [M, N] w [N, K]
+    MatmulGradInputBf16Inputs(dy.data(), w.data(), dx.data(), M, N, K, round);
+    MatmulGradInputBf16(dy_prepared.data(), true, w.data(), dx_prepared.data(), M, N, K, round);
+    EXPECT_EQ(std::memcmp(dx.data(), dx_prepared.data(), dx.size() * sizeof(float)), 0) << "round " << round;
+  }
   std::vector<float> y_plain(M * N);
   MatmulBf16PreparedXRoundedOutput(prepared.data(), w.data(), y_plain.data(), M, N, K);
   EXPECT_EQ(std::memcmp(y.data(), y_plain.data(), y.size() * sizeof(float)), 0);

@@ -25,6 +25,16 @@ void MatmulBf16RoundReluSquare(const float* x, const float* w, float* y, float* 
 void MatmulBf16RoundReluSquarePrepared(const void* x, bool x_prepared, const float* w, float* y, void* r,
                                        bool r_prepared, int64_t M, int64_t N, int64_t K);
 
+/// The MLP's relu² backward under bf16 autocast as the epilogue of the product that makes its
+/// cotangent: dh = RoundBf16(dy w) (dy [M, N], w [N, K]: matmul_grad_input's product on bf16
+/// values), then g = relu_square_grad(u, dh) = dh * 2 relu(u) (pointwise.h), each block of rows
+/// while in cache, written as f32 or prepared for the bf16 GEMMs that alone read it
+/// (g_prepared). The same bits as MatmulGradInputBf16Inputs (rounded) then ReluSquareGrad.
+/// g may be dh's or u's bytes (dh is not written when g is prepared); it shares none with dy or
+/// w, nor dh with dy, w or u.
+void MatmulGradInputBf16ReluSquareGrad(const float* dy, const float* w, const float* u, float* dh, void* g,
+                                       bool g_prepared, int64_t M, int64_t N, int64_t K);
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_RELU_SQUARE_H_

@@ -87,5 +87,45 @@ TEST(MatmulReluSquare, Bf16PreparedOperandsGiveTheUnfusedBits) {
   }
 }
 
+// The relu² backward as the epilogue of the product that makes its cotangent: the unfused bits
+// (the rounded grad-input product, then ReluSquareGrad), g as f32 (apart, or over dh's or u's
+// bytes) or prepared.
+TEST(MatmulReluSquare, Bf16GradientEpilogueIsTheUnfusedChain) {
+  const int64_t M = 700, N = 96, K = 160;  // dy [M, N], w [N, K]: dh, u, g [M, K]
+  const testing::Vec rdy = testing::Random(M * N, 7), rw = testing::Random(N * K, 8), ru = testing::Random(M * K, 9);
+  const std::vector<float> dy(rdy.begin(), rdy.end()), w(rw.begin(), rw.end()), u(ru.begin(), ru.end());
+  std::vector<float> dh(M * K), g(M * K), g_prepared(M * K, -1.0f);
+  MatmulGradInputBf16Inputs(dy.data(), w.data(), dh.data(), M, N, K, /*round_output=*/true);
+  ReluSquareGrad(u.data(), dh.data(), g.data(), M * K);
+  PrepareBf16Operand(ActiveBf16Gemm(), g.data(), M * K, g_prepared.data());
+  int positive = 0;
+  for (float v : u) positive += v > 0.f;
+  ASSERT_GT(positive, 0);
+  ASSERT_LT(positive, M * K);
+
+  std::vector<float> f_dh(M * K), f_g(M * K);
+  MatmulGradInputBf16ReluSquareGrad(dy.data(), w.data(), u.data(), f_dh.data(), f_g.data(), false, M, N, K);
+  ExpectSameBits(dh, f_dh, "dh");
+  ExpectSameBits(g, f_g, "g");
+  std::vector<float> over_dh(M * K);
+  MatmulGradInputBf16ReluSquareGrad(dy.data(), w.data(), u.data(), over_dh.data(), over_dh.data(), false, M, N, K);
+  ExpectSameBits(g, over_dh, "g over dh");
+  std::vector<float> over_u = u, dh3(M * K);
+  MatmulGradInputBf16ReluSquareGrad(dy.data(), w.data(), over_u.data(), dh3.data(), over_u.data(), false, M, N, K);
+  ExpectSameBits(g, over_u, "g over u");
+  std::vector<float> dh4(M * K), p_g(M * K, -1.0f);
+  MatmulGradInputBf16ReluSquareGrad(dy.data(), w.data(), u.data(), dh4.data(), p_g.data(), true, M, N, K);
+  ExpectSameBits(g_prepared, p_g, "g prepared");
+  std::vector<float> shared(M * K, -1.0f);  // prepared g over dh's bytes
+  MatmulGradInputBf16ReluSquareGrad(dy.data(), w.data(), u.data(), shared.data(), shared.data(), true, M, N, K);
+  ExpectSameBits(g_prepared, shared, "g prepared over dh");
+  std::vector<float> over_u_prepared = u, dh5(M * K);  // prepared g over u's bytes
+  MatmulGradInputBf16ReluSquareGrad(dy.data(), w.data(), over_u_prepared.data(), dh5.data(), over_u_prepared.data(),
+                                    true, M, N, K);
+  over_u_prepared.resize(M * K * Bf16PreparedElementBytes(ActiveBf16Gemm()) / sizeof(float));
+  std::vector<float> want_prefix(g_prepared.begin(), g_prepared.begin() + over_u_prepared.size());
+  ExpectSameBits(want_prefix, over_u_prepared, "g prepared over u");
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels

@@ -50,8 +50,15 @@ void ReluSquare(const T* x, T* y, int64_t n) {
 
 // d/dx relu(x)^2 = 2 relu(x): dy * 2 * x where x > 0, and (+-)0 elsewhere.
 template <typename T>
+void ReluSquareGradRange(const T* x, const T* dy, T* dx, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * T(2) * Relu(x[i]);
+}
+
+template <typename T>
 void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_t n) {
-  Elementwise(n, [&](int64_t i) { dx[i] = dy[i] * T(2) * Relu(x[i]); });
+  ParallelFor(n, kChunk, [&](int64_t begin, int64_t end) {
+    ReluSquareGradRange(x + begin, dy + begin, dx + begin, end - begin);
+  });
 }
 
 template <typename T>
@@ -102,6 +109,7 @@ void MulGrad(const T* a, const T* b, const T* dy, T* da, T* db, int64_t n) {
   template void ReluSquare<T>(const T*, T*, int64_t);                          \
   template void ReluSquareRange<T>(const T*, T*, int64_t);                     \
   template void ReluSquareGrad<T>(const T*, const T*, T*, int64_t);            \
+  template void ReluSquareGradRange<T>(const T*, const T*, T*, int64_t);       \
   template void Softcap<T>(const T*, T*, int64_t, T);                          \
   template void SoftcapGrad<T>(const T*, const T*, T*, int64_t, T);            \
   template void Add<T>(const T*, const T*, T*, int64_t);                       \

@@ -13,6 +13,8 @@ template <typename T> void ReluSquare(const T* x, T* y, int64_t n);
 template <typename T> void ReluSquareRange(const T* x, T* y, int64_t n);
 /// dx = dy * 2 relu(x)
 template <typename T> void ReluSquareGrad(const T* x, const T* dy, T* dx, int64_t n);
+/// ReluSquareGrad over one range on the calling thread (a fused kernel's epilogue: the same bits).
+template <typename T> void ReluSquareGradRange(const T* x, const T* dy, T* dx, int64_t n);
 /// float: tanh to ~4e-7 relative (vec_math.h), times cap; double: std::tanh.
 template <typename T> void Softcap(const T* x, T* y, int64_t n, T cap);
 /// nanochat's softcap under bf16 autocast, three bf16 ops (round_bf16.h):

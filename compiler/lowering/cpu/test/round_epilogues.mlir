@@ -274,6 +274,38 @@ module attributes {gpt.autocast = "bf16"} {
 
 // -----
 
+// The MLP's relu² backward under bf16 autocast: the product by the folded transposed weight,
+// the fusion that rounds it and takes relu²'s gradient (past the weight gradient between) are
+// one launch, which writes the gradient prepared for the two GEMMs that alone read it.
+// CHECK-LABEL: func.func @relu_square_grad_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %[[G:[^)]*]])
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg5,
+// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_prepared_dy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %arg3,
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %arg4,
+// CHECK-NOT: gpt.launch_host_kernel
+module attributes {gpt.autocast = "bf16"} {
+  func.func @relu_square_grad_bf16(%dy: tensor<8x16xf32> {gpt.name = "dy"}, %w2: tensor<16x32xf32> {gpt.name = "w2"},
+                                   %u: tensor<8x32xf32> {gpt.name = "u"}, %w1: tensor<32x24xf32> {gpt.name = "w1"},
+                                   %x: tensor<8x24xf32> {gpt.name = "x"}, %h: tensor<8x32xf32> {gpt.name = "h"})
+      -> (tensor<16x32xf32> {gpt.name = "dw2"}, tensor<8x24xf32> {gpt.name = "dx"}, tensor<32x24xf32> {gpt.name = "dw1"}) {
+    %w2t = gpt.transpose %w2 [1, 0] : tensor<16x32xf32>
+    %dh = gpt.matmul %dy, %w2t : tensor<8x16xf32>, tensor<32x16xf32>
+    %dw2 = gpt.matmul_weight_grad %dy, %h : tensor<8x16xf32>, tensor<8x32xf32>
+    %g = gpt.fusion (%dh, %u) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>):
+      %0 = gpt.round_bf16 %a : tensor<8x32xf32>
+      %1 = gpt.relu_square_grad %b, %0 : tensor<8x32xf32>, tensor<8x32xf32>
+      gpt.yield %1 : tensor<8x32xf32>
+    }
+    %w1t = gpt.transpose %w1 [1, 0] : tensor<32x24xf32>
+    %dx = gpt.matmul %g, %w1t : tensor<8x32xf32>, tensor<24x32xf32>
+    %dw1 = gpt.matmul_weight_grad %g, %x : tensor<8x32xf32>, tensor<8x24xf32>
+    return %dw2, %dx, %dw1 : tensor<16x32xf32>, tensor<8x24xf32>, tensor<32x24xf32>
+  }
+}
+
+// -----
+
 // A block's output projection under bf16 autocast: the matmul, the fusion that rounds it,
 // adds it to the residual and rounds the sum, and the rms_norm of the sum are one launch
 // (matmul_bf16_residual_rms_norm: the product's buffer, then the sum and the norm).
