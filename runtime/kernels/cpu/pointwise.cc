@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
@@ -49,9 +51,30 @@ void ReluSquare(const T* x, T* y, int64_t n) {
 }
 
 // d/dx relu(x)^2 = 2 relu(x): dy * 2 * x where x > 0, and (+-)0 elsewhere.
+namespace {
+
+template <typename T>
+inline void ReluSquareGradLoop(const T* x, const T* dy, T* dx, int64_t n) {
+#pragma GCC ivdep  // dx[i] reads only x[i], dy[i]: in place is fine
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * T(2) * Relu(x[i]);
+}
+
+// The same loop built for AVX-512 (16 lanes; no multiply-add to fuse, so the same bits): the
+// fused relu² backward runs it as a GEMM epilogue, where it was 17 ms a step in SSE.
+[[gnu::target("avx512f")]] void ReluSquareGradAvx512(const float* x, const float* dy, float* dx, int64_t n) {
+  ReluSquareGradLoop(x, dy, dx, n);
+}
+
+const bool kHasAvx512 = CpuHasAvx512F();
+
+}  // namespace
+
 template <typename T>
 void ReluSquareGradRange(const T* x, const T* dy, T* dx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * T(2) * Relu(x[i]);
+  if constexpr (std::is_same_v<T, float>) {
+    if (kHasAvx512) return ReluSquareGradAvx512(x, dy, dx, n);
+  }
+  ReluSquareGradLoop(x, dy, dx, n);
 }
 
 template <typename T>
