@@ -32,7 +32,8 @@ namespace gpt_sft::compiler {
 /// 8.10: values only bf16 GEMMs read (the blocks' norms, the MLP's hidden activation and its
 ///      gradient) written prepared for them by their producers (*_prepared_y, *_prepared_r,
 ///      *_prepared_g) and read so (*_prepared_x, *_prepared_dy builtins); the relu² backward as
-///      the epilogue of its cotangent's product (matmul_grad_input_bf16_relu_square_grad).
+///      the epilogue of its cotangent's product (matmul_grad_input_bf16_relu_square_grad); the
+///      lm_head's dy written in its weight gradient's slabs (dy layout 2).
 inline constexpr char kCompilerVersion[] = "gptc-8.10";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)

@@ -671,14 +671,18 @@ LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
   return Call(l, bits == 32 ? "cpu.permute.b32" : "cpu.permute.b64", ints, {}, {l.BufferOf(t.getX()), l.result(0)});
 }
 
-/// Marks a bf16 weight gradient whose dy the fused lm_head loss writes prepared for the bf16
-/// GEMMs (matmul_weight_grad_bf16_prepared_dy); set by that launch's lowering, read by the
-/// weight gradient's, later in the same function.
+/// Marks a bf16 weight gradient whose dy its producer writes prepared for the bf16 GEMMs
+/// (matmul_weight_grad_bf16_prepared_dy), or, from the fused lm_head loss, prepared in the
+/// weight gradient's slabs (kPreparedDySlabsAttr: matmul_weight_grad_bf16_prepared_dy_slabs,
+/// which reads them in place); set by the producer's lowering, read by the weight gradient's,
+/// later in the same function.
 constexpr char kPreparedDyAttr[] = "gpt.cpu.prepared_dy";
+constexpr char kPreparedDySlabsAttr[] = "gpt.cpu.prepared_dy_slabs";
 
 /// Under bf16 autocast the fused launch may write dy prepared for the bf16 GEMMs (half its
 /// bytes on onednn) when every other reader of dy is a bf16 weight gradient reading it as its
-/// dy, which would prepare it anyway: those readers are marked (kPreparedDyAttr). True then.
+/// dy, which would prepare it anyway: in those weight gradients' slabs, marked
+/// (kPreparedDySlabsAttr). True then.
 bool PrepareDyForWeightGradients(lowering::LinearLossChain& c) {
   const Value dy = c.softcap_grad.getResult();
   llvm::SmallVector<gpt::MatmulWeightGradOp> readers;
@@ -689,7 +693,7 @@ bool PrepareDyForWeightGradients(lowering::LinearLossChain& c) {
     readers.push_back(g);
   }
   if (readers.empty()) return false;
-  for (gpt::MatmulWeightGradOp g : readers) g->setAttr(kPreparedDyAttr, mlir::UnitAttr::get(g.getContext()));
+  for (gpt::MatmulWeightGradOp g : readers) g->setAttr(kPreparedDySlabsAttr, mlir::UnitAttr::get(g.getContext()));
   return true;
 }
 
@@ -722,7 +726,7 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   std::string name = Builtin("linear_softcap_cross_entropy_grad", x);
   if (c->bf16()) {
     name = "cpu.linear_softcap_bf16_cross_entropy_grad.f32";
-    ints.push_back(PrepareDyForWeightGradients(*c) ? 1 : 0);
+    ints.push_back(PrepareDyForWeightGradients(*c) ? 2 : 0);  // dy in the weight gradients' slabs, or f32
   }
   if (failed(Call(l, name, ints,
                   {c->softcap.getCap().convertToDouble()},
@@ -1006,6 +1010,12 @@ LogicalResult LowerOp(OpLowering& l) {
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
     const bool prepared_dy = m->hasAttr(kPreparedDyAttr), prepared_x = m->hasAttr(kPreparedXAttr);
+    if (m->hasAttr(kPreparedDySlabsAttr)) {
+      if (prepared_x || prepared_dy) return m.emitOpError("dy in slabs is read with an f32 x only");
+      return Call(l, "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32",
+                  {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
+                  {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
+    }
     const std::string name = prepared_dy || prepared_x
                                  ? WithPrepared("cpu.matmul_weight_grad_bf16", {{prepared_dy, "dy"}, {prepared_x, "x"}})
                                  : Builtin("matmul_weight_grad" + bf16, m.getX());

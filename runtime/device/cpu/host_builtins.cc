@@ -73,6 +73,10 @@ class ArgReader {
     }
     return status_;
   }
+  /// Records a problem with the arguments (the first one is the status).
+  void Fail(const std::string& message) {
+    if (status_.ok()) status_ = absl::InvalidArgumentError(absl::StrCat(std::string(builtin_), ": ", message));
+  }
 
  private:
   const HostArg* Next(const char* what, bool buffer) {
@@ -86,9 +90,6 @@ class ArgReader {
       return nullptr;
     }
     return &a;
-  }
-  void Fail(const std::string& message) {
-    if (status_.ok()) status_ = absl::InvalidArgumentError(absl::StrCat(std::string(builtin_), ": ", message));
   }
 
   std::string_view builtin_;
@@ -418,6 +419,27 @@ struct MatmulWeightGradBf16PreparedDyXCall {
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
     k::MatmulGradWeightBf16PreparedDyX(dy, x, dw, M, N, K, /*accumulate=*/false);
+    return absl::OkStatus();
+  }
+};
+
+/// matmul_weight_grad_bf16 whose dy the lm_head's fused loss wrote prepared in the weight
+/// gradient's slabs (matmul_bf16.h: Bf16DySlabs): the same bits, dy read in place.
+struct MatmulWeightGradBf16PreparedDySlabsCall {
+  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_dy_slabs";
+  const void* dy;
+  const float* x;
+  float* dw;
+  int64_t M, N, K;
+  explicit MatmulWeightGradBf16PreparedDySlabsCall(ArgReader& r) {
+    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
+    dy = r.Buffer<const float>(M * N, "dy");  // its f32 buffer; the prepared bytes fill all or half of it
+    x = r.Buffer<const float>(M * K, "x");
+    dw = r.Buffer<float>(N * K, "dw");
+  }
+  int64_t Workspace(int) const { return 0; }
+  absl::Status Run(k::Workspace) const {
+    k::MatmulGradWeightBf16PreparedDySlabs(dy, x, dw, M, N, K, /*accumulate=*/false);
     return absl::OkStatus();
   }
 };
@@ -958,7 +980,8 @@ struct CrossEntropyGradSoftcapBf16Call {
 /// The lm_head's loss and gradient in one launch (the compiler's fusion of matmul, softcap,
 /// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, wt, targets, dloss, loss, dy, dx).
 /// `Bf16`: the chain under bf16 autocast (linear_softcap_bf16_cross_entropy_grad, f32 only),
-/// with a dy_prepared flag after C.
+/// with a dy layout after C (0: f32, 1: prepared for the bf16 GEMMs, 2: prepared in the weight
+/// gradient's slabs: k::LinearLossDy).
 template <typename T, bool Bf16 = false>
 struct LinearSoftcapCrossEntropyGradCall {
   static constexpr const char* kName =
@@ -967,11 +990,15 @@ struct LinearSoftcapCrossEntropyGradCall {
   const int32_t* targets;
   T *loss, *dy, *dx;
   k::LinearLossShape s;
-  bool dy_prepared = false;  // bf16: dy written prepared for the bf16 GEMMs (its weight gradient's)
+  k::LinearLossDy dy_layout = k::LinearLossDy::kF32;  // bf16: how dy is written (for its weight gradient)
   double cap;
   explicit LinearSoftcapCrossEntropyGradCall(ArgReader& r) {
     s.N = r.Int("N"), s.V = r.Int("V"), s.C = r.Int("C");
-    if constexpr (Bf16) dy_prepared = r.Int("dy_prepared") != 0;
+    if constexpr (Bf16) {
+      const int64_t layout = r.Int("dy_layout");
+      if (layout < 0 || layout > 2) r.Fail(absl::StrCat("dy_layout ", layout, " is not 0, 1 or 2"));
+      dy_layout = static_cast<k::LinearLossDy>(layout);
+    }
     cap = r.Float("cap");
     x = r.Buffer<const T>(s.N * s.C, "x"), w = r.Buffer<const T>(s.V * s.C, "w");
     wt = r.Buffer<const T>(s.C * s.V, "wt");
@@ -987,7 +1014,7 @@ struct LinearSoftcapCrossEntropyGradCall {
     if constexpr (Bf16) {
       static_assert(std::is_same_v<T, float>, "the bf16 chain runs on f32 tensors");
       *loss = float(k::LinearSoftcapBf16CrossEntropyWithGrad(k::ActiveBf16Gemm(), x, w, wt, targets, s, float(cap),
-                                                             double(*dloss), dy, dy_prepared, dx, ws)
+                                                             double(*dloss), dy, dy_layout, dx, ws)
                         .loss);
     } else {
       *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, wt, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
@@ -1173,6 +1200,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradBf16PreparedDyCall>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
     Entry<MatmulWeightGradBf16PreparedXCall>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
     Entry<MatmulWeightGradBf16PreparedDyXCall>("cpu.matmul_weight_grad_bf16_prepared_dy_x.f32"),
+    Entry<MatmulWeightGradBf16PreparedDySlabsCall>("cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"),
     Entry<MatmulGradInputBf16PreparedDyCall<false>>("cpu.matmul_grad_input_bf16_prepared_dy.f32"),
     Entry<MatmulGradInputBf16PreparedDyCall<true>>("cpu.matmul_grad_input_bf16_round_prepared_dy.f32"),
     Entry<MatmulGradInputBf16ReluSquareGradCall<false>>("cpu.matmul_grad_input_bf16_relu_square_grad.f32"),

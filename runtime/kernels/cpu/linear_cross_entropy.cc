@@ -6,6 +6,10 @@
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
 
 #include "runtime/kernels/cpu/cross_entropy_rows.h"
 #include "runtime/kernels/cpu/matmul.h"
@@ -125,6 +129,7 @@ struct CarvedBf16 {
   void* wt;
   float* blocks;
   float* grad_rows;
+  void* block_rows = nullptr;  // dy in slabs: each thread's block of prepared rows
   int64_t block_elements;
   int slots;
   CarvedBf16(Bf16Gemm kernel, LinearLossShape s, WorkspaceCarver& carver) {
@@ -133,10 +138,12 @@ struct CarvedBf16 {
     w = carver.Take<uint8_t>(w_bytes, "lm_head weight prepared for bf16 products");
     wt = carver.Take<uint8_t>(w_bytes, "lm_head weight's transpose prepared for bf16 products");
     block_elements = std::min(BlockRows(s), s.N) * s.V;
-    const int64_t bytes = (block_elements + s.V) * static_cast<int64_t>(sizeof(float));
+    const int64_t element = Bf16PreparedElementBytes(kernel);
+    const int64_t bytes = (block_elements + s.V) * static_cast<int64_t>(sizeof(float)) + block_elements * element;
     slots = carver.counting() ? NumThreads() : static_cast<int>(std::min<int64_t>(NumThreads(), carver.left() / bytes));
     blocks = carver.Take<float>(block_elements * std::max(1, slots), "lm_head logits blocks");
     grad_rows = carver.Take<float>(s.V * std::max(1, slots), "lm_head gradient rows");
+    block_rows = carver.Take<uint8_t>(block_elements * element * std::max(1, slots), "lm_head prepared gradient rows");
   }
 };
 
@@ -148,10 +155,23 @@ int64_t LinearSoftcapBf16CrossEntropyWorkspaceBytes(Bf16Gemm kernel, LinearLossS
   return count.used();
 }
 
+namespace {
+
+/// A row's piece of a slab (a few hundred bytes, tens of thousands of them a block): copied
+/// in 64-byte steps the compiler inlines, which a call to memcpy per piece cost more than.
+inline void CopyPiece(char* to, const char* from, int64_t bytes) {
+  int64_t i = 0;
+  for (; i + 64 <= bytes; i += 64) __builtin_memcpy(to + i, from + i, 64);
+  if (i < bytes) std::memcpy(to + i, from + i, bytes - i);
+}
+
+}  // namespace
+
 CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
                                                          const float* wt, const int32_t* targets, LinearLossShape s,
-                                                         float cap, double dloss, void* dy, bool dy_prepared,
+                                                         float cap, double dloss, void* dy, LinearLossDy dy_layout,
                                                          float* dx, Workspace workspace) {
+  const bool dy_prepared = dy_layout != LinearLossDy::kF32, in_slabs = dy_layout == LinearLossDy::kPreparedSlabs;
   const int64_t N = s.N, V = s.V, C = s.C;
   WorkspaceCarver carver(workspace);
   const CarvedBf16 ws(kernel, s, carver);
@@ -167,15 +187,40 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   const Bf16GemmB w_b(kernel, /*trans_b=*/true, V, C, w, C, ws.w);
   const Bf16GemmB wt_b(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);
   const bool dx_per_block = GemmBlockRows(N, C, V) == BlockRows(s);
+  // In slabs: each block's prepared rows are gathered in ws.block_rows for dx's product (the
+  // same compact rows it reads from a row-major dy), then copied into their slabs.
+  if (in_slabs && (!dx_per_block || ws.block_rows == nullptr)) {
+    std::fprintf(stderr, "linear_softcap_bf16_cross_entropy_grad: dy in slabs needs dx's blocks to be the logits'\n");
+    std::abort();
+  }
+  const Bf16DySlabs slabs = Bf16DySlabs::Of(N, V, C);
+  auto to_slabs = [&](int64_t m0, int64_t m1, const char* rows) {  // rows [m0, m1) of V prepared elements, compact
+    for (int64_t v0 = 0; v0 < V; v0 += slabs.width) {
+      const int64_t bytes = slabs.SlabWidth(v0) * element;
+      char* slab = dy_bytes + slabs.SlabStart(v0) * element;
+      for (int64_t n = m0; n < m1; ++n) CopyPiece(slab + n * bytes, rows + ((n - m0) * V + v0) * element, bytes);
+    }
+  };
   const CrossEntropyResult result = ForEachBlockOfRows(
       s, targets, count, ws.partial, ws.slots,
       [&](int64_t m0, int64_t m1) {  // zeros, prepared or not, are all-zero bytes
-        std::fill(dy_bytes + m0 * V * dy_element, dy_bytes + m1 * V * dy_element, char(0));
+        if (in_slabs) {
+          for (int64_t v0 = 0; v0 < V; v0 += slabs.width) {
+            const int64_t width = slabs.SlabWidth(v0);
+            char* slab = dy_bytes + slabs.SlabStart(v0) * element;
+            std::fill(slab + m0 * width * element, slab + m1 * width * element, char(0));
+          }
+        } else {
+          std::fill(dy_bytes + m0 * V * dy_element, dy_bytes + m1 * V * dy_element, char(0));
+        }
         if (dx_per_block) std::fill(dx + m0 * C, dx + m1 * C, 0.0f);
       },
       [&](int64_t m0, int64_t m1, const auto& add) {
         float* logits = ws.blocks + ThreadSlot() * ws.block_elements;  // row n at logits + (n - m0) V
         float* grad_row = ws.grad_rows + ThreadSlot() * V;
+        // The block's prepared rows: in dy (row-major), or in this thread's block of rows (slabs).
+        char* block_rows = in_slabs ? static_cast<char*>(ws.block_rows) + ThreadSlot() * ws.block_elements * element
+                                    : dy_bytes + m0 * V * element;
         w_b.MultiplyRows(false, m0, m1, x, C, /*accumulate=*/false, logits, V, /*round_output=*/false);
         for (int64_t n = m0; n < m1; ++n) {
           float* y = logits + (n - m0) * V;
@@ -186,12 +231,13 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
           } else {
             rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
           }
-          if (dy_prepared) PrepareBf16Operand(kernel, grad, V, dy_bytes + n * V * element);  // while in cache
+          if (dy_prepared) PrepareBf16Operand(kernel, grad, V, block_rows + (n - m0) * V * element);  // while in cache
         }
         if (!dx_per_block) return;
         if (dy_prepared) {
-          wt_b.MultiplyPreparedRows(false, m0, m1, dy_bytes + m0 * V * element, V, /*accumulate=*/false, dx + m0 * C,
-                                    C, /*round_output=*/false);
+          wt_b.MultiplyPreparedRows(false, m0, m1, block_rows, V, /*accumulate=*/false, dx + m0 * C, C,
+                                    /*round_output=*/false);
+          if (in_slabs) to_slabs(m0, m1, block_rows);
         } else {
           wt_b.MultiplyRows(false, m0, m1, dy_f32, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
         }

@@ -43,19 +43,24 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
 template <typename T>
 int64_t LinearSoftcapCrossEntropyWorkspaceBytes(LinearLossShape s);
 
+/// How the bf16 chain writes dy: f32; prepared for the bf16 GEMMs (matmul_bf16.h), row-major;
+/// or prepared in the weight gradient's slabs (Bf16DySlabs::Of(N, V, C)), which it reads
+/// without copying them.
+enum class LinearLossDy { kF32, kPreparedRows, kPreparedSlabs };
+
 /// The same chain under bf16 autocast (the compiled step's fusion of matmul_bf16 -> round_bf16
 /// -> nanochat's bf16 softcap -> cross_entropy and the VJP cross_entropy_grad -> round_bf16 ->
 /// softcap_grad -> matmul_bf16 (dy w)): the products on x, w and dy rounded to bf16 by
 /// `kernel` (matmul_bf16.h), the logits rounded to bf16 before the softcap's table
 /// (softcap_bf16.h), the loss's cotangent rounded before the softcap's factor. dy is the
-/// gradient the weight gradient (a separate launch) then reads: f32, or with `dy_prepared`
-/// prepared for `kernel` (matmul_bf16.h: what a bf16 GEMM reads of it, half the bytes on
-/// onednn; MatmulGradWeightBf16PreparedDy reads it), which also spares dx's product its own
-/// pass over dy. dx unrounded, as the unfused matmul writes it. `workspace`:
+/// gradient the weight gradient (a separate launch) then reads: f32, or prepared for `kernel`
+/// (matmul_bf16.h: what a bf16 GEMM reads of it, half the bytes on onednn;
+/// MatmulGradWeightBf16PreparedDy, or in slabs MatmulGradWeightBf16PreparedDySlabs, reads it),
+/// which also spares dx's product its own pass over dy. dx unrounded, as the unfused matmul writes it. `workspace`:
 /// LinearSoftcapBf16CrossEntropyWorkspaceBytes.
 CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
                                                          const float* wt, const int32_t* targets, LinearLossShape s,
-                                                         float cap, double dloss, void* dy, bool dy_prepared,
+                                                         float cap, double dloss, void* dy, LinearLossDy dy_layout,
                                                          float* dx, Workspace workspace);
 int64_t LinearSoftcapBf16CrossEntropyWorkspaceBytes(Bf16Gemm kernel, LinearLossShape s);
 

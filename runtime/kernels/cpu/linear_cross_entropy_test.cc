@@ -180,14 +180,14 @@ Outputs<float> UnfusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const s
   return out;
 }
 
-// dy f32, or (dy_prepared) prepared for the kernel: then out.dy holds the prepared bytes.
+// dy f32, or prepared for the kernel (row-major or in slabs): then out.dy holds the prepared bytes.
 Outputs<float> FusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const std::vector<float>& w,
                          const std::vector<float>& wt, const std::vector<int32_t>& targets, LinearLossShape s,
-                         float cap, double dloss, bool dy_prepared = false) {
+                         float cap, double dloss, LinearLossDy dy_layout = LinearLossDy::kF32) {
   Outputs<float> out{0, std::vector<float>(s.N * s.V), std::vector<float>(s.N * s.C)};
   const ScratchBuffer scratch(LinearSoftcapBf16CrossEntropyWorkspaceBytes(kernel, s));
   out.loss = LinearSoftcapBf16CrossEntropyWithGrad(kernel, x.data(), w.data(), wt.data(), targets.data(), s, cap,
-                                                   dloss, out.dy.data(), dy_prepared, out.dx.data(), scratch.get())
+                                                   dloss, out.dy.data(), dy_layout, out.dx.data(), scratch.get())
                  .loss;
   return out;
 }
@@ -225,7 +225,7 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
   EXPECT_GT(got.loss, 0.0);
   // dy written prepared: its bytes are the unfused dy's prepared, the loss and dx the same,
   // and the weight gradient read from them is the unfused one's.
-  Outputs<float> prepared = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss, /*dy_prepared=*/true);
+  Outputs<float> prepared = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss, LinearLossDy::kPreparedRows);
   EXPECT_EQ(std::memcmp(&want.loss, &prepared.loss, sizeof(double)), 0);
   ExpectSameBits(want.dx, prepared.dx, "dx (dy prepared)");
   prepared.dy.resize(s.N * s.V * Bf16PreparedElementBytes(kernel) / sizeof(float));
@@ -237,6 +237,14 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
   GemmBf16PreparedA(kernel, true, false, s.V, s.C, s.N, prepared.dy.data(), s.V, x.data(), s.C, false,
                     dw_prepared.data(), s.C);
   ExpectSameBits(dw, dw_prepared, "dw from the prepared dy");
+  // dy in the weight gradient's slabs: the loss and dx the same, and the weight gradient that
+  // reads the slabs in place the unfused one's.
+  Outputs<float> slabs = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss, LinearLossDy::kPreparedSlabs);
+  EXPECT_EQ(std::memcmp(&want.loss, &slabs.loss, sizeof(double)), 0);
+  ExpectSameBits(want.dx, slabs.dx, "dx (dy in slabs)");
+  std::vector<float> dw_slabs(s.V * s.C);
+  GemmBf16WeightGradOfDySlabs(kernel, slabs.dy.data(), x.data(), dw_slabs.data(), s.N, s.V, s.C, false);
+  ExpectSameBits(dw, dw_slabs, "dw from dy in slabs");
 }
 
 TEST(LinearSoftcapBf16CrossEntropy, EqualsTheUnfusedChainBitForBitOnEachKernel) {
@@ -269,11 +277,20 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
     SCOPED_TRACE(kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
     const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, 15.0f, 1.0);
     for (bool prepared : {false, true}) {
-      Outputs<float> got = FusedBf16(kernel, poisoned, w, wt, targets, s, 15.0f, 1.0, prepared);
+      Outputs<float> got = FusedBf16(kernel, poisoned, w, wt, targets, s, 15.0f, 1.0,
+                                     prepared ? LinearLossDy::kPreparedRows : LinearLossDy::kF32);
       EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
       ExpectSameBits(want.dx, got.dx, "dx");
       if (!prepared) {
         ExpectSameBits(want.dy, got.dy, "dy");
+        // In slabs, the skipped blocks' zeros land in every slab: the weight gradient is the same.
+        const Outputs<float> slabs = FusedBf16(kernel, poisoned, w, wt, targets, s, 15.0f, 1.0,
+                                               LinearLossDy::kPreparedSlabs);
+        ExpectSameBits(want.dx, slabs.dx, "dx (dy in slabs)");
+        std::vector<float> dw(s.V * s.C), dw_slabs(s.V * s.C);
+        GemmBf16Inputs(kernel, true, false, s.V, s.C, s.N, want.dy.data(), s.V, x.data(), s.C, false, dw.data(), s.C);
+        GemmBf16WeightGradOfDySlabs(kernel, slabs.dy.data(), x.data(), dw_slabs.data(), s.N, s.V, s.C, false);
+        ExpectSameBits(dw, dw_slabs, "dw from dy in slabs");
       } else {
         got.dy.resize(s.N * s.V * Bf16PreparedElementBytes(kernel) / sizeof(float));
         std::vector<float> want_prepared = Prepared(kernel, want.dy);

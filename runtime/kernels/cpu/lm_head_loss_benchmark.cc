@@ -87,10 +87,10 @@ void BM_LmHeadLossBf16Fused(benchmark::State& state) {
   for (auto _ : state) {
     benchmark::DoNotOptimize(LinearSoftcapBf16CrossEntropyWithGrad(ActiveBf16Gemm(), o.x.data(), o.w.data(),
                                                                    o.wt.data(), o.targets.data(), kShape, kCap, 1.0,
-                                                                   o.dy.data(), /*dy_prepared=*/true, o.dx.data(),
+                                                                   o.dy.data(), LinearLossDy::kPreparedSlabs, o.dx.data(),
                                                                    scratch.get())
                                  .loss);
-    MatmulGradWeightBf16PreparedDy(o.dy.data(), o.x.data(), o.dw.data(), kShape.N, kShape.V, kShape.C, false);
+    MatmulGradWeightBf16PreparedDySlabs(o.dy.data(), o.x.data(), o.dw.data(), kShape.N, kShape.V, kShape.C, false);
   }
   state.SetLabel(Bf16GemmDescription());
 }

@@ -339,6 +339,30 @@ void MatmulGradWeightBf16PreparedX(const float* dy, const void* x, float* dw, in
               /*round_output=*/false, /*epilogue=*/nullptr, /*b_prepared=*/x);
 }
 
+void MatmulGradWeightBf16PreparedDySlabs(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                         bool accumulate) {
+  GemmBf16WeightGradOfDySlabs(ActiveBf16Gemm(), dy, x, dw, M, N, K, accumulate);
+}
+
+void GemmBf16WeightGradOfDySlabs(Bf16Gemm kernel, const void* dy, const float* x, float* dw, int64_t M, int64_t N,
+                                 int64_t K, bool accumulate) {
+  if (N <= 0 || K <= 0 || M <= 0) {  // no slabs: one whole dy
+    return GemmBf16PreparedA(kernel, true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
+  }
+  // SplitBf16Gemm's split of dw's rows (GEMM: trans_a, N x K by M), A's blocks read in place.
+  thread_local std::vector<uint8_t> b_buffer;
+  const Bf16GemmB b(kernel, /*trans_b=*/false, K, M, x, K, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, K, M)));
+  const Bf16DySlabs slabs = Bf16DySlabs::Of(M, N, K);
+  const char* bytes = static_cast<const char*>(dy);
+  const int64_t element = Bf16PreparedElementBytes(kernel);
+  auto rows = [&](int64_t n0, int64_t n1) {
+    b.MultiplyPreparedRows(/*trans_a=*/true, n0, n1, bytes + slabs.SlabStart(n0) * element, n1 - n0, accumulate,
+                           dw + n0 * K, K, /*round_output=*/false);
+  };
+  if (slabs.width >= N) return rows(0, N);
+  ParallelFor(N, slabs.width, rows);
+}
+
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
                                     bool accumulate) {
   GemmBf16PreparedA(ActiveBf16Gemm(), true, false, N, K, M, dy, N, x, K, accumulate, dw, K);

@@ -16,8 +16,10 @@
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_BF16_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_BF16_H_
 
+#include <algorithm>
 #include <cstdint>
 
+#include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include <string>
 
@@ -85,6 +87,26 @@ void MatmulBf16PreparedXRoundedOutputThen(const void* x, const float* w, float* 
 /// B read in place, with no pass over it.
 void MatmulGradWeightBf16PreparedX(const float* dy, const void* x, float* dw, int64_t M, int64_t N, int64_t K,
                                    bool accumulate);
+
+/// dy [M, N] prepared in weight-gradient slabs: the layout in which the weight gradient's
+/// blocks of dy^T rows (GemmBlockRows(N, K, M) of dw's N rows, matmul.h) lie compact, one after
+/// another, each [M, width], so that the GEMM reads them in place where a row-major dy would be
+/// copied block by block. The weight gradient of the lm_head (dy [tokens, vocab]) reads its dy
+/// this way.
+struct Bf16DySlabs {
+  int64_t M, N, width;  // width: the slabs' columns (the last may be narrower)
+  static Bf16DySlabs Of(int64_t M, int64_t N, int64_t K) { return {M, N, GemmBlockRows(N, K, M)}; }
+  /// Elements before the slab holding column n0 (a multiple of width).
+  int64_t SlabStart(int64_t n0) const { return n0 * M; }
+  int64_t SlabWidth(int64_t n0) const { return std::min(width, N - n0); }
+};
+/// MatmulGradWeightBf16Inputs with dy prepared for `kernel` in Bf16DySlabs::Of(M, N, K): the
+/// same bits as from the f32 dy.
+void GemmBf16WeightGradOfDySlabs(Bf16Gemm kernel, const void* dy, const float* x, float* dw, int64_t M, int64_t N,
+                                 int64_t K, bool accumulate);
+/// GemmBf16WeightGradOfDySlabs on ActiveBf16Gemm().
+void MatmulGradWeightBf16PreparedDySlabs(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,
+                                         bool accumulate);
 
 /// MatmulGradWeightBf16Inputs with dy prepared for ActiveBf16Gemm().
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,

@@ -258,16 +258,17 @@ func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x1
 // bf16 softcap, the loss gradient's before the softcap's gradient) is one launch too,
 // linear_softcap_bf16_cross_entropy_grad, whose products round x, w and dy as the bf16
 // matmuls do; the weight gradient stays its own bf16 launch reading dy, which the fused launch
-// writes prepared for it (dy_prepared 1) since nothing else reads it.
+// writes prepared for it, in the weight gradient's slabs (dy layout 2), since nothing else
+// reads it.
 // CHECK-LABEL: func.func @lm_head_loss_bf16
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<8x16xf32> {gpt.name = "x"}, %[[W:[a-z0-9]+]]: memref<32x16xf32> {gpt.name = "w"}, %[[T:[a-z0-9]+]]: memref<8xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
 // CHECK: gpt.call_builtin "cpu.permute.b32"({{.*}}, %[[W]], %[[WT:.*]]) {gpt.op = "gpt.matmul"}
 // CHECK-NOT: gpt.call_builtin
-// CHECK: gpt.call_builtin "cpu.linear_softcap_bf16_cross_entropy_grad.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{c1_i64[_0-9]*}}, %{{.*}}, %[[X]], %[[W]], %[[WT]], %[[T]], %{{.*}}, %{{.*}}, %[[DY:[^,]*]], %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.linear_softcap_bf16_cross_entropy_grad.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{c2_i64[_0-9]*}}, %{{.*}}, %[[X]], %[[W]], %[[WT]], %[[T]], %{{.*}}, %{{.*}}, %[[DY:[^,]*]], %{{.*}}) {gpt.op = "gpt.matmul"}
 // CHECK-NOT: round_bf16
 // CHECK-NOT: softcap
 // CHECK-NOT: cross_entropy
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[DY]], %[[X]],
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[DY]], %[[X]],
 module attributes {gpt.autocast = "bf16"} {
   func.func @lm_head_loss_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
                                %t: tensor<8xi32> {gpt.name = "targets"})
