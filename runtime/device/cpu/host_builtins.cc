@@ -383,87 +383,47 @@ struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
   }
 };
 
-/// matmul_weight_grad_bf16 whose x its producer wrote prepared for the bf16 GEMMs (f32 only):
-/// the same bits, the GEMM's B read in place.
-struct MatmulWeightGradBf16PreparedXCall {
-  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_x";
-  const float* dy;
-  const void* x;
-  float* dw;
-  int64_t M, N, K;
-  explicit MatmulWeightGradBf16PreparedXCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");
-    x = r.Buffer<const float>(M * K, "x");  // its f32 buffer; the prepared bytes fill all or half of it
-    dw = r.Buffer<float>(N * K, "dw");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulGradWeightBf16PreparedX(dy, x, dw, M, N, K, /*accumulate=*/false);
-    return absl::OkStatus();
-  }
-};
-
-/// matmul_weight_grad_bf16 with both dy and x written prepared by their producers (f32 only).
-struct MatmulWeightGradBf16PreparedDyXCall {
-  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_dy_x";
+/// matmul_weight_grad_bf16 with its operands as their producers wrote them, the same bits (f32
+/// only): kDy kPrepared, dy prepared for the bf16 GEMMs (matmul_bf16.h), or kSlabs, in the
+/// weight gradient's slabs (Bf16DySlabs, as the lm_head's fused loss writes it, read in
+/// place); kPreparedX, x prepared (the GEMM's B read in place). A prepared operand's f32
+/// buffer holds its prepared elements in all or half of its bytes.
+enum class PreparedDy { kF32, kPrepared, kSlabs };
+template <PreparedDy kDy, bool kPreparedX>
+struct MatmulWeightGradBf16PreparedCall {
+  static constexpr const char* kName = kDy == PreparedDy::kSlabs ? "matmul_weight_grad_bf16_prepared_dy_slabs"
+                                       : kDy == PreparedDy::kPrepared && kPreparedX
+                                           ? "matmul_weight_grad_bf16_prepared_dy_x"
+                                       : kDy == PreparedDy::kPrepared ? "matmul_weight_grad_bf16_prepared_dy"
+                                                                      : "matmul_weight_grad_bf16_prepared_x";
+  static_assert(kDy != PreparedDy::kSlabs || !kPreparedX, "dy in slabs is read with an f32 x");
+  static_assert(kDy != PreparedDy::kF32 || kPreparedX, "nothing prepared: matmul_weight_grad_bf16");
   const float *dy, *x;
   float* dw;
   int64_t M, N, K;
-  explicit MatmulWeightGradBf16PreparedDyXCall(ArgReader& r) {
+  explicit MatmulWeightGradBf16PreparedCall(ArgReader& r) {
     M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");  // f32 buffers; the prepared bytes fill all or half of each
+    dy = r.Buffer<const float>(M * N, "dy");
     x = r.Buffer<const float>(M * K, "x");
     dw = r.Buffer<float>(N * K, "dw");
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    k::MatmulGradWeightBf16PreparedDyX(dy, x, dw, M, N, K, /*accumulate=*/false);
+    if constexpr (kDy == PreparedDy::kSlabs) {
+      k::MatmulGradWeightBf16PreparedDySlabs(dy, x, dw, M, N, K, /*accumulate=*/false);
+    } else if constexpr (kDy == PreparedDy::kPrepared && kPreparedX) {
+      k::MatmulGradWeightBf16PreparedDyX(dy, x, dw, M, N, K, /*accumulate=*/false);
+    } else if constexpr (kDy == PreparedDy::kPrepared) {
+      k::MatmulGradWeightBf16PreparedDy(dy, x, dw, M, N, K, /*accumulate=*/false);
+    } else {
+      k::MatmulGradWeightBf16PreparedX(dy, x, dw, M, N, K, /*accumulate=*/false);
+    }
     return absl::OkStatus();
   }
 };
 
-/// matmul_weight_grad_bf16 whose dy the lm_head's fused loss wrote prepared in the weight
-/// gradient's slabs (matmul_bf16.h: Bf16DySlabs): the same bits, dy read in place.
-struct MatmulWeightGradBf16PreparedDySlabsCall {
-  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_dy_slabs";
-  const void* dy;
-  const float* x;
-  float* dw;
-  int64_t M, N, K;
-  explicit MatmulWeightGradBf16PreparedDySlabsCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");  // its f32 buffer; the prepared bytes fill all or half of it
-    x = r.Buffer<const float>(M * K, "x");
-    dw = r.Buffer<float>(N * K, "dw");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulGradWeightBf16PreparedDySlabs(dy, x, dw, M, N, K, /*accumulate=*/false);
-    return absl::OkStatus();
-  }
-};
 
-/// matmul_weight_grad_bf16 whose dy the lm_head's fused loss wrote prepared for the bf16 GEMM
-/// (matmul_bf16.h; f32 only): the same bits, without a pass over dy to prepare it.
-struct MatmulWeightGradBf16PreparedDyCall {
-  static constexpr const char* kName = "matmul_weight_grad_bf16_prepared_dy";
-  const void* dy;
-  const float* x;
-  float* dw;
-  int64_t M, N, K;
-  explicit MatmulWeightGradBf16PreparedDyCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");  // its f32 buffer; the prepared bytes fill all or half of it
-    x = r.Buffer<const float>(M * K, "x");
-    dw = r.Buffer<float>(N * K, "dw");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulGradWeightBf16PreparedDy(dy, x, dw, M, N, K, /*accumulate=*/false);
-    return absl::OkStatus();
-  }
-};
+
 
 /// Both with the result rounded to bf16 values as each row is written (kRound, f32 only: the
 /// compiler's fusion of the autocast rounding after the norm): rms_norm_round_bf16.h.
@@ -1197,10 +1157,10 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),
     Entry<MatmulGradInputCall<float, true, true>>("cpu.matmul_grad_input_bf16_round.f32"),
     Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
-    Entry<MatmulWeightGradBf16PreparedDyCall>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
-    Entry<MatmulWeightGradBf16PreparedXCall>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
-    Entry<MatmulWeightGradBf16PreparedDyXCall>("cpu.matmul_weight_grad_bf16_prepared_dy_x.f32"),
-    Entry<MatmulWeightGradBf16PreparedDySlabsCall>("cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"),
+    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kPrepared, false>>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
+    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kF32, true>>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
+    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kPrepared, true>>("cpu.matmul_weight_grad_bf16_prepared_dy_x.f32"),
+    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kSlabs, false>>("cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"),
     Entry<MatmulGradInputBf16PreparedDyCall<false>>("cpu.matmul_grad_input_bf16_prepared_dy.f32"),
     Entry<MatmulGradInputBf16PreparedDyCall<true>>("cpu.matmul_grad_input_bf16_round_prepared_dy.f32"),
     Entry<MatmulGradInputBf16ReluSquareGradCall<false>>("cpu.matmul_grad_input_bf16_relu_square_grad.f32"),
