@@ -158,10 +158,16 @@ struct EmbeddingGradCall {
 // kBf16Inputs: the inputs are bf16 values (gpt.matmul under bf16 autocast), so the GEMM
 // runs matmul_bf16.h's kernel, the one the interpreter runs for the same op. kRoundOutput
 // (with kBf16Inputs): y rounded to bf16 values as it is written (the compiler's fusion of the
-// autocast rounding after the matmul).
-template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false>
+// autocast rounding after the matmul). kPreparedX (with kRoundOutput): x as its producer wrote
+// it, prepared for the bf16 GEMM (the compiler's choice when only bf16 GEMMs read x); a
+// prepared operand's f32 buffer holds its prepared elements in all or half of its bytes.
+template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false, bool kPreparedX = false>
 struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
-  static constexpr const char* kName = kRoundOutput ? "matmul_bf16_round" : kBf16Inputs ? "matmul_bf16" : "matmul";
+  static_assert(!kPreparedX || kRoundOutput, "a prepared x is read by the rounded product only");
+  static constexpr const char* kName = kPreparedX     ? "matmul_bf16_round_prepared_x"
+                                       : kRoundOutput ? "matmul_bf16_round"
+                                       : kBf16Inputs  ? "matmul_bf16"
+                                                      : "matmul";
   const T *x, *w;
   T* y;
   int64_t M, N, K;
@@ -173,7 +179,9 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
-    if constexpr (kRoundOutput) {
+    if constexpr (kPreparedX) {
+      k::MatmulBf16PreparedXRoundedOutput(x, w, y, M, N, K);
+    } else if constexpr (kRoundOutput) {
       k::MatmulBf16InputsRoundedOutput(x, w, y, M, N, K);
     } else if constexpr (kBf16Inputs) {
       k::MatmulBf16Inputs(x, w, y, M, N, K);
@@ -184,31 +192,18 @@ struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
   }
 };
 
-/// matmul_bf16_round with x as its producer wrote it, prepared for the bf16 GEMM (the compiler's
-/// choice when only bf16 GEMMs read x): the same bits.
-struct MatmulBf16RoundPreparedXCall {
-  static constexpr const char* kName = "matmul_bf16_round_prepared_x";
-  const float *x, *w;
-  float* y;
-  int64_t M, N, K;
-  explicit MatmulBf16RoundPreparedXCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    x = r.Buffer<const float>(M * K, "x");  // its f32 buffer; the prepared bytes fill all or half of it
-    w = r.Buffer<const float>(N * K, "w");
-    y = r.Buffer<float>(M * N, "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulBf16PreparedXRoundedOutput(x, w, y, M, N, K);
-    return absl::OkStatus();
-  }
-};
-
 /// y[M, N] = x[M, K] w[N, K]^T and r = relu(y)² in one pass (the compiler's fusion of the MLP's
-/// first matmul with its relu²; kBf16: under bf16 autocast, y rounded, matmul_relu_square.h).
-template <typename T, bool kBf16 = false>
+/// first matmul with its relu²; kBf16: under bf16 autocast, y rounded, matmul_relu_square.h,
+/// with x as its producer wrote it (kPreparedX) and r written prepared for the bf16 GEMMs that
+/// alone read it (kPreparedR), the compiler's choices).
+template <typename T, bool kBf16 = false, bool kPreparedX = false, bool kPreparedR = false>
 struct MatmulReluSquareCall {
-  static constexpr const char* kName = kBf16 ? "matmul_bf16_round_relu_square" : "matmul_relu_square";
+  static_assert(kBf16 || (!kPreparedX && !kPreparedR), "prepared operands are bf16 autocast's");
+  static constexpr const char* kName = kPreparedX && kPreparedR ? "matmul_bf16_round_relu_square_prepared_x_r"
+                                       : kPreparedX             ? "matmul_bf16_round_relu_square_prepared_x"
+                                       : kPreparedR             ? "matmul_bf16_round_relu_square_prepared_r"
+                                       : kBf16                  ? "matmul_bf16_round_relu_square"
+                                                                : "matmul_relu_square";
   const T *x, *w;
   T *y, *r;
   int64_t M, N, K;
@@ -222,35 +217,10 @@ struct MatmulReluSquareCall {
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
     if constexpr (kBf16) {
-      k::MatmulBf16RoundReluSquare(x, w, y, r, M, N, K);
+      k::MatmulBf16RoundReluSquarePrepared(x, kPreparedX, w, y, r, kPreparedR, M, N, K);
     } else {
       k::MatmulReluSquare(x, w, y, r, M, N, K);
     }
-    return absl::OkStatus();
-  }
-};
-
-/// matmul_bf16_round_relu_square with x as its producer wrote it (kPreparedX) and r written
-/// prepared for the bf16 GEMMs that alone read it (kPreparedR): the compiler's choices
-/// (matmul_relu_square.h); a prepared operand's f32 buffer holds its prepared elements.
-template <bool kPreparedX, bool kPreparedR>
-struct MatmulBf16RoundReluSquarePreparedCall {
-  static constexpr const char* kName = kPreparedX && kPreparedR ? "matmul_bf16_round_relu_square_prepared_x_r"
-                                       : kPreparedX             ? "matmul_bf16_round_relu_square_prepared_x"
-                                                                : "matmul_bf16_round_relu_square_prepared_r";
-  const float *x, *w;
-  float *y, *r;
-  int64_t M, N, K;
-  explicit MatmulBf16RoundReluSquarePreparedCall(ArgReader& a) {
-    M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
-    x = a.Buffer<const float>(M * K, "x");
-    w = a.Buffer<const float>(N * K, "w");
-    y = a.Buffer<float>(M * N, "y");
-    r = a.Buffer<float>(M * N, "r");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulBf16RoundReluSquarePrepared(x, kPreparedX, w, y, r, kPreparedR, M, N, K);
     return absl::OkStatus();
   }
 };
@@ -287,12 +257,16 @@ struct MatmulBf16ResidualRmsNormCall {
 };
 
 /// dx[M, K] = dy[M, N] w[N, K]: a matmul by a transposed weight without the transposed copy
-/// (the compiler folds the transpose); kBf16Inputs and kRoundOutput as MatmulCall's.
-template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false>
+/// (the compiler folds the transpose); kBf16Inputs and kRoundOutput as MatmulCall's; kPreparedDy
+/// (bf16): dy as its producer wrote it, prepared for the bf16 GEMM.
+template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false, bool kPreparedDy = false>
 struct MatmulGradInputCall {
-  static constexpr const char* kName = kRoundOutput  ? "matmul_grad_input_bf16_round"
-                                       : kBf16Inputs ? "matmul_grad_input_bf16"
-                                                     : "matmul_grad_input";
+  static_assert(kBf16Inputs || !kPreparedDy, "a prepared dy is bf16 autocast's");
+  static constexpr const char* kName = kRoundOutput && kPreparedDy ? "matmul_grad_input_bf16_round_prepared_dy"
+                                       : kPreparedDy               ? "matmul_grad_input_bf16_prepared_dy"
+                                       : kRoundOutput              ? "matmul_grad_input_bf16_round"
+                                       : kBf16Inputs               ? "matmul_grad_input_bf16"
+                                                                   : "matmul_grad_input";
   const T *dy, *w;
   T* dx;
   int64_t M, N, K;
@@ -305,32 +279,10 @@ struct MatmulGradInputCall {
   int64_t Workspace(int) const { return 0; }
   absl::Status Run(k::Workspace) const {
     if constexpr (kBf16Inputs) {
-      k::MatmulGradInputBf16Inputs(dy, w, dx, M, N, K, kRoundOutput);
+      k::MatmulGradInputBf16(dy, kPreparedDy, w, dx, M, N, K, kRoundOutput);
     } else {
       k::MatmulGradInput(dy, w, dx, M, N, K);
     }
-    return absl::OkStatus();
-  }
-};
-
-/// matmul_grad_input_bf16[_round] with dy as its producer wrote it, prepared for the bf16 GEMM
-/// (the compiler's choice): the same bits.
-template <bool kRoundOutput>
-struct MatmulGradInputBf16PreparedDyCall {
-  static constexpr const char* kName =
-      kRoundOutput ? "matmul_grad_input_bf16_round_prepared_dy" : "matmul_grad_input_bf16_prepared_dy";
-  const float *dy, *w;
-  float* dx;
-  int64_t M, N, K;
-  explicit MatmulGradInputBf16PreparedDyCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");  // its f32 buffer; the prepared bytes fill all or half of it
-    w = r.Buffer<const float>(N * K, "w");
-    dx = r.Buffer<float>(M * K, "dx");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulGradInputBf16(dy, /*dy_prepared=*/true, w, dx, M, N, K, kRoundOutput);
     return absl::OkStatus();
   }
 };
@@ -1144,14 +1096,14 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulReluSquareCall<float>>("cpu.matmul_relu_square.f32"),
     Entry<MatmulReluSquareCall<double>>("cpu.matmul_relu_square.f64"),
     Entry<MatmulReluSquareCall<float, true>>("cpu.matmul_bf16_round_relu_square.f32"),
-    Entry<MatmulBf16RoundReluSquarePreparedCall<false, true>>("cpu.matmul_bf16_round_relu_square_prepared_r.f32"),
-    Entry<MatmulBf16RoundReluSquarePreparedCall<true, false>>("cpu.matmul_bf16_round_relu_square_prepared_x.f32"),
-    Entry<MatmulBf16RoundReluSquarePreparedCall<true, true>>("cpu.matmul_bf16_round_relu_square_prepared_x_r.f32"),
+    Entry<MatmulReluSquareCall<float, true, false, true>>("cpu.matmul_bf16_round_relu_square_prepared_r.f32"),
+    Entry<MatmulReluSquareCall<float, true, true, false>>("cpu.matmul_bf16_round_relu_square_prepared_x.f32"),
+    Entry<MatmulReluSquareCall<float, true, true, true>>("cpu.matmul_bf16_round_relu_square_prepared_x_r.f32"),
     Entry<MatmulBf16ResidualRmsNormCall<>>("cpu.matmul_bf16_residual_rms_norm.f32"),
     Entry<MatmulBf16ResidualRmsNormCall<true, false>>("cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"),
     Entry<MatmulBf16ResidualRmsNormCall<false, true>>("cpu.matmul_bf16_residual_rms_norm_prepared_y.f32"),
     Entry<MatmulBf16ResidualRmsNormCall<true, true>>("cpu.matmul_bf16_residual_rms_norm_prepared_x_y.f32"),
-    Entry<MatmulBf16RoundPreparedXCall>("cpu.matmul_bf16_round_prepared_x.f32"),
+    Entry<MatmulCall<float, true, true, true>>("cpu.matmul_bf16_round_prepared_x.f32"),
     Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
     Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
     Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),
@@ -1161,8 +1113,8 @@ const HostBuiltin kBuiltins[] = {
     Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kF32, true>>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
     Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kPrepared, true>>("cpu.matmul_weight_grad_bf16_prepared_dy_x.f32"),
     Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kSlabs, false>>("cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"),
-    Entry<MatmulGradInputBf16PreparedDyCall<false>>("cpu.matmul_grad_input_bf16_prepared_dy.f32"),
-    Entry<MatmulGradInputBf16PreparedDyCall<true>>("cpu.matmul_grad_input_bf16_round_prepared_dy.f32"),
+    Entry<MatmulGradInputCall<float, true, false, true>>("cpu.matmul_grad_input_bf16_prepared_dy.f32"),
+    Entry<MatmulGradInputCall<float, true, true, true>>("cpu.matmul_grad_input_bf16_round_prepared_dy.f32"),
     Entry<MatmulGradInputBf16ReluSquareGradCall<false>>("cpu.matmul_grad_input_bf16_relu_square_grad.f32"),
     Entry<MatmulGradInputBf16ReluSquareGradCall<true>>("cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32"),
     Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
