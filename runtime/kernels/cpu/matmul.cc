@@ -34,6 +34,12 @@ int64_t GemmBlockRows(int64_t M, int64_t N, int64_t K) {
   return std::max<int64_t>(128, ((M + 4 * threads - 1) / (4 * threads) + 15) / 16 * 16);
 }
 
+void ForEachGemmBlock(int64_t M, int64_t N, int64_t K, ChunkBody block) {
+  const int64_t rows = GemmBlockRows(M, N, K);
+  if (rows >= M) return block(0, M);
+  ParallelFor(M, rows, block);
+}
+
 template <typename T>
 void GemmBlock(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda,
                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
@@ -53,9 +59,7 @@ void GemmRows(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alp
     Blas(trans_a, trans_b, m1 - m0, N, K, alpha, a0, lda, b, ldb, beta, c + m0 * ldc, ldc);
     if (epilogue != nullptr) (*epilogue)(m0, m1);
   };
-  const int64_t rows = GemmBlockRows(M, N, K);
-  if (rows >= M) return block(0, M);
-  ParallelFor(M, rows, block);
+  ForEachGemmBlock(M, N, K, block);
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ void Gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 /// The rows of C that Gemm gives each BLAS call for these sizes (M itself when it makes one
 /// call): a fused kernel that calls GemmBlock on the same row blocks computes Gemm's very bits.
 int64_t GemmBlockRows(int64_t M, int64_t N, int64_t K);
+/// block(m0, m1) on each of GemmBlockRows(M, N, K)'s blocks of [0, M): on the calling thread
+/// when one block covers them all, else over the pool. Gemm's own split of C's rows.
+void ForEachGemmBlock(int64_t M, int64_t N, int64_t K, ChunkBody block);
 
 /// One BLAS call on the calling thread, whatever the size: what Gemm runs per block.
 template <typename T>

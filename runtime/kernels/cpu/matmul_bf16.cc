@@ -209,9 +209,7 @@ void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64
     }
     if (epilogue != nullptr) (*epilogue)(m0, m1);
   };
-  const int64_t chunk = GemmBlockRows(M, N, K);
-  if (chunk >= M) return rows(0, M);
-  ParallelFor(M, chunk, rows);
+  ForEachGemmBlock(M, N, K, rows);
 }
 
 Bf16Gemm Choose() {
@@ -359,8 +357,7 @@ void GemmBf16WeightGradOfDySlabs(Bf16Gemm kernel, const void* dy, const float* x
     b.MultiplyPreparedRows(/*trans_a=*/true, n0, n1, bytes + slabs.SlabStart(n0) * element, n1 - n0, accumulate,
                            dw + n0 * K, K, /*round_output=*/false);
   };
-  if (slabs.width >= N) return rows(0, N);
-  ParallelFor(N, slabs.width, rows);
+  ForEachGemmBlock(N, K, M, rows);  // its blocks are the slabs
 }
 
 void MatmulGradWeightBf16PreparedDy(const void* dy, const float* x, float* dw, int64_t M, int64_t N, int64_t K,

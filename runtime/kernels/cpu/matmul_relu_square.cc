@@ -2,6 +2,7 @@
 // MatmulBf16InputsRoundedOutputThen) with ReluSquareRange as their epilogue.
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -19,8 +20,7 @@ void MatmulReluSquare(const T* x, const T* w, T* y, T* r, int64_t M, int64_t N, 
 }
 
 void MatmulBf16RoundReluSquare(const float* x, const float* w, float* y, float* r, int64_t M, int64_t N, int64_t K) {
-  MatmulBf16InputsRoundedOutputThen(
-      x, w, y, M, N, K, [&](int64_t m0, int64_t m1) { ReluSquareRange(y + m0 * N, r + m0 * N, (m1 - m0) * N); });
+  MatmulBf16RoundReluSquarePrepared(x, /*x_prepared=*/false, w, y, r, /*r_prepared=*/false, M, N, K);
 }
 
 void MatmulBf16RoundReluSquarePrepared(const void* x, bool x_prepared, const float* w, float* y, void* r,
@@ -56,6 +56,7 @@ bool Overlap(const void* a, const void* b, int64_t bytes) {
 /// read its rows of u.
 void GradInputReluSquareGradPrepared(const float* dy, const float* w, const float* u, float* dh, void* g, int64_t M,
                                      int64_t N, int64_t K) {
+  if (M <= 0 || K <= 0) return;  // no rows of g to write
   const Bf16Gemm kernel = ActiveBf16Gemm();
   const int64_t element = Bf16PreparedElementBytes(kernel);
   const bool over_u = Overlap(g, u, M * K * static_cast<int64_t>(sizeof(float)));
@@ -68,36 +69,29 @@ void GradInputReluSquareGradPrepared(const float* dy, const float* w, const floa
     thread_local std::vector<float> dh_rows, g_rows;
     dh_rows.resize(n);
     g_rows.resize(n);
-    b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows.data(), K, /*round_output=*/true);
+    if (N > 0) {
+      b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows.data(), K, /*round_output=*/true);
+    } else {
+      std::fill(dh_rows.begin(), dh_rows.end(), 0.0f);  // no products (what BLAS gives with K = 0)
+    }
     ReluSquareGradRange(u + m0 * K, dh_rows.data(), g_rows.data(), n);
     PrepareBf16Operand(kernel, g_rows.data(), n, rows_out + m0 * K * element);
   };
-  const int64_t chunk = GemmBlockRows(M, K, N);
-  if (chunk >= M) {
-    rows(0, M);
-  } else {
-    ParallelFor(M, chunk, rows);
-  }
+  ForEachGemmBlock(M, K, N, rows);
   if (!over_u) return;
-  ParallelFor(M, chunk, [&](int64_t m0, int64_t m1) {
+  auto copy = [&](int64_t m0, int64_t m1) {
     std::memcpy(static_cast<char*>(g) + m0 * K * element, rows_out + m0 * K * element, (m1 - m0) * K * element);
-  });
+  };
+  ForEachGemmBlock(M, K, N, copy);
 }
 
 }  // namespace
 
 void MatmulGradInputBf16ReluSquareGrad(const float* dy, const float* w, const float* u, float* dh, void* g,
                                        bool g_prepared, int64_t M, int64_t N, int64_t K) {
-  if (g_prepared && M > 0 && K > 0 && N > 0) return GradInputReluSquareGradPrepared(dy, w, u, dh, g, M, N, K);
-  const Bf16Gemm kernel = ActiveBf16Gemm();
-  const int64_t element = Bf16PreparedElementBytes(kernel);
+  if (g_prepared) return GradInputReluSquareGradPrepared(dy, w, u, dh, g, M, N, K);
   auto gradient_rows = [&](int64_t m0, int64_t m1) {
-    const int64_t n = (m1 - m0) * K;
-    if (!g_prepared) return ReluSquareGradRange(u + m0 * K, dh + m0 * K, static_cast<float*>(g) + m0 * K, n);
-    thread_local std::vector<float> rows;  // the block's gradient, then prepared while in cache
-    rows.resize(n);
-    ReluSquareGradRange(u + m0 * K, dh + m0 * K, rows.data(), n);
-    PrepareBf16Operand(kernel, rows.data(), n, static_cast<char*>(g) + m0 * K * element);
+    ReluSquareGradRange(u + m0 * K, dh + m0 * K, static_cast<float*>(g) + m0 * K, (m1 - m0) * K);
   };
   const ChunkBody epilogue(gradient_rows);  // refers to gradient_rows, which outlives it
   MatmulGradInputBf16(dy, /*dy_prepared=*/false, w, dh, M, N, K, /*round_output=*/true, &epilogue);
