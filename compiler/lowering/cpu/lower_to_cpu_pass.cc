@@ -160,8 +160,9 @@ bool DisjointBytes(OpLowering& l, Value a, Value b) {
   return pa.has_value() != pb.has_value();
 }
 
-/// How far after a launch its rounding epilogue may stand (ops between, tensor.empty aside).
-constexpr int kMaxOpsBeforeRounding = 8;
+/// How far after a launch an op it computes as its epilogue (a rounding, the relu² backward)
+/// may stand (ops between, tensor.empty aside).
+constexpr int kMaxOpsBeforeEpilogue = 8;
 
 /// Whether `op` reads or writes no byte of `bytes`' buffer (every operand and result
 /// disjoint from it).
@@ -174,6 +175,27 @@ bool TouchesNoByteOf(OpLowering& l, mlir::Operation* op, Value bytes) {
   }
   for (Value v : op->getResults()) {
     if (!DisjointBytes(l, v, bytes)) return false;
+  }
+  return true;
+}
+
+/// Whether an op's result computed early, by a launch at `launch` instead of at `later` (a few
+/// ops on at most), stays right: no op between (tensor.empty and `views` aside) touches
+/// `written`'s bytes, which the launch fills early, nor writes `read`'s (if given), which the
+/// launch reads early.
+bool ComputableEarly(OpLowering& l, mlir::Operation* launch, mlir::Operation* later, Value written, Value read = {},
+                     const llvm::SmallPtrSetImpl<mlir::Operation*>* views = nullptr) {
+  int between = 0;
+  for (mlir::Operation* op = launch->getNextNode(); op != later; op = op->getNextNode()) {
+    if (op == nullptr) return false;
+    // gpt-lower-fusions puts each generic's placeholder output (tensor.empty) before it.
+    if (llvm::isa<mlir::tensor::EmptyOp>(op) || (views != nullptr && views->contains(op))) continue;
+    if (++between > kMaxOpsBeforeEpilogue || !TouchesNoByteOf(l, op, written)) return false;
+    if (read) {
+      for (Value result : op->getResults()) {
+        if (!DisjointBytes(l, result, read)) return false;
+      }
+    }
   }
   return true;
 }
@@ -210,13 +232,7 @@ mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRe
   for (Value in : inputs) {
     if (!DisjointBytes(l, in, rounded)) return {};
   }
-  int between = 0;
-  for (mlir::Operation* op = result.getDefiningOp()->getNextNode(); op != round.getOperation(); op = op->getNextNode()) {
-    if (op == nullptr) return {};
-    // gpt-lower-fusions puts each generic's placeholder output (tensor.empty) before it.
-    if (llvm::isa<mlir::tensor::EmptyOp>(op) || views.contains(op)) continue;
-    if (++between > kMaxOpsBeforeRounding || !TouchesNoByteOf(l, op, rounded)) return {};
-  }
+  if (!ComputableEarly(l, result.getDefiningOp(), round, rounded, /*read=*/{}, &views)) return {};
   return round;
 }
 
@@ -826,15 +842,7 @@ mlir::linalg::GenericOp ReluSquareGradAfter(OpLowering& l, gpt::MatmulOp m, Valu
     if (!DisjointBytes(l, out, in)) return {};
   }
   if (!SameOrDisjointBytes(l, out, dh) || !SameOrDisjointBytes(l, out, u)) return {};
-  int between = 0;
-  for (mlir::Operation* op = m->getNextNode(); op != g.getOperation(); op = op->getNextNode()) {
-    if (op == nullptr) return {};
-    if (llvm::isa<mlir::tensor::EmptyOp>(op)) continue;
-    if (++between > kMaxOpsBeforeRounding || !TouchesNoByteOf(l, op, out)) return {};
-    for (Value written : op->getResults()) {
-      if (!DisjointBytes(l, written, u)) return {};
-    }
-  }
+  if (!ComputableEarly(l, m, g, out, /*read=*/u)) return {};
   return g;
 }
 
