@@ -13,4 +13,10 @@ bool CpuHasAvx512F() {
   return __builtin_cpu_supports("avx512f");
 }
 
+bool CpuHasAvx512Bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512bf16");
+}
+
 }  // namespace gpt_sft::runtime::kernels

@@ -9,6 +9,8 @@ namespace gpt_sft::runtime::kernels {
 bool CpuHasAvx2Fma();
 /// AVX512F.
 bool CpuHasAvx512F();
+/// AVX512F, AVX512BW and AVX512_BF16 (the bf16 conversions and dot products).
+bool CpuHasAvx512Bf16();
 
 }  // namespace gpt_sft::runtime::kernels
 
