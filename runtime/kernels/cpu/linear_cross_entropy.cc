@@ -15,6 +15,7 @@
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
+#include "runtime/kernels/cpu/softcap_bf16_loss_row.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -193,6 +194,8 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
     std::fprintf(stderr, "linear_softcap_bf16_cross_entropy_grad: dy in slabs needs dx's blocks to be the logits'\n");
     std::abort();
   }
+  // Rows narrowed as they are computed where dy is stored as oneDNN's bf16 elements.
+  const bool narrowed_rows = dy_prepared && kernel == Bf16Gemm::kOneDnn && SoftcapBf16LossRowFused();
   const Bf16DySlabs slabs = Bf16DySlabs::Of(N, V, C);
   auto to_slabs = [&](int64_t m0, int64_t m1, const char* rows) {  // rows [m0, m1) of V prepared elements, compact
     for (int64_t v0 = 0; v0 < V; v0 += slabs.width) {
@@ -225,6 +228,12 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
         for (int64_t n = m0; n < m1; ++n) {
           float* y = logits + (n - m0) * V;
           float* grad = dy_prepared ? grad_row : dy_f32 + n * V;
+          if (narrowed_rows && targets[n] >= 0) {  // the same bits in three passes over the row
+            const float m = SoftcapBf16InPlaceWithMax(table, y, V);
+            auto* dy_row = reinterpret_cast<uint16_t*>(block_rows + (n - m0) * V * element);
+            add(n, SoftcapBf16RowLossAndNarrowedGrad(y, m, targets[n], V, scale, cap, grad_row, dy_row));
+            continue;
+          }
           SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
           if (targets[n] >= 0) {
             add(n, rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad));

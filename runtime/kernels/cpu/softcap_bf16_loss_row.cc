@@ -1,0 +1,109 @@
+// Implements the fused bf16 loss row. Built with -ffp-contract=off: each vector operation
+// rounds as the chain's scalar and vector forms do (no multiply-subtract fused).
+#include "runtime/kernels/cpu/softcap_bf16_loss_row.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "runtime/kernels/cpu/cpu_features.h"
+#include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/vec_math.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+constexpr int64_t kEntries = 1 << 16;  // the softcap table's second half: keyed on the input's bf16 bits
+
+uint32_t Bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
+// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+[[gnu::target("avx512f,avx512bw,avx512bf16,avx2")]] float SoftcapWithMaxAvx512(const float* table, float* x,
+                                                                               int64_t V) {
+  const float* by_input = table + kEntries;
+  // MaxOf's AVX2 order: one 8-lane running max over the elements 8 at a time, then its lanes.
+  __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + 16 <= V; j += 16) {
+    const __m512i index = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(_mm512_loadu_ps(x + j))), 16);
+    const __m512 y = _mm512_i32gather_ps(index, by_input, 4);
+    _mm512_storeu_ps(x + j, y);
+    m = _mm256_max_ps(m, _mm512_castps512_ps256(y));
+    m = _mm256_max_ps(m, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1)));
+  }
+  for (; j < V; ++j) x[j] = by_input[Bits(RoundToBf16(x[j])) >> 16];
+  if (V - (V / 16) * 16 >= 8) {  // MaxOf's last full group of 8
+    m = _mm256_max_ps(m, _mm256_loadu_ps(x + (V / 16) * 16));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, m);
+  float r = *std::max_element(lanes, lanes + 8);
+  for (int64_t k = (V / 8) * 8; k < V; ++k) r = std::max(r, x[k]);
+  return r;
+}
+
+/// One element's gradient as the chain computes it: bf16(e * factor) * (1 - t * t), t = y / cap
+/// (ScaleSoftcapGrad's expression with factor 1: out * 1 is out).
+inline float GradElement(float e, float factor, float y, float cap) {
+  const float t = y / cap;
+  return RoundToBf16(e * factor) * (1.0f - t * t);
+}
+
+inline uint16_t Narrowed(float x) { return static_cast<uint16_t>(Bits(RoundToBf16(x)) >> 16); }
+
+[[gnu::target("avx512f,avx512bw,avx512bf16")]] inline __m512 GradElements16(const float* exps, const float* y,
+                                                                           __m512 factor, __m512 cap) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(exps), factor);
+  const __m512 rounded = _mm512_castsi512_ps(RoundBf16Bits16(_mm512_castps_si512(scaled)));
+  const __m512 t = _mm512_div_ps(_mm512_loadu_ps(y), cap);
+  return _mm512_mul_ps(rounded, _mm512_sub_ps(one, _mm512_mul_ps(t, t)));
+}
+
+[[gnu::target("avx512f,avx512bw,avx512bf16")]] void NarrowedGradAvx512(const float* exps, const float* y, int64_t V,
+                                                                      float factor, float cap, uint16_t* dy) {
+  const __m512 f = _mm512_set1_ps(factor), c = _mm512_set1_ps(cap);
+  int64_t j = 0;
+  for (; j + 32 <= V; j += 32) {
+    const __m512 lo = GradElements16(exps + j, y + j, f, c);
+    const __m512 hi = GradElements16(exps + j + 16, y + j + 16, f, c);
+    _mm512_storeu_si512(dy + j, NarrowBf16x32(lo, hi));
+  }
+  for (; j < V; ++j) dy[j] = Narrowed(GradElement(exps[j], factor, y[j], cap));
+}
+
+#pragma GCC diagnostic pop
+
+}  // namespace
+
+bool SoftcapBf16LossRowFused() {
+  static const bool has = CpuHasAvx512Bf16() && CpuHasAvx2Fma();
+  return has;
+}
+
+float SoftcapBf16InPlaceWithMax(const float* table, float* x, int64_t V) { return SoftcapWithMaxAvx512(table, x, V); }
+
+double SoftcapBf16RowLossAndNarrowedGrad(const float* y, float m, int32_t target, int64_t V, double scale, float cap,
+                                         float* exps, uint16_t* dy) {
+  const double sum = ExpShifted(y, V, m, 1.0f, exps);
+  const float factor = float(scale / sum);
+  const float at_target = exps[target] * factor - float(scale);
+  NarrowedGradAvx512(exps, y, V, factor, cap, dy);
+  const float t = y[target] / cap;
+  dy[target] = Narrowed(RoundToBf16(at_target) * (1.0f - t * t));
+  return double(m) + std::log(sum) - double(y[target]);
+}
+
+}  // namespace gpt_sft::runtime::kernels
