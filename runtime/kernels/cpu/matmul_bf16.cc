@@ -323,6 +323,12 @@ void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, i
   RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, nullptr, a, lda, b, ldb, accumulate, c, ldc, /*round_output=*/false);
 }
 
+void GemmBf16Prepared(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
+                      int64_t lda, const void* b, int64_t ldb, bool accumulate, float* c, int64_t ldc) {
+  RunBf16Gemm(kernel, trans_a, trans_b, M, N, K, nullptr, a, lda, nullptr, ldb, accumulate, c, ldc,
+              /*round_output=*/false, nullptr, b);
+}
+
 void MatmulBf16PreparedXRoundedOutputThen(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
                                           ChunkBody epilogue) {
   RunBf16Gemm(ActiveBf16Gemm(), false, true, M, N, K, nullptr, x, K, w, K, /*accumulate=*/false, y, N,

@@ -78,6 +78,10 @@ void PrepareBf16Operand(Bf16Gemm kernel, const float* x, int64_t n, void* out);
 void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
                        int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
 
+/// GemmBf16Inputs with A and B both already prepared for `kernel` (leading dims in elements;
+/// B read in place where compact): the same bits as on the f32 values they were prepared from.
+void GemmBf16Prepared(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
+                      int64_t lda, const void* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
 /// MatmulBf16InputsRoundedOutput with x prepared for ActiveBf16Gemm() ([M, K] compact).
 void MatmulBf16PreparedXRoundedOutput(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K);
 /// MatmulBf16InputsRoundedOutputThen with x prepared for ActiveBf16Gemm() ([M, K] compact).

@@ -8,6 +8,7 @@
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -87,6 +88,43 @@ TEST_P(NewtonSchulzBf16, FollowsItsDefinition) {
   EXPECT_GE(exact, (rows * cols) * 4 / 10) << "only " << exact << " of " << rows * cols << " equal";
 }
 
+// The header's definition composed of the f32-storage kernels (GemmBf16Inputs on bf16 values
+// held as f32, then each epilogue rounded in place): the kernel keeps its operands prepared
+// and fuses the epilogues, with these very bits.
+std::vector<float> F32StorageComposition(const std::vector<float>& g, int64_t rows, int64_t cols) {
+  const float a = 3.4445f, b = -4.7750f, c = 2.0315f;
+  const bool tall = rows > cols;
+  const int64_t r = tall ? cols : rows, n = tall ? rows : cols;
+  std::vector<float> x(r * n), product(r * n), A(r * r), B(r * r), out(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) (tall ? x[j * n + i] : x[i * n + j]) = RoundToBf16(g[i * cols + j]);
+  const double inv = 1.0 / (std::sqrt(SumOfSquares(x.data(), r * n)) + 1e-7);
+  for (float& v : x) v = RoundToBf16(float(double(v) * inv));
+  const Bf16Gemm kernel = ActiveBf16Gemm();
+  for (int step = 0; step < 5; ++step) {
+    GemmBf16Inputs(kernel, false, true, r, r, n, x.data(), n, x.data(), n, false, A.data(), r);
+    for (float& v : A) v = RoundToBf16(v);
+    GemmBf16Inputs(kernel, false, false, r, r, r, A.data(), r, A.data(), r, false, product.data(), r);
+    for (int64_t i = 0; i < r * r; ++i) B[i] = RoundToBf16(c * product[i] + b * A[i]);
+    GemmBf16Inputs(kernel, false, false, r, n, r, B.data(), r, x.data(), n, false, product.data(), n);
+    for (int64_t i = 0; i < r * n; ++i) x[i] = RoundToBf16(product[i] + a * x[i]);
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) out[i * cols + j] = tall ? x[j * n + i] : x[i * n + j];
+  return out;
+}
+
+class NewtonSchulzBf16Storage : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(NewtonSchulzBf16Storage, EqualsTheF32StorageCompositionBitForBit) {
+  const auto [rows, cols] = GetParam();
+  const std::vector<float> g = Random(rows * cols, 10);
+  std::vector<float> out(rows * cols), scratch(NewtonSchulz5ScratchSize(rows, cols));
+  NewtonSchulz5Bf16(g.data(), out.data(), rows, cols, scratch.data());
+  const std::vector<float> want = F32StorageComposition(g, rows, cols);
+  for (int64_t i = 0; i < rows * cols; ++i) ASSERT_EQ(out[i], want[i]) << i << " (" << Bf16GemmDescription() << ")";
+}
+
 // bf16 NS5 is an approximation of the f32 one at bf16 precision, not something else.
 TEST_P(NewtonSchulzBf16, StaysNearTheF32Iteration) {
   const auto [rows, cols] = GetParam();
@@ -127,6 +165,10 @@ TEST(MuonBf16, UpdatesByTheBf16Orthogonalisation) {
 INSTANTIATE_TEST_SUITE_P(Shapes, NewtonSchulzBf16,
                          ::testing::Values(std::make_pair(8, 20), std::make_pair(20, 8), std::make_pair(12, 12),
                                            std::make_pair(5, 33), std::make_pair(64, 256), std::make_pair(256, 64)));
+INSTANTIATE_TEST_SUITE_P(Shapes, NewtonSchulzBf16Storage,
+                         ::testing::Values(std::make_pair(8, 20), std::make_pair(20, 8), std::make_pair(5, 33),
+                                           std::make_pair(37, 50), std::make_pair(256, 256), std::make_pair(256, 1024),
+                                           std::make_pair(1024, 256)));
 
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels
