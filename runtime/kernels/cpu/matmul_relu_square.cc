@@ -2,16 +2,91 @@
 // MatmulBf16InputsRoundedOutputThen) with ReluSquareRange as their epilogue.
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/pointwise.h"
+#include "runtime/kernels/cpu/round_bf16_avx512.h"
 
 namespace gpt_sft::runtime::kernels {
+namespace {
+
+// The prepared outputs' epilogues on AVX512_BF16 CPUs (where the onednn kernel, whose prepared
+// elements are bf16 bit patterns, runs): the relu² (or its gradient) and the narrowing in one
+// pass, 32 lanes at a time, with the operations of ReluSquareRange / ReluSquareGradRange
+// (relu(x) = (x + |x|) / 2; no multiply-add to fuse, so the same bits) and NarrowToBf16's
+// rounding. The elements past the last 32 go through those functions and PrepareBf16Operand.
+
+// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
+// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 Relu16(__m512 x) {
+  return _mm512_mul_ps(_mm512_add_ps(x, _mm512_abs_ps(x)), _mm512_set1_ps(0.5f));
+}
+
+[[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t ReluSquareNarrowAvx512(const float* y, uint16_t* r, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 lo = Relu16(_mm512_loadu_ps(y + i)), hi = Relu16(_mm512_loadu_ps(y + i + 16));
+    _mm512_storeu_si512(r + i, NarrowBf16x32(_mm512_mul_ps(lo, lo), _mm512_mul_ps(hi, hi)));
+  }
+  return i;
+}
+
+[[gnu::target("avx512f,avx512bw,avx512bf16"), gnu::always_inline]] inline __m512 ReluSquareGrad16(const float* u,
+                                                                                                 const float* dh) {
+  return _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(dh), _mm512_set1_ps(2.0f)), Relu16(_mm512_loadu_ps(u)));
+}
+
+[[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t ReluSquareGradNarrowAvx512(const float* u, const float* dh,
+                                                                                  uint16_t* g, int64_t n) {
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    _mm512_storeu_si512(g + i, NarrowBf16x32(ReluSquareGrad16(u + i, dh + i), ReluSquareGrad16(u + i + 16, dh + i + 16)));
+  }
+  return i;
+}
+
+#pragma GCC diagnostic pop
+
+/// Whether the epilogues above run: prepared elements are bf16 bit patterns and the CPU has
+/// AVX512_BF16.
+bool NarrowsInOnePass(Bf16Gemm kernel) {
+  static const bool has = CpuHasAvx512Bf16();
+  return kernel == Bf16Gemm::kOneDnn && has;
+}
+
+/// r = relu(y)² prepared for `kernel`, n elements.
+void ReluSquarePrepared(Bf16Gemm kernel, const float* y, int64_t n, char* r) {
+  const int64_t element = Bf16PreparedElementBytes(kernel);
+  const int64_t done = NarrowsInOnePass(kernel) ? ReluSquareNarrowAvx512(y, reinterpret_cast<uint16_t*>(r), n) : 0;
+  thread_local std::vector<float> squared;
+  squared.resize(std::max<int64_t>(n - done, 0));
+  ReluSquareRange(y + done, squared.data(), n - done);
+  PrepareBf16Operand(kernel, squared.data(), n - done, r + done * element);
+}
+
+/// g = ReluSquareGrad(u, dh) prepared for `kernel`, n elements.
+void ReluSquareGradPrepared(Bf16Gemm kernel, const float* u, const float* dh, int64_t n, char* g) {
+  const int64_t element = Bf16PreparedElementBytes(kernel);
+  const int64_t done =
+      NarrowsInOnePass(kernel) ? ReluSquareGradNarrowAvx512(u, dh, reinterpret_cast<uint16_t*>(g), n) : 0;
+  thread_local std::vector<float> grad;
+  grad.resize(std::max<int64_t>(n - done, 0));
+  ReluSquareGradRange(u + done, dh + done, grad.data(), n - done);
+  PrepareBf16Operand(kernel, grad.data(), n - done, g + done * element);
+}
+
+}  // namespace
 
 template <typename T>
 void MatmulReluSquare(const T* x, const T* w, T* y, T* r, int64_t M, int64_t N, int64_t K) {
@@ -30,12 +105,7 @@ void MatmulBf16RoundReluSquarePrepared(const void* x, bool x_prepared, const flo
   const int64_t element = Bf16PreparedElementBytes(kernel);
   auto epilogue = [&](int64_t m0, int64_t m1) {
     if (!r_prepared) return ReluSquareRange(y + m0 * N, static_cast<float*>(r) + m0 * N, (m1 - m0) * N);
-    thread_local std::vector<float> squared;  // a row, squared, then prepared while in cache
-    squared.resize(N);
-    for (int64_t m = m0; m < m1; ++m) {
-      ReluSquareRange(y + m * N, squared.data(), N);
-      PrepareBf16Operand(kernel, squared.data(), N, r_bytes + m * N * element);
-    }
+    for (int64_t m = m0; m < m1; ++m) ReluSquarePrepared(kernel, y + m * N, N, r_bytes + m * N * element);  // a row in cache
   };
   if (x_prepared) return MatmulBf16PreparedXRoundedOutputThen(x, w, y, M, N, K, epilogue);
   MatmulBf16InputsRoundedOutputThen(static_cast<const float*>(x), w, y, M, N, K, epilogue);
@@ -66,16 +136,14 @@ void GradInputReluSquareGradPrepared(const float* dy, const float* w, const floa
   const Bf16GemmB b(kernel, /*trans_b=*/false, /*N=*/K, /*K=*/N, w, K, storage.data());
   auto rows = [&](int64_t m0, int64_t m1) {
     const int64_t n = (m1 - m0) * K;
-    thread_local std::vector<float> dh_rows, g_rows;
+    thread_local std::vector<float> dh_rows;
     dh_rows.resize(n);
-    g_rows.resize(n);
     if (N > 0) {
       b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows.data(), K, /*round_output=*/true);
     } else {
       std::fill(dh_rows.begin(), dh_rows.end(), 0.0f);  // no products (what BLAS gives with K = 0)
     }
-    ReluSquareGradRange(u + m0 * K, dh_rows.data(), g_rows.data(), n);
-    PrepareBf16Operand(kernel, g_rows.data(), n, rows_out + m0 * K * element);
+    ReluSquareGradPrepared(kernel, u + m0 * K, dh_rows.data(), n, rows_out + m0 * K * element);
   };
   ForEachGemmBlock(M, K, N, rows);
   if (!over_u) return;

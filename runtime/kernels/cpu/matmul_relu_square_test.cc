@@ -67,8 +67,11 @@ TEST(MatmulReluSquare, Bf16IsRoundedMatmulThenReluSquare) { ExpectFusedIsUnfused
 
 // Under bf16 autocast the compiled step may read x and write r prepared for the bf16 GEMMs:
 // each combination gives the unfused bits (r prepared: the prepared bits of the unfused r).
-TEST(MatmulReluSquare, Bf16PreparedOperandsGiveTheUnfusedBits) {
-  const int64_t M = 1000, N = 96, K = 64;
+class MatmulReluSquareBf16 : public ::testing::TestWithParam<int64_t> {};
+
+// N (the prepared rows' length) a multiple of 32 lanes and not.
+TEST_P(MatmulReluSquareBf16, PreparedOperandsGiveTheUnfusedBits) {
+  const int64_t M = 1000, N = GetParam(), K = 64;
   const testing::Vec rx = testing::Random(M * K, 1), rw = testing::Random(N * K, 2);
   const std::vector<float> x(rx.begin(), rx.end()), w(rw.begin(), rw.end());
   std::vector<float> y(M * N), r(M * N), want_r(M * N, -1.0f), x_prepared(M * K);
@@ -90,8 +93,8 @@ TEST(MatmulReluSquare, Bf16PreparedOperandsGiveTheUnfusedBits) {
 // The relu² backward as the epilogue of the product that makes its cotangent: the unfused bits
 // (the rounded grad-input product, then ReluSquareGrad), g as f32 (apart, or over dh's or u's
 // bytes) or prepared.
-TEST(MatmulReluSquare, Bf16GradientEpilogueIsTheUnfusedChain) {
-  const int64_t M = 700, N = 96, K = 160;  // dy [M, N], w [N, K]: dh, u, g [M, K]
+TEST_P(MatmulReluSquareBf16, GradientEpilogueIsTheUnfusedChain) {
+  const int64_t M = 700, N = 96, K = GetParam() + 64;  // dy [M, N], w [N, K]: dh, u, g [M, K]
   const testing::Vec rdy = testing::Random(M * N, 7), rw = testing::Random(N * K, 8), ru = testing::Random(M * K, 9);
   const std::vector<float> dy(rdy.begin(), rdy.end()), w(rw.begin(), rw.end()), u(ru.begin(), ru.end());
   std::vector<float> dh(M * K), g(M * K), g_prepared(M * K, -1.0f);
@@ -126,6 +129,8 @@ TEST(MatmulReluSquare, Bf16GradientEpilogueIsTheUnfusedChain) {
   std::vector<float> want_prefix(g_prepared.begin(), g_prepared.begin() + over_u_prepared.size());
   ExpectSameBits(want_prefix, over_u_prepared, "g prepared over u");
 }
+
+INSTANTIATE_TEST_SUITE_P(Widths, MatmulReluSquareBf16, ::testing::Values(96, 101));
 
 }  // namespace
 }  // namespace gpt_sft::runtime::kernels
