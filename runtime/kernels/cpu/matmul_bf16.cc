@@ -329,6 +329,12 @@ void GemmBf16Prepared(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, in
               /*round_output=*/false, nullptr, b);
 }
 
+void MatmulBf16ThenRoundingEpilogue(const void* x, bool x_prepared, const float* w, float* y, int64_t M, int64_t N,
+                                    int64_t K, ChunkBody epilogue) {
+  RunBf16Gemm(ActiveBf16Gemm(), false, true, M, N, K, x_prepared ? nullptr : static_cast<const float*>(x),
+              x_prepared ? x : nullptr, K, w, K, /*accumulate=*/false, y, N, /*round_output=*/false, &epilogue);
+}
+
 void MatmulBf16PreparedXRoundedOutputThen(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K,
                                           ChunkBody epilogue) {
   RunBf16Gemm(ActiveBf16Gemm(), false, true, M, N, K, nullptr, x, K, w, K, /*accumulate=*/false, y, N,

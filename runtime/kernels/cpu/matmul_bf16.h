@@ -82,6 +82,11 @@ void GemmBf16PreparedA(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, i
 /// B read in place where compact): the same bits as on the f32 values they were prepared from.
 void GemmBf16Prepared(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const void* a,
                       int64_t lda, const void* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
+/// MatmulBf16InputsRoundedOutputThen (x f32) or MatmulBf16PreparedXRoundedOutputThen (x
+/// prepared for ActiveBf16Gemm()) for an epilogue that rounds y's rows itself: they reach it
+/// as the product wrote them.
+void MatmulBf16ThenRoundingEpilogue(const void* x, bool x_prepared, const float* w, float* y, int64_t M, int64_t N,
+                                    int64_t K, ChunkBody epilogue);
 /// MatmulBf16InputsRoundedOutput with x prepared for ActiveBf16Gemm() ([M, K] compact).
 void MatmulBf16PreparedXRoundedOutput(const void* x, const float* w, float* y, int64_t M, int64_t N, int64_t K);
 /// MatmulBf16InputsRoundedOutputThen with x prepared for ActiveBf16Gemm() ([M, K] compact).

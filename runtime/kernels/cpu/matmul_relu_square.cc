@@ -13,6 +13,7 @@
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/pointwise.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -33,18 +34,28 @@ namespace {
   return _mm512_mul_ps(_mm512_add_ps(x, _mm512_abs_ps(x)), _mm512_set1_ps(0.5f));
 }
 
-[[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t ReluSquareNarrowAvx512(const float* y, uint16_t* r, int64_t n) {
+/// 16 values of x rounded to bf16 values (RoundBf16InPlace's integer steps).
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 Rounded16(const float* x) {
+  return _mm512_castsi512_ps(RoundBf16Bits16(_mm512_castps_si512(_mm512_loadu_ps(x))));
+}
+
+/// y rounded in place (the product's rounding), then r = relu(y)² narrowed.
+[[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t RoundReluSquareNarrowAvx512(float* y, uint16_t* r, int64_t n) {
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m512 lo = Relu16(_mm512_loadu_ps(y + i)), hi = Relu16(_mm512_loadu_ps(y + i + 16));
+    const __m512 y_lo = Rounded16(y + i), y_hi = Rounded16(y + i + 16);
+    _mm512_storeu_ps(y + i, y_lo);
+    _mm512_storeu_ps(y + i + 16, y_hi);
+    const __m512 lo = Relu16(y_lo), hi = Relu16(y_hi);
     _mm512_storeu_si512(r + i, NarrowBf16x32(_mm512_mul_ps(lo, lo), _mm512_mul_ps(hi, hi)));
   }
   return i;
 }
 
+/// g = (bf16(dh) * 2) * relu(u): the gradient of the rounded product's relu².
 [[gnu::target("avx512f,avx512bw,avx512bf16"), gnu::always_inline]] inline __m512 ReluSquareGrad16(const float* u,
                                                                                                  const float* dh) {
-  return _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(dh), _mm512_set1_ps(2.0f)), Relu16(_mm512_loadu_ps(u)));
+  return _mm512_mul_ps(_mm512_mul_ps(Rounded16(dh), _mm512_set1_ps(2.0f)), Relu16(_mm512_loadu_ps(u)));
 }
 
 [[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t ReluSquareGradNarrowAvx512(const float* u, const float* dh,
@@ -65,21 +76,26 @@ bool NarrowsInOnePass(Bf16Gemm kernel) {
   return kernel == Bf16Gemm::kOneDnn && has;
 }
 
-/// r = relu(y)² prepared for `kernel`, n elements.
-void ReluSquarePrepared(Bf16Gemm kernel, const float* y, int64_t n, char* r) {
+/// y (the product, unrounded) rounded in place, then r = relu(y)² prepared for `kernel`, n
+/// elements.
+void RoundReluSquarePrepared(Bf16Gemm kernel, float* y, int64_t n, char* r) {
   const int64_t element = Bf16PreparedElementBytes(kernel);
-  const int64_t done = NarrowsInOnePass(kernel) ? ReluSquareNarrowAvx512(y, reinterpret_cast<uint16_t*>(r), n) : 0;
+  const int64_t done =
+      NarrowsInOnePass(kernel) ? RoundReluSquareNarrowAvx512(y, reinterpret_cast<uint16_t*>(r), n) : 0;
+  RoundBf16InPlace(y + done, n - done);
   thread_local std::vector<float> squared;
   squared.resize(std::max<int64_t>(n - done, 0));
   ReluSquareRange(y + done, squared.data(), n - done);
   PrepareBf16Operand(kernel, squared.data(), n - done, r + done * element);
 }
 
-/// g = ReluSquareGrad(u, dh) prepared for `kernel`, n elements.
-void ReluSquareGradPrepared(Bf16Gemm kernel, const float* u, const float* dh, int64_t n, char* g) {
+/// g = ReluSquareGrad(u, bf16(dh)) prepared for `kernel`, n elements; dh is the product,
+/// unrounded (its elements past the vector loop rounded in place).
+void ReluSquareGradOfRoundedPrepared(Bf16Gemm kernel, const float* u, float* dh, int64_t n, char* g) {
   const int64_t element = Bf16PreparedElementBytes(kernel);
   const int64_t done =
       NarrowsInOnePass(kernel) ? ReluSquareGradNarrowAvx512(u, dh, reinterpret_cast<uint16_t*>(g), n) : 0;
+  RoundBf16InPlace(dh + done, n - done);
   thread_local std::vector<float> grad;
   grad.resize(std::max<int64_t>(n - done, 0));
   ReluSquareGradRange(u + done, dh + done, grad.data(), n - done);
@@ -105,8 +121,10 @@ void MatmulBf16RoundReluSquarePrepared(const void* x, bool x_prepared, const flo
   const int64_t element = Bf16PreparedElementBytes(kernel);
   auto epilogue = [&](int64_t m0, int64_t m1) {
     if (!r_prepared) return ReluSquareRange(y + m0 * N, static_cast<float*>(r) + m0 * N, (m1 - m0) * N);
-    for (int64_t m = m0; m < m1; ++m) ReluSquarePrepared(kernel, y + m * N, N, r_bytes + m * N * element);  // a row in cache
+    for (int64_t m = m0; m < m1; ++m) RoundReluSquarePrepared(kernel, y + m * N, N, r_bytes + m * N * element);
   };
+  // r prepared: the epilogue rounds y itself, a row at a time in cache, in the pass that reads it.
+  if (r_prepared) return MatmulBf16ThenRoundingEpilogue(x, x_prepared, w, y, M, N, K, epilogue);
   if (x_prepared) return MatmulBf16PreparedXRoundedOutputThen(x, w, y, M, N, K, epilogue);
   MatmulBf16InputsRoundedOutputThen(static_cast<const float*>(x), w, y, M, N, K, epilogue);
 }
@@ -139,11 +157,11 @@ void GradInputReluSquareGradPrepared(const float* dy, const float* w, const floa
     thread_local std::vector<float> dh_rows;
     dh_rows.resize(n);
     if (N > 0) {
-      b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows.data(), K, /*round_output=*/true);
+      b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows.data(), K, /*round_output=*/false);
     } else {
       std::fill(dh_rows.begin(), dh_rows.end(), 0.0f);  // no products (what BLAS gives with K = 0)
     }
-    ReluSquareGradPrepared(kernel, u + m0 * K, dh_rows.data(), n, rows_out + m0 * K * element);
+    ReluSquareGradOfRoundedPrepared(kernel, u + m0 * K, dh_rows.data(), n, rows_out + m0 * K * element);
   };
   ForEachGemmBlock(M, K, N, rows);
   if (!over_u) return;
