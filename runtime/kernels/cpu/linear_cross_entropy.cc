@@ -228,25 +228,26 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
         for (int64_t n = m0; n < m1; ++n) {
           float* y = logits + (n - m0) * V;
           float* grad = dy_prepared ? grad_row : dy_f32 + n * V;
+          char* const prepared_row = block_rows + (n - m0) * V * element;
           if (narrowed_rows && targets[n] >= 0) {  // the same bits in three passes over the row
             const float m = SoftcapBf16InPlaceWithMax(table, y, V);
-            auto* dy_row = reinterpret_cast<uint16_t*>(block_rows + (n - m0) * V * element);
+            auto* dy_row = reinterpret_cast<uint16_t*>(prepared_row);
             add(n, SoftcapBf16RowLossAndNarrowedGrad(y, m, targets[n], V, scale, cap, grad_row, dy_row));
-            continue;
-          }
-          SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
-          if (targets[n] >= 0) {
-            add(n, rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad));
           } else {
-            rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
+            SoftcapBf16Range(table, y, V, cap, /*round_input=*/true, y);  // the logits' rounding, then the softcap
+            if (targets[n] >= 0) {
+              add(n, rows::SoftcapBf16RowLossAndGrad(y, targets[n], V, scale, cap, grad));
+            } else {
+              rows::SoftcapBf16RowGrad(y, targets[n], V, scale, cap, grad);
+            }
+            if (dy_prepared) PrepareBf16Operand(kernel, grad, V, prepared_row);  // while in cache
           }
-          if (dy_prepared) PrepareBf16Operand(kernel, grad, V, block_rows + (n - m0) * V * element);  // while in cache
+          if (in_slabs) to_slabs(n, n + 1, prepared_row);  // its pieces, from cache
         }
         if (!dx_per_block) return;
         if (dy_prepared) {
           wt_b.MultiplyPreparedRows(false, m0, m1, block_rows, V, /*accumulate=*/false, dx + m0 * C, C,
                                     /*round_output=*/false);
-          if (in_slabs) to_slabs(m0, m1, block_rows);
         } else {
           wt_b.MultiplyRows(false, m0, m1, dy_f32, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
         }
