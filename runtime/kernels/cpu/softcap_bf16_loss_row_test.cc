@@ -14,23 +14,12 @@
 
 #include "runtime/kernels/cpu/cross_entropy_rows.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
+#include "runtime/kernels/cpu/same_bits.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
-
-uint32_t Bits(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-uint64_t Bits(double x) {
-  uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 
 void ExpectFusedIsTheChain(const std::vector<float>& logits, int32_t target) {
   const int64_t V = static_cast<int64_t>(logits.size());
@@ -50,10 +39,10 @@ void ExpectFusedIsTheChain(const std::vector<float>& logits, int32_t target) {
   std::vector<uint16_t> dy(V);
   const float m = SoftcapBf16InPlaceWithMax(table, y.data(), V);
   const double loss = SoftcapBf16RowLossAndNarrowedGrad(y.data(), m, target, V, scale, cap, exps.data(), dy.data());
-  EXPECT_EQ(Bits(m), Bits(m_chain));
-  EXPECT_EQ(Bits(loss), Bits(loss_chain)) << loss << " vs " << loss_chain;
-  EXPECT_EQ(std::memcmp(y.data(), y_chain.data(), V * sizeof(float)), 0);
-  for (int64_t v = 0; v < V; ++v) ASSERT_EQ(dy[v], dy_chain[v]) << "element " << v << " of " << V;
+  EXPECT_EQ(std::memcmp(&m, &m_chain, sizeof m), 0) << m << " vs " << m_chain;
+  EXPECT_EQ(std::memcmp(&loss, &loss_chain, sizeof loss), 0) << loss << " vs " << loss_chain;
+  testing::ExpectSameBits(y_chain, y, "softcapped logits");
+  testing::ExpectSameBits(dy_chain, dy, "dy");
 }
 
 std::vector<float> Row(int64_t V, uint32_t seed, float spread) {
@@ -70,7 +59,7 @@ TEST(SoftcapBf16LossRow, EqualsTheChainBitForBit) {
   for (int64_t V : {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 47, 50, 64, 700, 8192}) {
     for (int32_t target : {0, static_cast<int32_t>(V / 2), static_cast<int32_t>(V - 1)}) {
       for (float spread : {0.5f, 4.0f, 40.0f}) {
-        SCOPED_TRACE(testing::Message() << "V " << V << " target " << target << " spread " << spread);
+        SCOPED_TRACE(::testing::Message() << "V " << V << " target " << target << " spread " << spread);
         ExpectFusedIsTheChain(Row(V, seed++, spread), target);
       }
     }
@@ -85,7 +74,7 @@ TEST(SoftcapBf16LossRow, EqualsTheChainOnSpecialLogits) {
     for (int64_t at : {0, 5, 16, 31, 33, 99}) {
       std::vector<float> row = Row(100, static_cast<uint32_t>(at) + 7, 3.0f);
       row[at] = special;
-      SCOPED_TRACE(testing::Message() << "logit " << special << " at " << at);
+      SCOPED_TRACE(::testing::Message() << "logit " << special << " at " << at);
       ExpectFusedIsTheChain(row, 33);
       ExpectFusedIsTheChain(row, static_cast<int32_t>(at));
     }
