@@ -1,8 +1,13 @@
-// Implements the pool: workers sleep on a condition variable until a job's generation
-// number changes, then pull chunks from the job's atomic counter like the caller does.
+// Implements the pool: workers wait until a job's generation number changes, then pull
+// chunks from the job's atomic counter like the caller does. A step is a few hundred
+// ParallelFors back to back with short serial gaps between them, and waking a thread blocked
+// on a condition variable costs tens of microseconds (more in a VM), so both sides spin for a
+// while on the atomics first (kSpins rounds, about a millisecond) and only then block: a worker
+// waiting for the next job, and the caller waiting for the workers' last chunks.
 #include "runtime/kernels/cpu/parallel.h"
 
 #include <cblas.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +21,24 @@ namespace {
 
 thread_local bool in_parallel_body = false;
 thread_local int thread_slot = 0;  // worker i: i + 1 (WorkerLoop)
+
+constexpr int kSpins = 32768;
+
+/// Spins until done() or kSpins rounds have passed; returns done(). Every 64th round yields
+/// the core instead of pausing, so that where more threads are runnable than there are cores
+/// (several ranks' processes on one machine) the spinning thread gives its core to them.
+template <typename Done>
+bool SpinUntil(const Done& done) {
+  for (int i = 0; i < kSpins; ++i) {
+    if (done()) return true;
+    if (i % 64 == 63) {
+      std::this_thread::yield();
+    } else {
+      _mm_pause();
+    }
+  }
+  return done();
+}
 
 class Pool {
  public:
@@ -40,13 +63,14 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = {&body, n, grain, &next, want - 1};
-      pending_ = want - 1;
-      ++generation_;
+      pending_.store(want - 1);
+      generation_.fetch_add(1);
     }
     wake_.notify_all();
     RunChunks(n, grain, body, &next);
+    if (SpinUntil([&] { return pending_.load() == 0; })) return;
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_ == 0; });
+    done_.wait(lock, [&] { return pending_.load() == 0; });
   }
 
  private:
@@ -84,16 +108,19 @@ class Pool {
     uint64_t seen = 0;
     for (;;) {
       Job job;
+      SpinUntil([&] { return generation_.load() != seen; });
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
+        wake_.wait(lock, [&] { return generation_.load() != seen; });
+        seen = generation_.load();
         if (index >= job_.workers) continue;
         job = job_;
       }
       RunChunks(job.n, job.grain, *job.body, job.next);
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
+      if (pending_.fetch_sub(1) == 1) {  // the last: wake the caller if it blocked
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_.notify_one();
+      }
     }
   }
 
@@ -102,8 +129,8 @@ class Pool {
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   Job job_;
-  int pending_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<int> pending_{0};
+  std::atomic<uint64_t> generation_{0};
   std::vector<std::thread> workers_;  // grows in EnsureWorkers only (the first big job)
 };
 
