@@ -7,7 +7,9 @@
 #include "runtime/kernels/cpu/parallel.h"
 
 #include <cblas.h>
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -34,7 +36,9 @@ bool SpinUntil(const Done& done) {
     if (i % 64 == 63) {
       std::this_thread::yield();
     } else {
+#if defined(__x86_64__) || defined(__i386__)
       _mm_pause();
+#endif
     }
   }
   return done();
