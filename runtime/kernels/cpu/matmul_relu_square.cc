@@ -1,5 +1,6 @@
 // Implements the matmul + relu² fusion on the GEMMs' own row blocks (MatmulThen,
-// MatmulBf16InputsRoundedOutputThen) with ReluSquareRange as their epilogue.
+// MatmulBf16InputsRoundedOutputThen) with ReluSquareRange as their epilogue, and the relu²
+// backward as the epilogue of the product that makes its cotangent.
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 
 #include <immintrin.h>
@@ -20,10 +21,10 @@ namespace gpt_sft::runtime::kernels {
 namespace {
 
 // The prepared outputs' epilogues on AVX512_BF16 CPUs (where the onednn kernel, whose prepared
-// elements are bf16 bit patterns, runs): the relu² (or its gradient) and the narrowing in one
-// pass, 32 lanes at a time, with the operations of ReluSquareRange / ReluSquareGradRange
-// (relu(x) = (x + |x|) / 2; no multiply-add to fuse, so the same bits) and NarrowToBf16's
-// rounding. The elements past the last 32 go through those functions and PrepareBf16Operand.
+// elements are bf16 bit patterns, runs): the product's rounding, the relu² (or its gradient)
+// and the narrowing in one pass, 32 lanes at a time, with the operations of RoundBf16InPlace,
+// ReluSquareRange / ReluSquareGradRange (relu(x) = (x + |x|) / 2; no multiply-add to fuse, so
+// the same bits) and NarrowToBf16. The elements past the last 32 go through those functions.
 
 // GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
 // (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
@@ -62,7 +63,8 @@ namespace {
                                                                                   uint16_t* g, int64_t n) {
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    _mm512_storeu_si512(g + i, NarrowBf16x32(ReluSquareGrad16(u + i, dh + i), ReluSquareGrad16(u + i + 16, dh + i + 16)));
+    const __m512 lo = ReluSquareGrad16(u + i, dh + i), hi = ReluSquareGrad16(u + i + 16, dh + i + 16);
+    _mm512_storeu_si512(g + i, NarrowBf16x32(lo, hi));
   }
   return i;
 }
