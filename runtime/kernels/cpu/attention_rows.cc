@@ -12,6 +12,7 @@
 
 #include "compiler/numerics/round_to_bf16.h"
 #include "runtime/kernels/cpu/exp_avx512.h"
+#include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -71,19 +72,6 @@ const bool kHasAvx512 = CpuHasAvx512F();
     const __m512 diff = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, dp + j), dl);
     _mm512_mask_storeu_ps(ds + j, m, _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + j), diff), sc));
   }
-}
-
-// RoundToBf16 on 16 lanes: NaN quieted, else add 0x7fff plus the kept part's lowest bit and
-// clear the low half (ties to even).
-[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 RoundBf16Lanes(__m512 x) {
-  const __m512i bits = _mm512_castps_si512(x);
-  const __mmask16 nan =
-      _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i rounded = _mm512_add_epi32(bits, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb));
-  const __m512i quieted = _mm512_or_si512(bits, _mm512_set1_epi32(0x00400000));
-  return _mm512_castsi512_ps(
-      _mm512_and_si512(_mm512_mask_blend_epi32(nan, rounded, quieted), _mm512_set1_epi32(int32_t(0xffff0000u))));
 }
 
 [[gnu::target("avx512f")]] void RoundBf16Avx512(float* x, int64_t n) {

@@ -31,11 +31,6 @@ constexpr char kEnv[] = "GPT_SFT_CPU_BF16_GEMM";
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-/// 16 f32 bit patterns rounded to bf16, in their low halves.
-[[gnu::target("avx512f,avx512bw,avx512bf16"), gnu::always_inline]] inline __m512i RoundedHalves(__m512i bits) {
-  return _mm512_srli_epi32(RoundBf16Bits16(bits), 16);
-}
-
 /// n f32 values to bf16 bit patterns, rounding as RoundToBf16 does (exact on bf16 values).
 /// Only called where oneDNN has bf16 dot products, which implies AVX512_BF16.
 [[gnu::target("avx512f,avx512bw,avx512bf16")]] void NarrowToBf16(const float* x, uint16_t* y, int64_t n) {
@@ -44,13 +39,11 @@ constexpr char kEnv[] = "GPT_SFT_CPU_BF16_GEMM";
     _mm512_storeu_si512(y + i, NarrowBf16x32(_mm512_loadu_ps(x + i), _mm512_loadu_ps(x + i + 16)));
   }
   for (; i + 16 <= n; i += 16) {
-    const __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(x + i));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(RoundedHalves(bits)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(Bf16Halves(_mm512_loadu_ps(x + i))));
   }
   if (i < n) {
     const __mmask16 tail = static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512i bits = _mm512_castps_si512(_mm512_maskz_loadu_ps(tail, x + i));
-    _mm512_mask_cvtepi32_storeu_epi16(y + i, tail, RoundedHalves(bits));
+    _mm512_mask_cvtepi32_storeu_epi16(y + i, tail, Bf16Halves(_mm512_maskz_loadu_ps(tail, x + i)));
   }
 }
 

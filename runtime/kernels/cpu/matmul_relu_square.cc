@@ -35,16 +35,12 @@ namespace {
   return _mm512_mul_ps(_mm512_add_ps(x, _mm512_abs_ps(x)), _mm512_set1_ps(0.5f));
 }
 
-/// 16 values of x rounded to bf16 values (RoundBf16InPlace's integer steps).
-[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 Rounded16(const float* x) {
-  return _mm512_castsi512_ps(RoundBf16Bits16(_mm512_castps_si512(_mm512_loadu_ps(x))));
-}
-
 /// y rounded in place (the product's rounding), then r = relu(y)² narrowed.
 [[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t RoundReluSquareNarrowAvx512(float* y, uint16_t* r, int64_t n) {
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    const __m512 y_lo = Rounded16(y + i), y_hi = Rounded16(y + i + 16);
+    const __m512 y_lo = RoundBf16Lanes(_mm512_loadu_ps(y + i));
+    const __m512 y_hi = RoundBf16Lanes(_mm512_loadu_ps(y + i + 16));
     _mm512_storeu_ps(y + i, y_lo);
     _mm512_storeu_ps(y + i + 16, y_hi);
     const __m512 lo = Relu16(y_lo), hi = Relu16(y_hi);
@@ -56,7 +52,7 @@ namespace {
 /// g = (bf16(dh) * 2) * relu(u): the gradient of the rounded product's relu².
 [[gnu::target("avx512f,avx512bw,avx512bf16"), gnu::always_inline]] inline __m512 ReluSquareGrad16(const float* u,
                                                                                                  const float* dh) {
-  return _mm512_mul_ps(_mm512_mul_ps(Rounded16(dh), _mm512_set1_ps(2.0f)), Relu16(_mm512_loadu_ps(u)));
+  return _mm512_mul_ps(_mm512_mul_ps(RoundBf16Lanes(_mm512_loadu_ps(dh)), _mm512_set1_ps(2.0f)), Relu16(_mm512_loadu_ps(u)));
 }
 
 [[gnu::target("avx512f,avx512bw,avx512bf16")]] int64_t ReluSquareGradNarrowAvx512(const float* u, const float* dh,

@@ -1,6 +1,7 @@
 // RoundToBf16 (round_bf16.h) on 16 f32 bit patterns, for the kernels that round inside their
-// own AVX-512 loops (the rounding passes, the bf16 softcap's table index, the narrowing of
-// bf16 GEMM operands): one definition of the integer steps, so they cannot drift apart.
+// own AVX-512 loops (the rounding passes, attention's rows, the bf16 softcap's table index, the
+// narrowing of bf16 GEMM operands): one definition of the integer steps, so they cannot drift
+// apart.
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_AVX512_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_AVX512_H_
 
@@ -25,6 +26,17 @@ namespace gpt_sft::runtime::kernels {
                           _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
 }
 
+/// RoundBf16Bits16 on 16 f32 values: the bf16 values nearest them, as f32.
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512 RoundBf16Lanes(__m512 x) {
+  return _mm512_castsi512_ps(RoundBf16Bits16(_mm512_castps_si512(x)));
+}
+
+/// The bf16 bit patterns of RoundBf16Lanes(x), each in its lane's low half (a table index, or
+/// what a narrowing to 16 bits stores).
+[[gnu::target("avx512f"), gnu::always_inline]] inline __m512i Bf16Halves(__m512 x) {
+  return _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(x)), 16);
+}
+
 /// The bf16 halves of RoundBf16Bits16(lo) then of RoundBf16Bits16(hi), 32 bit patterns packed
 /// in order: what a narrowing to bf16 storage writes. AVX512_BF16's vcvtne2ps2bf16 rounds a
 /// normal number or a zero to nearest even exactly as the integer steps do (checked on all 2^32
@@ -42,9 +54,8 @@ namespace gpt_sft::runtime::kernels {
                             _mm512_cmple_epu32_mask(_mm512_sub_epi32(b, one), subnormal_top) |
                             _mm512_cmpge_epu32_mask(a, inf) | _mm512_cmpge_epu32_mask(b, inf);
   if (__builtin_expect(special == 0, 1)) return reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(hi, lo));
-  const __m512i lo16 = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(lo)), 16);
-  const __m512i hi16 = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(hi)), 16);
-  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(lo16)), _mm512_cvtepi32_epi16(hi16), 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Bf16Halves(lo))),
+                            _mm512_cvtepi32_epi16(Bf16Halves(hi)), 1);
 }
 
 #pragma GCC diagnostic pop

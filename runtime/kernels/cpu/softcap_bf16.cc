@@ -80,14 +80,14 @@ namespace {
   if (round_input) {  // one lookup by the rounded input's bits (the table's second half)
     const float* by_input = table + kEntries;
     for (; i + 16 <= n; i += 16) {
-      const __m512i index = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(_mm512_loadu_ps(x + i))), 16);
+      const __m512i index = Bf16Halves(_mm512_loadu_ps(x + i));
       _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, by_input, 4));
     }
     return i;
   }
   for (; i + 16 <= n; i += 16) {
     const __m512 scaled = _mm512_div_ps(_mm512_loadu_ps(x + i), vcap);
-    const __m512i index = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(scaled)), 16);
+    const __m512i index = Bf16Halves(scaled);
     _mm512_storeu_ps(y + i, _mm512_i32gather_ps(index, table, 4));
   }
   return i;

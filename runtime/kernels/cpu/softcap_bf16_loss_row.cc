@@ -37,7 +37,7 @@ uint32_t Bits(float x) {
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
   for (; j + 16 <= V; j += 16) {
-    const __m512i index = _mm512_srli_epi32(RoundBf16Bits16(_mm512_castps_si512(_mm512_loadu_ps(x + j))), 16);
+    const __m512i index = Bf16Halves(_mm512_loadu_ps(x + j));
     const __m512 y = _mm512_i32gather_ps(index, by_input, 4);
     _mm512_storeu_ps(x + j, y);
     m = _mm256_max_ps(m, _mm512_castps512_ps256(y));
@@ -67,7 +67,7 @@ inline uint16_t Narrowed(float x) { return static_cast<uint16_t>(Bits(RoundToBf1
                                                                            __m512 factor, __m512 cap) {
   const __m512 one = _mm512_set1_ps(1.0f);
   const __m512 scaled = _mm512_mul_ps(_mm512_loadu_ps(exps), factor);
-  const __m512 rounded = _mm512_castsi512_ps(RoundBf16Bits16(_mm512_castps_si512(scaled)));
+  const __m512 rounded = RoundBf16Lanes(scaled);
   const __m512 t = _mm512_div_ps(_mm512_loadu_ps(y), cap);
   return _mm512_mul_ps(rounded, _mm512_sub_ps(one, _mm512_mul_ps(t, t)));
 }
