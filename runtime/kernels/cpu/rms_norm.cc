@@ -12,37 +12,39 @@ namespace gpt_sft::runtime::kernels {
 namespace {
 
 constexpr int64_t kRowsPerChunk = 64;
-
-template <typename T>
-double InvRms(const T* x, int64_t dim, T eps) {
-  return 1.0 / std::sqrt(SumOfSquares(x, dim) / dim + double(eps));
-}
-
-}  // namespace
-
-template <typename T>
-void RmsNormRow(const T* x, T* y, int64_t dim, T eps) {
-  const T inv = T(InvRms(x, dim, eps));
-  for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * inv;
-}
-
-template <typename T>
-void RmsNormGradRow(const T* x, const T* dy, T* dx, int64_t dim, T eps) {
-  const double inv = InvRms(x, dim, eps);
-  const double mean_dy_y = Dot(dy, x, dim) * inv / dim;
-  const T a = T(inv), b = T(inv * inv * mean_dy_y);
-  for (int64_t i = 0; i < dim; ++i) dx[i] = a * dy[i] - b * x[i];
-}
-
-namespace {
-
 constexpr int64_t kRowsPerBatch = 16;
 
 double InvRmsOfSum(double sum_of_squares, int64_t dim, double eps) {
   return 1.0 / std::sqrt(sum_of_squares / dim + eps);
 }
 
+// A row's arithmetic once its sums are known, shared by the row kernels (SumOfSquares, Dot)
+// and the batched ones (RowSums: the same sums), so both give the same bits. Element i reads
+// only x[i] (and dy[i]) before writing its output: y (dx) may be x's (dy's) row.
+template <typename T>
+void NormalizedRow(const T* x, double inv_rms, T* y, int64_t dim) {
+  const T inv = T(inv_rms);
+  for (int64_t i = 0; i < dim; ++i) y[i] = x[i] * inv;
+}
+
+template <typename T>
+void NormGradOfRow(const T* x, const T* dy, double inv_rms, double dot_dy_x, T* dx, int64_t dim) {
+  const double mean_dy_y = dot_dy_x * inv_rms / dim;
+  const T a = T(inv_rms), b = T(inv_rms * inv_rms * mean_dy_y);
+  for (int64_t i = 0; i < dim; ++i) dx[i] = a * dy[i] - b * x[i];
+}
+
 }  // namespace
+
+template <typename T>
+void RmsNormRow(const T* x, T* y, int64_t dim, T eps) {
+  NormalizedRow(x, InvRmsOfSum(SumOfSquares(x, dim), dim, double(eps)), y, dim);
+}
+
+template <typename T>
+void RmsNormGradRow(const T* x, const T* dy, T* dx, int64_t dim, T eps) {
+  NormGradOfRow(x, dy, InvRmsOfSum(SumOfSquares(x, dim), dim, double(eps)), Dot(dy, x, dim), dx, dim);
+}
 
 template <typename T>
 void RmsNormRows(const T* x, T* y, int64_t rows, int64_t dim, T eps) {
@@ -51,10 +53,8 @@ void RmsNormRows(const T* x, T* y, int64_t rows, int64_t dim, T eps) {
     const int64_t n = std::min(kRowsPerBatch, rows - r0);
     RowSums<T>(x + r0 * dim, nullptr, dim, n, dim, sums, nullptr);
     for (int64_t r = 0; r < n; ++r) {
-      const T inv = T(InvRmsOfSum(sums[r], dim, double(eps)));
-      const T* xr = x + (r0 + r) * dim;
-      T* yr = y + (r0 + r) * dim;
-      for (int64_t i = 0; i < dim; ++i) yr[i] = xr[i] * inv;
+      const int64_t o = (r0 + r) * dim;
+      NormalizedRow(x + o, InvRmsOfSum(sums[r], dim, double(eps)), y + o, dim);
     }
   }
 }
@@ -66,11 +66,8 @@ void RmsNormGradRows(const T* x, const T* dy, T* dx, int64_t rows, int64_t dim, 
     const int64_t n = std::min(kRowsPerBatch, rows - r0);
     RowSums<T>(x + r0 * dim, dy + r0 * dim, dim, n, dim, sums, dots);
     for (int64_t r = 0; r < n; ++r) {
-      const double inv = InvRmsOfSum(sums[r], dim, double(eps));
-      const double mean_dy_y = dots[r] * inv / dim;
-      const T a = T(inv), b = T(inv * inv * mean_dy_y);
       const int64_t o = (r0 + r) * dim;
-      for (int64_t i = 0; i < dim; ++i) dx[o + i] = a * dy[o + i] - b * x[o + i];
+      NormGradOfRow(x + o, dy + o, InvRmsOfSum(sums[r], dim, double(eps)), dots[r], dx + o, dim);
     }
   }
 }
