@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 
-
 #include "runtime/kernels/cpu/cross_entropy_rows.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -189,7 +188,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   const Bf16GemmB wt_b(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);
   const bool dx_per_block = GemmBlockRows(N, C, V) == BlockRows(s);
   // In slabs: each block's prepared rows are gathered in ws.block_rows for dx's product (the
-  // same compact rows it reads from a row-major dy), then copied into their slabs.
+  // same compact rows it reads from a row-major dy), each copied into its slabs as it is made.
   if (in_slabs && (!dx_per_block || ws.block_rows == nullptr)) {
     std::fprintf(stderr, "linear_softcap_bf16_cross_entropy_grad: dy in slabs needs dx's blocks to be the logits'\n");
     std::abort();
@@ -197,11 +196,10 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   // Rows narrowed as they are computed where dy is stored as oneDNN's bf16 elements.
   const bool narrowed_rows = dy_prepared && kernel == Bf16Gemm::kOneDnn && SoftcapBf16LossRowFused();
   const Bf16DySlabs slabs = Bf16DySlabs::Of(N, V, C);
-  auto to_slabs = [&](int64_t m0, int64_t m1, const char* rows) {  // rows [m0, m1) of V prepared elements, compact
+  auto to_slabs = [&](int64_t n, const char* row) {  // row n: V prepared elements
     for (int64_t v0 = 0; v0 < V; v0 += slabs.width) {
       const int64_t bytes = slabs.SlabWidth(v0) * element;
-      char* slab = dy_bytes + slabs.SlabStart(v0) * element;
-      for (int64_t n = m0; n < m1; ++n) CopyPiece(slab + n * bytes, rows + ((n - m0) * V + v0) * element, bytes);
+      CopyPiece(dy_bytes + slabs.SlabStart(v0) * element + n * bytes, row + v0 * element, bytes);
     }
   };
   const CrossEntropyResult result = ForEachBlockOfRows(
@@ -242,7 +240,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
             }
             if (dy_prepared) PrepareBf16Operand(kernel, grad, V, prepared_row);  // while in cache
           }
-          if (in_slabs) to_slabs(n, n + 1, prepared_row);  // its pieces, from cache
+          if (in_slabs) to_slabs(n, prepared_row);  // its pieces, from cache
         }
         if (!dx_per_block) return;
         if (dy_prepared) {
