@@ -9,7 +9,6 @@
 #include <immintrin.h>
 
 #include <cmath>
-#include <cstring>
 #include <type_traits>
 
 #include "runtime/kernels/cpu/cpu_features.h"
@@ -24,20 +23,10 @@ namespace {
 constexpr float kA = 3.4445f, kB = -4.7750f, kC = 2.0315f;
 
 // A prepared element: E = uint16_t (bf16 bit patterns) or float (a bf16 value).
-inline float Widen(uint16_t e) {
-  const uint32_t bits = uint32_t{e} << 16;
-  float x;
-  std::memcpy(&x, &bits, sizeof x);
-  return x;
-}
+inline float Widen(uint16_t e) { return FromBf16Bits(e); }
 inline float Widen(float e) { return e; }
 /// Stores the bf16 value nearest x.
-inline void StoreRounded(float x, uint16_t* e) {
-  const float rounded = RoundToBf16(x);
-  uint32_t bits;
-  std::memcpy(&bits, &rounded, sizeof bits);
-  *e = static_cast<uint16_t>(bits >> 16);
-}
+inline void StoreRounded(float x, uint16_t* e) { *e = Bf16BitsOf(x); }
 inline void StoreRounded(float x, float* e) { *e = RoundToBf16(x); }
 
 // GCC 12's avx512fintrin.h reads its own deliberately undefined vectors

@@ -4,6 +4,7 @@
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_H_
 
 #include <cstdint>
+#include <cstring>
 
 #include "compiler/numerics/round_to_bf16.h"
 
@@ -13,6 +14,23 @@ namespace gpt_sft::runtime::kernels {
 /// NaN, values past bf16's range round to inf (compiler/numerics/round_to_bf16.h, the one
 /// definition the compiler's constant tables share).
 using compiler::RoundToBf16;
+
+/// The bit pattern of RoundToBf16(x) (the top half of its f32): what bf16 storage holds, or a
+/// table index.
+inline uint16_t Bf16BitsOf(float x) {
+  const float rounded = RoundToBf16(x);
+  uint32_t bits;
+  std::memcpy(&bits, &rounded, sizeof bits);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+/// The bf16 value whose bit pattern is `bits`, as an f32 (exact).
+inline float FromBf16Bits(uint16_t bits) {
+  const uint32_t wide = uint32_t{bits} << 16;
+  float x;
+  std::memcpy(&x, &wide, sizeof x);
+  return x;
+}
 
 /// y[i] = RoundToBf16(x[i]) for n elements, parallel over chunks; y may alias x.
 void RoundBf16(const float* x, float* y, int64_t n);

@@ -23,7 +23,7 @@
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-constexpr int64_t kEntries = 1 << 16;
+constexpr int64_t kEntries = kSoftcapBf16TableHalf;
 constexpr int64_t kChunk = 1 << 14;
 
 uint32_t Bits(float x) {
@@ -32,23 +32,17 @@ uint32_t Bits(float x) {
   return b;
 }
 
-float FromBits(uint32_t b) {
-  float x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
-
 std::unique_ptr<float[]> MakeTable(float cap) {
   auto table = std::make_unique<float[]>(2 * kEntries);
   for (int64_t i = 0; i < kEntries; ++i) {
-    const float scaled = FromBits(static_cast<uint32_t>(i) << 16);
+    const float scaled = FromBf16Bits(static_cast<uint16_t>(i));
     table[i] = RoundToBf16(cap * RoundToBf16(std::tanh(scaled)));
   }
   // The second half, keyed on a bf16 input's own bits: the first half at its scaled value,
   // the same division and rounding the per-element path does.
   for (int64_t i = 0; i < kEntries; ++i) {
-    const float in = FromBits(static_cast<uint32_t>(i) << 16);
-    table[kEntries + i] = table[Bits(RoundToBf16(in / cap)) >> 16];
+    const float in = FromBf16Bits(static_cast<uint16_t>(i));
+    table[kEntries + i] = table[Bf16BitsOf(in / cap)];
   }
   return table;
 }
@@ -105,7 +99,7 @@ bool HasAvx512() {
 void SoftcapBf16Range(const float* table, const float* x, int64_t n, float cap, bool round_input, float* y) {
   const int64_t done = HasAvx512() ? SoftcapBf16Avx512(table, x, n, cap, round_input, y) : 0;
   for (int64_t i = done; i < n; ++i) {
-    y[i] = round_input ? table[kEntries + (Bits(RoundToBf16(x[i])) >> 16)] : table[Bits(RoundToBf16(x[i] / cap)) >> 16];
+    y[i] = round_input ? table[kEntries + Bf16BitsOf(x[i])] : table[Bf16BitsOf(x[i] / cap)];
   }
 }
 

@@ -12,6 +12,9 @@
 
 namespace gpt_sft::runtime::kernels {
 
+/// Entries in each half of SoftcapBf16Table's table.
+inline constexpr int64_t kSoftcapBf16TableHalf = 1 << 16;
+
 /// The table for `cap`, 2 x 65536 entries: entry i is the formula's result after its first
 /// rounding, for bf16(x / cap) the bf16 value whose bits are i (as the f32 with bits i << 16);
 /// entry 65536 + i the whole formula for x the bf16 value with bits i (what a rounded input

@@ -6,24 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
-
-constexpr int64_t kEntries = 1 << 16;  // the softcap table's second half: keyed on the input's bf16 bits
-
-uint32_t Bits(float x) {
-  uint32_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
 
 // GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
 // (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
@@ -32,7 +24,7 @@ uint32_t Bits(float x) {
 
 [[gnu::target("avx512f,avx512bw,avx512bf16,avx2")]] float SoftcapWithMaxAvx512(const float* table, float* x,
                                                                                int64_t V) {
-  const float* by_input = table + kEntries;
+  const float* by_input = table + kSoftcapBf16TableHalf;
   // MaxOf's AVX2 order: one 8-lane running max over the elements 8 at a time, then its lanes.
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
@@ -43,7 +35,7 @@ uint32_t Bits(float x) {
     m = _mm256_max_ps(m, _mm512_castps512_ps256(y));
     m = _mm256_max_ps(m, _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(y), 1)));
   }
-  for (; j < V; ++j) x[j] = by_input[Bits(RoundToBf16(x[j])) >> 16];
+  for (; j < V; ++j) x[j] = by_input[Bf16BitsOf(x[j])];
   if (V - (V / 16) * 16 >= 8) {  // MaxOf's last full group of 8
     m = _mm256_max_ps(m, _mm256_loadu_ps(x + (V / 16) * 16));
   }
@@ -60,8 +52,6 @@ inline float GradElement(float e, float factor, float y, float cap) {
   const float t = y / cap;
   return RoundToBf16(e * factor) * (1.0f - t * t);
 }
-
-inline uint16_t Narrowed(float x) { return static_cast<uint16_t>(Bits(RoundToBf16(x)) >> 16); }
 
 [[gnu::target("avx512f,avx512bw,avx512bf16")]] inline __m512 GradElements16(const float* exps, const float* y,
                                                                            __m512 factor, __m512 cap) {
@@ -81,7 +71,7 @@ inline uint16_t Narrowed(float x) { return static_cast<uint16_t>(Bits(RoundToBf1
     const __m512 hi = GradElements16(exps + j + 16, y + j + 16, f, c);
     _mm512_storeu_si512(dy + j, NarrowBf16x32(lo, hi));
   }
-  for (; j < V; ++j) dy[j] = Narrowed(GradElement(exps[j], factor, y[j], cap));
+  for (; j < V; ++j) dy[j] = Bf16BitsOf(GradElement(exps[j], factor, y[j], cap));
 }
 
 #pragma GCC diagnostic pop
@@ -102,7 +92,7 @@ double SoftcapBf16RowLossAndNarrowedGrad(const float* y, float m, int32_t target
   const float at_target = exps[target] * factor - float(scale);
   NarrowedGradAvx512(exps, y, V, factor, cap, dy);
   const float t = y[target] / cap;
-  dy[target] = Narrowed(RoundToBf16(at_target) * (1.0f - t * t));
+  dy[target] = Bf16BitsOf(RoundToBf16(at_target) * (1.0f - t * t));
   return double(m) + std::log(sum) - double(y[target]);
 }
 
