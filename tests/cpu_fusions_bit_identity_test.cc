@@ -43,17 +43,17 @@ compiler::StepConfig Config(bool packed, compiler::ElementType dtype) {
 /// The fused builtins each dtype's artifact must run.
 std::vector<std::string> FusedBuiltins(compiler::ElementType dtype) {
   if (dtype == compiler::ElementType::kBF16) {
-    return {"cpu.linear_softcap_bf16_cross_entropy_grad.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32",
+    return {"cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32",
             "cpu.rotary_rms_norm_round_bf16.f32", "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32",
             "cpu.matmul_bf16_residual_rms_norm.f32", "cpu.matmul_bf16_round_relu_square_prepared_x_r.f32",
             "cpu.matmul_bf16_residual_rms_norm_prepared_x_y.f32", "cpu.matmul_bf16_round_prepared_x.f32",
             "cpu.matmul_weight_grad_bf16_prepared_x.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_x.f32",
             "cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32",
             "cpu.matmul_grad_input_bf16_round_prepared_dy.f32",
-            "cpu.matmul_grad_input_bf16.f32", "cpu.muon_group_bf16.f32"};
+            "cpu.matmul_grad_input_bf16.f32", "cpu.attention_grad_bf16_prepared_dv.f32", "cpu.muon_group_bf16.f32"};
   }
   return {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",
-          "cpu.linear_softcap_cross_entropy_grad.f32", "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32",
+          "cpu.linear_softcap_cross_entropy_grad_v2.f32", "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32",
           "cpu.add_list.f32", "cpu.matmul_relu_square.f32", "cpu.matmul_grad_input.f32", "cpu.muon_group.f32"};
 }
 

@@ -34,7 +34,10 @@ namespace gpt_sft::compiler {
 ///      *_prepared_g) and read so (*_prepared_x, *_prepared_dy builtins); the relu² backward as
 ///      the epilogue of its cotangent's product (matmul_grad_input_bf16_relu_square_grad); the
 ///      lm_head's dy written in its weight gradient's slabs (dy layout 2).
-inline constexpr char kCompilerVersion[] = "gptc-8.10";
+/// 8.11: the lm_head's loss fusion reads w itself for dx = dy w (the *_v2 builtins), without
+///      the transposed copy it made before each micro-step; the bf16 attention gradient writes
+///      dv prepared for the GEMMs that alone read it (attention_grad_bf16_prepared_dv).
+inline constexpr char kCompilerVersion[] = "gptc-8.11";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it

@@ -3,13 +3,14 @@
 // Declares the cpu target's largest fusion: the lm_head matmul, its softcap, the
 // cross-entropy of the result, and the VJP of those down to the hidden states
 // (cross_entropy_grad, softcap_grad, the transpose of the weight and the matmul dy W) become
-// one builtin, linear_softcap_cross_entropy_grad, emitted at the lm_head matmul's place. The
+// one builtin, linear_softcap_cross_entropy_grad_v2, emitted at the lm_head matmul's place; it
+// reads the weight itself for dx = dy W, so the transpose is never made. The
 // [N, V] logits and their softcapped copy are never written, and the gradient is written
 // once; the weight gradient (matmul_weight_grad) stays its own launch and reads it.
 //
 // Under bf16 autocast (f32 only) the same chain with its two roundings, the logits' between
 // the matmul and nanochat's bf16 softcap (round_bf16) and the loss gradient's before the
-// softcap's gradient, is linear_softcap_bf16_cross_entropy_grad, whose products are the bf16
+// softcap's gradient, is linear_softcap_bf16_cross_entropy_grad_v2, whose products are the bf16
 // matmuls' (they round x, w and dy themselves).
 //
 // When it applies (MatchLinearLoss): the matmul's only reader is an f32/f64 softcap without

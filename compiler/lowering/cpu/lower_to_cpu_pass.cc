@@ -502,6 +502,21 @@ LogicalResult CheckAttention(Op a) {
   return success();
 }
 
+/// `v` read through the reshapes after it that are views (its only reader a reshape the plan
+/// gives the same bytes, and so on): the value its readers see, the same bytes.
+Value ThroughViewReshapes(OpLowering& l, Value v) {
+  while (v.hasOneUse()) {
+    auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(*v.getUsers().begin());
+    if (!reshape) break;
+    const auto from = l.PlannedArenaBytes(v), to = l.PlannedArenaBytes(reshape.getResult());
+    if (!from || !to || *from != *to) break;
+    v = reshape.getResult();
+  }
+  return v;
+}
+
+bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart);
+
 llvm::SmallVector<int64_t> AttentionDims(Value q, Value k, Value segments) {
   return {Dim(q, 0), Dim(q, 1), Dim(q, 2), Dim(k, 2), Dim(q, 3), segments ? 1 : 0};
 }
@@ -549,7 +564,17 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   }
   llvm::SmallVector<Value> buffers = inputs;
   buffers.append({l.BufferOf(a.getOut()), lse, l.BufferOf(a.getDout()), l.result(0), l.result(1), l.result(2)});
-  return Call(l, AttentionBuiltin(a, "attention_grad", a.getQ()), dims, {}, buffers);
+  std::string name = AttentionBuiltin(a, "attention_grad", a.getQ());
+  if (name == "cpu.attention_grad_bf16.f32") {
+    // dv (through reshapes that are views) written prepared when only bf16 GEMMs read it: the
+    // value projection's input and weight gradients.
+    llvm::SmallVector<Value> apart = {a.getQ(), a.getK(), a.getV(), a.getOut(), a.getDout(), a.getDq(), a.getDk()};
+    if (a.getSegmentIds()) apart.push_back(a.getSegmentIds());
+    if (PrepareForGemmReaders(l, ThroughViewReshapes(l, a.getDv()), apart)) {
+      name = "cpu.attention_grad_bf16_prepared_dv.f32";
+    }
+  }
+  return Call(l, name, dims, {}, buffers);
 }
 
 /// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but
@@ -729,24 +754,17 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   if (!DisjointBytes(l, loss, dy) || !DisjointBytes(l, loss, dx) || !DisjointBytes(l, dy, dx)) return false;
   const int64_t N = Rows(x), C = Dim(x, -1), V = Dim(w, 0);
   l.RequireArgumentRange(c->targets, -1, V);
-  // w^T for dx, as the unfused product reads it; into scratch, since the transpose's own
-  // buffer is placed for the transpose's later place.
-  mlir::Type f = TypeOf(w).getElementType();
-  const Value wt = l.Scratch(mlir::MemRefType::get({C * V}, f));
-  const std::string permute = f.isF32() ? "cpu.permute.b32" : "cpu.permute.b64";
-  if (failed(Call(l, permute, {2, V, C, 1, 1, 1, 1, 1, 1, 1, 0, 2, 3, 4, 5, 6, 7}, {}, {l.BufferOf(w), wt}))) {
-    return mlir::failure();
-  }
+  // dx = dy w from w itself: the transpose the unfused product reads is absorbed, never made.
   for (mlir::Operation* op : c->Absorbed()) l.Absorb(op);
   llvm::SmallVector<int64_t> ints = {N, V, C};
-  std::string name = Builtin("linear_softcap_cross_entropy_grad", x);
+  std::string name = Builtin("linear_softcap_cross_entropy_grad_v2", x);
   if (c->bf16()) {
-    name = "cpu.linear_softcap_bf16_cross_entropy_grad.f32";
+    name = "cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32";
     ints.push_back(PrepareDyForWeightGradients(*c) ? 2 : 0);  // dy in the weight gradients' slabs, or f32
   }
   if (failed(Call(l, name, ints,
                   {c->softcap.getCap().convertToDouble()},
-                  {l.BufferOf(x), l.BufferOf(w), wt, l.BufferOf(c->targets), l.BufferOf(c->dloss), l.BufferOf(loss),
+                  {l.BufferOf(x), l.BufferOf(w), l.BufferOf(c->targets), l.BufferOf(c->dloss), l.BufferOf(loss),
                    l.BufferOf(dy), l.BufferOf(dx)}))) {
     return mlir::failure();
   }

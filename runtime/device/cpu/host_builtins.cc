@@ -606,9 +606,12 @@ struct AttentionCall {
   }
 };
 
-template <typename T, bool kBf16Inputs = false>
+/// kPreparedDv (bf16 only): dv written prepared for the bf16 GEMMs (attention_grad_bf16_prepared_dv).
+template <typename T, bool kBf16Inputs = false, bool kPreparedDv = false>
 struct AttentionGradCall {
-  static constexpr const char* kName = kBf16Inputs ? "attention_grad_bf16" : "attention_grad";
+  static_assert(!kPreparedDv || kBf16Inputs, "dv is prepared for the bf16 GEMMs only");
+  static constexpr const char* kName =
+      kPreparedDv ? "attention_grad_bf16_prepared_dv" : kBf16Inputs ? "attention_grad_bf16" : "attention_grad";
   AttentionDims d;
   const T *q, *kk, *v, *out, *lse, *dout;
   const int32_t* segments = nullptr;
@@ -630,7 +633,9 @@ struct AttentionGradCall {
     return k::AttentionGradWorkspaceBytes<T>(d.s, d.segmented);
   }
   absl::Status Run(k::Workspace ws) const {
-    if constexpr (kBf16Inputs) {
+    if constexpr (kPreparedDv) {
+      k::AttentionGradBf16InputsPreparedDv(q, kk, v, segments, d.s, out, lse, dout, dq, dk, k::ActiveBf16Gemm(), dv, ws);
+    } else if constexpr (kBf16Inputs) {
       k::AttentionGradBf16Inputs(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
     } else {
       k::AttentionGrad(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
@@ -890,15 +895,18 @@ struct CrossEntropyGradSoftcapBf16Call {
 };
 
 /// The lm_head's loss and gradient in one launch (the compiler's fusion of matmul, softcap,
-/// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, wt, targets, dloss, loss, dy, dx).
-/// `Bf16`: the chain under bf16 autocast (linear_softcap_bf16_cross_entropy_grad, f32 only),
-/// with a dy layout after C (0: f32, 1: prepared for the bf16 GEMMs, 2: prepared in the weight
-/// gradient's slabs: k::LinearLossDy).
-template <typename T, bool Bf16 = false>
+/// cross-entropy and their VJP down to dx): (N, V, C, cap; x, w, targets, dloss, loss, dy, dx),
+/// dx = dy w from w itself. `Bf16`: the chain under bf16 autocast
+/// (linear_softcap_bf16_cross_entropy_grad_v2, f32 only), with a dy layout after C (0: f32, 1:
+/// prepared for the bf16 GEMMs, 2: prepared in the weight gradient's slabs: k::LinearLossDy).
+/// `ReadsWt`: the names before v2 (gptc-8.10 and earlier), which also pass w's transposed copy
+/// after w; it is checked and not read (the same bits: dy w is the product by that copy).
+template <typename T, bool Bf16 = false, bool ReadsWt = false>
 struct LinearSoftcapCrossEntropyGradCall {
   static constexpr const char* kName =
-      Bf16 ? "linear_softcap_bf16_cross_entropy_grad" : "linear_softcap_cross_entropy_grad";
-  const T *x, *w, *wt, *dloss;
+      Bf16 ? (ReadsWt ? "linear_softcap_bf16_cross_entropy_grad" : "linear_softcap_bf16_cross_entropy_grad_v2")
+           : (ReadsWt ? "linear_softcap_cross_entropy_grad" : "linear_softcap_cross_entropy_grad_v2");
+  const T *x, *w, *dloss;
   const int32_t* targets;
   T *loss, *dy, *dx;
   k::LinearLossShape s;
@@ -913,7 +921,7 @@ struct LinearSoftcapCrossEntropyGradCall {
     }
     cap = r.Float("cap");
     x = r.Buffer<const T>(s.N * s.C, "x"), w = r.Buffer<const T>(s.V * s.C, "w");
-    wt = r.Buffer<const T>(s.C * s.V, "wt");
+    if constexpr (ReadsWt) (void)r.Buffer<const T>(s.C * s.V, "wt");
     targets = r.Buffer<const int32_t>(s.N, "targets");
     dloss = r.Buffer<const T>(1, "dloss");
     loss = r.Buffer<T>(1, "loss"), dy = r.Buffer<T>(s.N * s.V, "dy"), dx = r.Buffer<T>(s.N * s.C, "dx");
@@ -925,11 +933,11 @@ struct LinearSoftcapCrossEntropyGradCall {
   absl::Status Run(k::Workspace ws) const {
     if constexpr (Bf16) {
       static_assert(std::is_same_v<T, float>, "the bf16 chain runs on f32 tensors");
-      *loss = float(k::LinearSoftcapBf16CrossEntropyWithGrad(k::ActiveBf16Gemm(), x, w, wt, targets, s, float(cap),
+      *loss = float(k::LinearSoftcapBf16CrossEntropyWithGrad(k::ActiveBf16Gemm(), x, w, targets, s, float(cap),
                                                              double(*dloss), dy, dy_layout, dx, ws)
                         .loss);
     } else {
-      *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, wt, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
+      *loss = T(k::LinearSoftcapCrossEntropyWithGrad(x, w, targets, s, T(cap), double(*dloss), dy, dx, ws).loss);
     }
     return absl::OkStatus();
   }
@@ -1151,6 +1159,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<AttentionGradCall<double>>("cpu.attention_grad.f64"),
     Entry<AttentionCall<float, true>>("cpu.attention_bf16.f32"),
     Entry<AttentionGradCall<float, true>>("cpu.attention_grad_bf16.f32"),
+    Entry<AttentionGradCall<float, true, true>>("cpu.attention_grad_bf16_prepared_dv.f32"),
     Entry<PointwiseCall<float, Pointwise::kAdd>>("cpu.add.f32"),
     Entry<PointwiseCall<double, Pointwise::kAdd>>("cpu.add.f64"),
     Entry<AddListCall<float>>("cpu.add_list.f32"),
@@ -1171,9 +1180,12 @@ const HostBuiltin kBuiltins[] = {
     Entry<SoftcapCrossEntropyCall<double>>("cpu.softcap_cross_entropy.f64"),
     Entry<CrossEntropyGradCall<float>>("cpu.cross_entropy_grad.f32"),
     Entry<CrossEntropyGradCall<double>>("cpu.cross_entropy_grad.f64"),
-    Entry<LinearSoftcapCrossEntropyGradCall<float>>("cpu.linear_softcap_cross_entropy_grad.f32"),
-    Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad.f64"),
-    Entry<LinearSoftcapCrossEntropyGradCall<float, true>>("cpu.linear_softcap_bf16_cross_entropy_grad.f32"),
+    Entry<LinearSoftcapCrossEntropyGradCall<float>>("cpu.linear_softcap_cross_entropy_grad_v2.f32"),
+    Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad_v2.f64"),
+    Entry<LinearSoftcapCrossEntropyGradCall<float, true>>("cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32"),
+    Entry<LinearSoftcapCrossEntropyGradCall<float, false, true>>("cpu.linear_softcap_cross_entropy_grad.f32"),
+    Entry<LinearSoftcapCrossEntropyGradCall<double, false, true>>("cpu.linear_softcap_cross_entropy_grad.f64"),
+    Entry<LinearSoftcapCrossEntropyGradCall<float, true, true>>("cpu.linear_softcap_bf16_cross_entropy_grad.f32"),
     Entry<RoundBf16Call>("cpu.round_bf16.f32"),
     Entry<RmsNormGradOfRoundedDyCall>("cpu.rms_norm_grad_of_rounded_dy.f32"),
     Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),

@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "compiler/numerics/round_to_bf16.h"
@@ -423,6 +424,13 @@ struct GradPacked {
   }
 };
 
+// Where the backward writes dv: T rows, or (bf16 inputs only) prepared for a bf16 GEMM in
+// the same element order (PrepareBf16Operand's layout).
+struct DvOut {
+  void* data;
+  std::optional<Bf16Gemm> prepared_for;
+};
+
 // Everything the backward needs, and the scratch of one task.
 template <typename T>
 struct GradTask {
@@ -475,7 +483,7 @@ struct GradTask {
   // heads). Each dk, dv block sums its (head, query block) pairs in the order of one block
   // alone, and each dq block its key blocks in ascending order as long as the caller takes
   // the ranges in ascending order: the results do not depend on the range.
-  void KeyBlocks(int64_t b, int64_t g, int64_t kb0, int64_t kb1, bool with_dq, T* dk, T* dv) {
+  void KeyBlocks(int64_t b, int64_t g, int64_t kb0, int64_t kb1, bool with_dq, T* dk, DvOut dv) {
     const int64_t D = geo.shape().D;
     std::fill(dk_acc, dk_acc + (kb1 - kb0) * kBlk * D, T(0));
     std::fill(dv_acc, dv_acc + (kb1 - kb0) * kBlk * D, T(0));
@@ -512,10 +520,22 @@ struct GradTask {
       T* const dk_kb = dk_acc + (kb - kb0) * kBlk * D;
       if (product.bf16) ScaleRow(dk_kb, nk * D, T(1.0 / std::sqrt(double(D))));  // dS was unscaled
       for (int64_t j = 0; j < nk; ++j) {
-        std::copy_n(dk_kb + j * D, D, dk + geo.Kv(b, kb * kBlk + j, g));
-        std::copy_n(dv_kb + j * D, D, dv + geo.Kv(b, kb * kBlk + j, g));
+        const int64_t at = geo.Kv(b, kb * kBlk + j, g);
+        std::copy_n(dk_kb + j * D, D, dk + at);
+        WriteDvRow(dv_kb + j * D, D, dv, at);
       }
     }
+  }
+
+  // One row of dv (D values) at element `at`, as `dv` asks.
+  static void WriteDvRow(const T* row, int64_t D, DvOut dv, int64_t at) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (dv.prepared_for) {
+        char* to = static_cast<char*>(dv.data) + at * Bf16PreparedElementBytes(*dv.prepared_for);
+        return PrepareBf16Operand(*dv.prepared_for, row, D, to);
+      }
+    }
+    std::copy_n(row, D, static_cast<T*>(dv.data) + at);
   }
 
   // dq rows of query block qb for head h, key blocks in the same order as KeyBlocks'.
@@ -630,7 +650,7 @@ void Forward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionSh
 
 template <typename T>
 void Backward(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out, const T* lse,
-              const T* dout, T* dq, T* dk, T* dv, Workspace workspace, AttentionGradSchedule schedule, bool bf16) {
+              const T* dout, T* dq, T* dk, DvOut dv, Workspace workspace, AttentionGradSchedule schedule, bool bf16) {
   WorkspaceCarver carver(workspace);
   const GradWorkspace<T> ws(s, seg, bf16, carver);
   const Geometry& geo = ws.geo;
@@ -713,7 +733,7 @@ template <typename T>
 void AttentionGrad(const T* q, const T* k, const T* v, const int32_t* seg, AttentionShape s, const T* out,
                    const T* lse, const T* dout, T* dq, T* dk, T* dv, Workspace workspace,
                    AttentionGradSchedule schedule) {
-  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, dv, workspace, schedule, false);
+  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, DvOut{dv, std::nullopt}, workspace, schedule, false);
 }
 
 template <typename T>
@@ -745,7 +765,14 @@ void AttentionBf16Inputs(const float* q, const float* k, const float* v, const i
 void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, const int32_t* seg, AttentionShape s,
                              const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
                              Workspace workspace, AttentionGradSchedule schedule) {
-  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, dv, workspace, schedule, true);
+  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, DvOut{dv, std::nullopt}, workspace, schedule, true);
+}
+
+void AttentionGradBf16InputsPreparedDv(const float* q, const float* k, const float* v, const int32_t* seg,
+                                       AttentionShape s, const float* out, const float* lse, const float* dout,
+                                       float* dq, float* dk, Bf16Gemm gemm, void* dv_prepared, Workspace workspace,
+                                       AttentionGradSchedule schedule) {
+  Backward(q, k, v, seg, s, out, lse, dout, dq, dk, DvOut{dv_prepared, gemm}, workspace, schedule, true);
 }
 
 void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, const int32_t* seg, AttentionShape s,

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -78,6 +79,15 @@ void AttentionGradBf16Inputs(const float* q, const float* k, const float* v, con
                              float* dk, float* dv, Workspace workspace,
                              AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
 int64_t AttentionGradBf16InputsWorkspaceBytes(AttentionShape s, bool segment_ids);
+/// AttentionGradBf16Inputs (in `workspace`) with dv written prepared for `gemm` instead of as
+/// f32 (matmul_bf16.h: each value rounded to bf16 as that kernel reads it, in the f32 values'
+/// order: bf16 bit patterns in the first half of dv's bytes on onednn): for the bf16 GEMMs
+/// that alone read dv (the value projection's input and weight gradients). The same bits as
+/// preparing AttentionGradBf16Inputs's dv afterwards, without writing it as f32 first.
+void AttentionGradBf16InputsPreparedDv(const float* q, const float* k, const float* v, const int32_t* segment_ids,
+                                       AttentionShape s, const float* out, const float* lse, const float* dout,
+                                       float* dq, float* dk, Bf16Gemm gemm, void* dv_prepared, Workspace workspace,
+                                       AttentionGradSchedule schedule = AttentionGradSchedule::kAuto);
 
 }  // namespace gpt_sft::runtime::kernels
 

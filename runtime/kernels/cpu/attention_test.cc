@@ -6,6 +6,7 @@
 #include "runtime/kernels/cpu/attention.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -336,6 +337,36 @@ TEST(Attention, Bf16SchedulesAndThreadCountsGiveIdenticalBits) {
     }
   }
   SetNumThreads(saved);
+}
+
+// dv written prepared for a bf16 GEMM (the compiled step's attention_grad_bf16_prepared_dv) is
+// the f32 dv prepared afterwards, byte for byte, on each GEMM kernel and schedule; dq and dk
+// are unchanged.
+TEST(Attention, Bf16PreparedDvIsTheF32DvPrepared) {
+  const AttentionShape s{2, 200, 4, 2, 16};
+  const std::vector<int32_t> seg = MixedSegments(2, 200);
+  const Vec qd = RandomBf16(QSize(s), 81), kd = RandomBf16(KvSize(s), 82), vd = RandomBf16(KvSize(s), 83),
+            doutd = RandomBf16(QSize(s), 84);
+  const std::vector<float> q(qd.begin(), qd.end()), k(kd.begin(), kd.end()), v(vd.begin(), vd.end()),
+      dout(doutd.begin(), doutd.end());
+  for (auto schedule : {AttentionGradSchedule::kFused, AttentionGradSchedule::kTwoPass}) {
+    const Result<float> f32 = RunBf16Kernel(qd, kd, vd, doutd, &seg, s, schedule);
+    std::vector<Bf16Gemm> kernels = {Bf16Gemm::kFp32};
+    if (ActiveBf16Gemm() == Bf16Gemm::kOneDnn) kernels.push_back(Bf16Gemm::kOneDnn);
+    for (Bf16Gemm gemm : kernels) {
+      SCOPED_TRACE(gemm == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+      const int64_t bytes = KvSize(s) * Bf16PreparedElementBytes(gemm);
+      std::vector<char> want(bytes), got(KvSize(s) * sizeof(float), char(0x5a));
+      PrepareBf16Operand(gemm, f32.dv.data(), KvSize(s), want.data());
+      std::vector<float> dq(QSize(s)), dk(KvSize(s));
+      const ScratchBuffer scratch(AttentionGradBf16InputsWorkspaceBytes(s, true));
+      AttentionGradBf16InputsPreparedDv(q.data(), k.data(), v.data(), seg.data(), s, f32.out.data(), f32.lse.data(),
+                                        dout.data(), dq.data(), dk.data(), gemm, got.data(), scratch.get(), schedule);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), bytes), 0);
+      EXPECT_EQ(dq, f32.dq);
+      EXPECT_EQ(dk, f32.dk);
+    }
+  }
 }
 
 }  // namespace

@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "runtime/kernels/cpu/cross_entropy_rows.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
+#include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/softcap_bf16_loss_row.h"
 #include "runtime/kernels/cpu/vec_math.h"
@@ -59,15 +61,26 @@ CrossEntropyResult ForEachBlockOfRows(LinearLossShape s, const int32_t* targets,
   return {count > 0 ? sum / count : 0.0, count};
 }
 
-// The workspace in carving order: the loss's chunk sums, then one logits block per thread.
+/// w [V, C] transposed into wt [C, V], as the unfused step's transpose makes it.
+template <typename T>
+void Transpose(const T* w, int64_t V, int64_t C, T* wt) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const int64_t dims[] = {V, C}, perm[] = {1, 0};
+  Permute<Bits>(reinterpret_cast<const Bits*>(w), reinterpret_cast<Bits*>(wt), dims, perm, 2);
+}
+
+// The workspace in carving order: the loss's chunk sums, w's transpose, then one logits block
+// per thread.
 template <typename T>
 struct Carved {
   double* partial;
+  T* wt;
   T* blocks;
   int64_t block_elements;
   int slots;
   Carved(LinearLossShape s, WorkspaceCarver& carver) {
     partial = carver.Take<double>(rows::Chunks(s.N), "lm_head loss partial sums");
+    wt = carver.Take<T>(s.C * s.V, "lm_head weight's transpose");
     block_elements = std::min(BlockRows(s), s.N) * s.V;
     const int64_t bytes = block_elements * static_cast<int64_t>(sizeof(T));
     slots = carver.counting() ? NumThreads() : static_cast<int>(std::min<int64_t>(NumThreads(), carver.left() / bytes));
@@ -85,7 +98,7 @@ int64_t LinearSoftcapCrossEntropyWorkspaceBytes(LinearLossShape s) {
 }
 
 template <typename T>
-CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, const T* wt, const int32_t* targets,
+CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, const int32_t* targets,
                                                      LinearLossShape s, T cap, double dloss, T* dy, T* dx,
                                                      Workspace workspace) {
   const int64_t N = s.N, V = s.V, C = s.C;
@@ -93,7 +106,11 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
   const Carved<T> ws(s, carver);
   const int64_t count = rows::CountTargets(targets, N);
   const double scale = count > 0 ? dloss / count : 0.0;
-  // dx = dy wt^T is Gemm(false, true, N, C, V): its blocks ride along when they are the same.
+  // dx = dy (w^T)^T is Gemm(false, true, N, C, V) on w's transpose, made here as the unfused
+  // step makes it (OpenBLAS's small-matrix kernels sum dy w in another order): its blocks ride
+  // along when they are the same.
+  T* const wt = ws.wt;
+  Transpose(w, V, C, wt);
   const bool dx_per_block = GemmBlockRows(N, C, V) == BlockRows(s);
   const CrossEntropyResult result = ForEachBlockOfRows(
       s, targets, count, ws.partial, ws.slots,
@@ -121,12 +138,14 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
 
 namespace {
 
-// The bf16 chain's workspace: the loss's chunk sums, w and w^T prepared for the kernel once,
-// then per thread a logits block and a gradient row (where dy is written prepared).
+// The bf16 chain's workspace: the loss's chunk sums, w prepared for the kernel once (on onednn
+// both products read it: [V, C] compact is op(B) of x w^T and B of dy w; on fp32 w's transpose
+// too, prepared), then per thread a logits block and a gradient row (where dy is written
+// prepared).
 struct CarvedBf16 {
   double* partial;
   void* w;
-  void* wt;
+  void* wt = nullptr;
   float* blocks;
   float* grad_rows;
   void* block_rows = nullptr;  // dy in slabs: each thread's block of prepared rows
@@ -136,7 +155,7 @@ struct CarvedBf16 {
     partial = carver.Take<double>(rows::Chunks(s.N), "lm_head loss partial sums");
     const int64_t w_bytes = Bf16GemmB::StorageBytes(kernel, s.V, s.C);
     w = carver.Take<uint8_t>(w_bytes, "lm_head weight prepared for bf16 products");
-    wt = carver.Take<uint8_t>(w_bytes, "lm_head weight's transpose prepared for bf16 products");
+    if (kernel == Bf16Gemm::kFp32) wt = carver.Take<uint8_t>(w_bytes, "lm_head weight's transpose prepared");
     block_elements = std::min(BlockRows(s), s.N) * s.V;
     const int64_t element = Bf16PreparedElementBytes(kernel);
     const int64_t bytes = (block_elements + s.V) * static_cast<int64_t>(sizeof(float)) + block_elements * element;
@@ -168,7 +187,7 @@ inline void CopyPiece(char* to, const char* from, int64_t bytes) {
 }  // namespace
 
 CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
-                                                         const float* wt, const int32_t* targets, LinearLossShape s,
+                                                         const int32_t* targets, LinearLossShape s,
                                                          float cap, double dloss, void* dy, LinearLossDy dy_layout,
                                                          float* dx, Workspace workspace) {
   const bool dy_prepared = dy_layout != LinearLossDy::kF32, in_slabs = dy_layout == LinearLossDy::kPreparedSlabs;
@@ -183,10 +202,28 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   float* const dy_f32 = dy_prepared ? nullptr : static_cast<float*>(dy);
   char* const dy_bytes = static_cast<char*>(dy);
   // The unfused products: logits = x w^T (GemmBf16Inputs(false, true, N, V, C)) and dx = dy
-  // (w^T)^T (GemmBf16Inputs(false, true, N, C, V)), each with its B prepared once.
+  // (w^T)^T (GemmBf16Inputs(false, true, N, C, V) on w's transpose), each B prepared once. On
+  // onednn dx's B is w's prepared copy itself, read as B [V, C] (dy w): oneDNN packs op(B) the
+  // same either way, so the same bits (linear_cross_entropy_test) without the transpose. On fp32
+  // the transpose is made here, as the unfused step makes it: OpenBLAS's small-matrix kernels
+  // sum dy w in another order.
   const Bf16GemmB w_b(kernel, /*trans_b=*/true, V, C, w, C, ws.w);
-  const Bf16GemmB wt_b(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);
+  const Bf16GemmB dx_b = [&] {
+    if (kernel == Bf16Gemm::kOneDnn) return Bf16GemmB::OfPrepared(kernel, /*trans_b=*/false, C, V, ws.w, C, nullptr);
+    float* wt = static_cast<float*>(ws.wt);
+    Transpose(w, V, C, wt);
+    return Bf16GemmB(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);  // rounded in place
+  }();
   const bool dx_per_block = GemmBlockRows(N, C, V) == BlockRows(s);
+  // dx's rows [m0, m1), from dy's prepared rows (in dy, or in the thread's block of them) or f32.
+  auto dx_rows = [&](int64_t m0, int64_t m1) {
+    if (!dy_prepared) {
+      return dx_b.MultiplyRows(false, m0, m1, dy_f32, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
+    }
+    const char* a_rows = in_slabs ? static_cast<const char*>(ws.block_rows) + ThreadSlot() * ws.block_elements * element
+                                  : dy_bytes + m0 * V * element;
+    dx_b.MultiplyPreparedRows(false, m0, m1, a_rows, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
+  };
   // In slabs: each block's prepared rows are gathered in ws.block_rows for dx's product (the
   // same compact rows it reads from a row-major dy), each copied into its slabs as it is made.
   if (in_slabs && (!dx_per_block || ws.block_rows == nullptr)) {
@@ -242,26 +279,14 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
           }
           if (in_slabs) to_slabs(n, prepared_row);  // its pieces, from cache
         }
-        if (!dx_per_block) return;
-        if (dy_prepared) {
-          wt_b.MultiplyPreparedRows(false, m0, m1, block_rows, V, /*accumulate=*/false, dx + m0 * C, C,
-                                    /*round_output=*/false);
-        } else {
-          wt_b.MultiplyRows(false, m0, m1, dy_f32, V, /*accumulate=*/false, dx + m0 * C, C, /*round_output=*/false);
-        }
+        if (dx_per_block) dx_rows(m0, m1);
       });
-  if (!dx_per_block) {
-    if (dy_prepared) {
-      GemmBf16PreparedA(kernel, false, true, N, C, V, dy, V, wt, V, /*accumulate=*/false, dx, C);
-    } else {
-      GemmBf16Inputs(kernel, false, true, N, C, V, dy_f32, V, wt, V, /*accumulate=*/false, dx, C);
-    }
-  }
+  if (!dx_per_block) ForEachGemmBlock(N, C, V, dx_rows);
   return result;
 }
 
 #define INSTANTIATE(T)                                                                                            \
-  template CrossEntropyResult LinearSoftcapCrossEntropyWithGrad<T>(const T*, const T*, const T*, const int32_t*, \
+  template CrossEntropyResult LinearSoftcapCrossEntropyWithGrad<T>(const T*, const T*, const int32_t*,          \
                                                                    LinearLossShape, T, double, T*, T*, Workspace);  \
   template int64_t LinearSoftcapCrossEntropyWorkspaceBytes<T>(LinearLossShape);
 INSTANTIATE(float)

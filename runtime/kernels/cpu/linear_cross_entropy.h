@@ -27,17 +27,17 @@
 
 namespace gpt_sft::runtime::kernels {
 
-/// x [N, C] hidden states, w [V, C] the lm_head, wt [C, V] its transpose (the unfused dx
-/// product reads it, so the fused one does too), targets [N] (-1: ignored).
+/// x [N, C] hidden states, w [V, C] the lm_head, targets [N] (-1: ignored).
 struct LinearLossShape {
   int64_t N, V, C;
 };
 
 /// loss = mean CE(cap tanh(x w^T / cap), targets) (returned); dy [N, V] = its gradient times
-/// `dloss` with respect to the pre-softcap logits; dx [N, C] = dy w. dy and dx must not share
+/// `dloss` with respect to the pre-softcap logits; dx [N, C] = dy w, bit for bit the unfused
+/// matmul by w's transposed copy. dy and dx must not share
 /// bytes with the inputs or with each other. `workspace`: LinearSoftcapCrossEntropyWorkspaceBytes.
 template <typename T>
-CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, const T* wt, const int32_t* targets,
+CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, const int32_t* targets,
                                                      LinearLossShape s, T cap, double dloss, T* dy, T* dx,
                                                      Workspace workspace);
 template <typename T>
@@ -59,7 +59,7 @@ enum class LinearLossDy { kF32, kPreparedRows, kPreparedSlabs };
 /// which also spares dx's product its own pass over dy. dx unrounded, as the unfused matmul writes it. `workspace`:
 /// LinearSoftcapBf16CrossEntropyWorkspaceBytes.
 CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const float* x, const float* w,
-                                                         const float* wt, const int32_t* targets, LinearLossShape s,
+                                                         const int32_t* targets, LinearLossShape s,
                                                          float cap, double dloss, void* dy, LinearLossDy dy_layout,
                                                          float* dx, Workspace workspace);
 int64_t LinearSoftcapBf16CrossEntropyWorkspaceBytes(Bf16Gemm kernel, LinearLossShape s);

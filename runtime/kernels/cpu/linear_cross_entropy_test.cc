@@ -70,10 +70,9 @@ Outputs<T> Unfused(const std::vector<T>& x, const std::vector<T>& w, const std::
 template <typename T>
 Outputs<T> Fused(const std::vector<T>& x, const std::vector<T>& w, const std::vector<int32_t>& targets,
                  LinearLossShape s, T cap, double dloss) {
-  const std::vector<T> wt = Transposed(w, s);
   Outputs<T> out{0, std::vector<T>(s.N * s.V), std::vector<T>(s.N * s.C)};
   const ScratchBuffer scratch(LinearSoftcapCrossEntropyWorkspaceBytes<T>(s));
-  out.loss = LinearSoftcapCrossEntropyWithGrad(x.data(), w.data(), wt.data(), targets.data(), s, cap, dloss,
+  out.loss = LinearSoftcapCrossEntropyWithGrad(x.data(), w.data(), targets.data(), s, cap, dloss,
                                                out.dy.data(), out.dx.data(), scratch.get())
                  .loss;
   return out;
@@ -81,6 +80,7 @@ Outputs<T> Fused(const std::vector<T>& x, const std::vector<T>& w, const std::ve
 
 template <typename T>
 void ExpectFusedIsUnfused(LinearLossShape s, uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << "N " << s.N << " V " << s.V << " C " << s.C);
   const std::vector<T> x = Random<T>(s.N * s.C, seed, 1.0), w = Random<T>(s.V * s.C, seed + 1, 0.5);
   const std::vector<int32_t> targets = Targets(s.N, s.V, seed + 2);
   const T cap = T(15);
@@ -99,6 +99,7 @@ TEST(LinearSoftcapCrossEntropy, EqualsTheUnfusedChainBitForBit) {
   ExpectFusedIsUnfused<float>({1000, 700, 64}, 2);
   ExpectFusedIsUnfused<double>({1000, 300, 32}, 3);
   ExpectFusedIsUnfused<float>({2048, 2048, 128}, 4);
+  ExpectFusedIsUnfused<float>({512, 8192, 256}, 6);  // the demo model's lm_head: dx sums 8192 products
 }
 
 // The thread count changes who computes which block, not the bits (the unfused kernels' own
@@ -182,11 +183,11 @@ Outputs<float> UnfusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const s
 
 // dy f32, or prepared for the kernel (row-major or in slabs): then out.dy holds the prepared bytes.
 Outputs<float> FusedBf16(Bf16Gemm kernel, const std::vector<float>& x, const std::vector<float>& w,
-                         const std::vector<float>& wt, const std::vector<int32_t>& targets, LinearLossShape s,
+                         const std::vector<int32_t>& targets, LinearLossShape s,
                          float cap, double dloss, LinearLossDy dy_layout = LinearLossDy::kF32) {
   Outputs<float> out{0, std::vector<float>(s.N * s.V), std::vector<float>(s.N * s.C)};
   const ScratchBuffer scratch(LinearSoftcapBf16CrossEntropyWorkspaceBytes(kernel, s));
-  out.loss = LinearSoftcapBf16CrossEntropyWithGrad(kernel, x.data(), w.data(), wt.data(), targets.data(), s, cap,
+  out.loss = LinearSoftcapBf16CrossEntropyWithGrad(kernel, x.data(), w.data(), targets.data(), s, cap,
                                                    dloss, out.dy.data(), dy_layout, out.dx.data(), scratch.get())
                  .loss;
   return out;
@@ -211,13 +212,14 @@ std::vector<Bf16Gemm> Bf16Kernels() {
 // The inputs are f32 (not bf16 values): the products round them, as the compiled step's
 // elided roundings rely on; w^T is its own buffer (the step's transpose), as unfused.
 void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed) {
+  SCOPED_TRACE(::testing::Message() << "N " << s.N << " V " << s.V << " C " << s.C);
   const std::vector<float> x = Random<float>(s.N * s.C, seed, 1.0), w = Random<float>(s.V * s.C, seed + 1, 0.5);
   const std::vector<float> wt = Transposed(w, s);
   const std::vector<int32_t> targets = Targets(s.N, s.V, seed + 2);
   const float cap = 15.0f;
   const double dloss = 0.75;
   const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, cap, dloss);
-  const Outputs<float> got = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss);
+  const Outputs<float> got = FusedBf16(kernel, x, w, targets, s, cap, dloss);
   EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
   ExpectSameBits(want.dy, got.dy, "dy");
   ExpectSameBits(want.dx, got.dx, "dx");
@@ -225,7 +227,7 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
   EXPECT_GT(got.loss, 0.0);
   // dy written prepared: its bytes are the unfused dy's prepared, the loss and dx the same,
   // and the weight gradient read from them is the unfused one's.
-  Outputs<float> prepared = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss, LinearLossDy::kPreparedRows);
+  Outputs<float> prepared = FusedBf16(kernel, x, w, targets, s, cap, dloss, LinearLossDy::kPreparedRows);
   EXPECT_EQ(std::memcmp(&want.loss, &prepared.loss, sizeof(double)), 0);
   ExpectSameBits(want.dx, prepared.dx, "dx (dy prepared)");
   prepared.dy.resize(s.N * s.V * Bf16PreparedElementBytes(kernel) / sizeof(float));
@@ -239,7 +241,7 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
   ExpectSameBits(dw, dw_prepared, "dw from the prepared dy");
   // dy in the weight gradient's slabs: the loss and dx the same, and the weight gradient that
   // reads the slabs in place the unfused one's.
-  Outputs<float> slabs = FusedBf16(kernel, x, w, wt, targets, s, cap, dloss, LinearLossDy::kPreparedSlabs);
+  Outputs<float> slabs = FusedBf16(kernel, x, w, targets, s, cap, dloss, LinearLossDy::kPreparedSlabs);
   EXPECT_EQ(std::memcmp(&want.loss, &slabs.loss, sizeof(double)), 0);
   ExpectSameBits(want.dx, slabs.dx, "dx (dy in slabs)");
   std::vector<float> dw_slabs(s.V * s.C);
@@ -253,6 +255,7 @@ TEST(LinearSoftcapBf16CrossEntropy, EqualsTheUnfusedChainBitForBitOnEachKernel) 
     ExpectFusedBf16IsUnfused(kernel, {37, 50, 16}, 11);
     ExpectFusedBf16IsUnfused(kernel, {1000, 700, 64}, 12);
     ExpectFusedBf16IsUnfused(kernel, {2048, 2048, 128}, 13);
+    ExpectFusedBf16IsUnfused(kernel, {512, 8192, 256}, 14);  // the demo model's lm_head: dx sums 8192 products
   }
 }
 
@@ -277,14 +280,14 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
     SCOPED_TRACE(kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
     const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, 15.0f, 1.0);
     for (bool prepared : {false, true}) {
-      Outputs<float> got = FusedBf16(kernel, poisoned, w, wt, targets, s, 15.0f, 1.0,
+      Outputs<float> got = FusedBf16(kernel, poisoned, w, targets, s, 15.0f, 1.0,
                                      prepared ? LinearLossDy::kPreparedRows : LinearLossDy::kF32);
       EXPECT_EQ(std::memcmp(&want.loss, &got.loss, sizeof(double)), 0) << want.loss << " vs " << got.loss;
       ExpectSameBits(want.dx, got.dx, "dx");
       if (!prepared) {
         ExpectSameBits(want.dy, got.dy, "dy");
         // In slabs, the skipped blocks' zeros land in every slab: the weight gradient is the same.
-        const Outputs<float> slabs = FusedBf16(kernel, poisoned, w, wt, targets, s, 15.0f, 1.0,
+        const Outputs<float> slabs = FusedBf16(kernel, poisoned, w, targets, s, 15.0f, 1.0,
                                                LinearLossDy::kPreparedSlabs);
         ExpectSameBits(want.dx, slabs.dx, "dx (dy in slabs)");
         std::vector<float> dw(s.V * s.C), dw_slabs(s.V * s.C);
@@ -306,9 +309,8 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
 TEST(LinearSoftcapBf16CrossEntropy, DiffersFromTheF32Chain) {
   const LinearLossShape s{64, 300, 32};
   const std::vector<float> x = Random<float>(s.N * s.C, 21, 1.0), w = Random<float>(s.V * s.C, 22, 0.5);
-  const std::vector<float> wt = Transposed(w, s);
   const std::vector<int32_t> targets = Targets(s.N, s.V, 23);
-  const Outputs<float> bf16 = FusedBf16(Bf16Gemm::kFp32, x, w, wt, targets, s, 15.0f, 1.0);
+  const Outputs<float> bf16 = FusedBf16(Bf16Gemm::kFp32, x, w, targets, s, 15.0f, 1.0);
   const Outputs<float> f32 = Fused<float>(x, w, targets, s, 15.0f, 1.0);
   EXPECT_NE(bf16.dy, f32.dy);
   EXPECT_NEAR(bf16.loss, f32.loss, 2e-2 * f32.loss);

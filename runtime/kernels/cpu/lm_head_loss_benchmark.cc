@@ -53,7 +53,7 @@ void BM_LmHeadLossFused(benchmark::State& state) {
   Operands o;
   const ScratchBuffer scratch(LinearSoftcapCrossEntropyWorkspaceBytes<float>(kShape));
   for (auto _ : state) {
-    benchmark::DoNotOptimize(LinearSoftcapCrossEntropyWithGrad(o.x.data(), o.w.data(), o.wt.data(),
+    benchmark::DoNotOptimize(LinearSoftcapCrossEntropyWithGrad(o.x.data(), o.w.data(),
                                                                o.targets.data(), kShape, kCap, 1.0, o.dy.data(),
                                                                o.dx.data(), scratch.get())
                                  .loss);
@@ -86,7 +86,7 @@ void BM_LmHeadLossBf16Fused(benchmark::State& state) {
   const ScratchBuffer scratch(LinearSoftcapBf16CrossEntropyWorkspaceBytes(ActiveBf16Gemm(), kShape));
   for (auto _ : state) {
     benchmark::DoNotOptimize(LinearSoftcapBf16CrossEntropyWithGrad(ActiveBf16Gemm(), o.x.data(), o.w.data(),
-                                                                   o.wt.data(), o.targets.data(), kShape, kCap, 1.0,
+                                                                   o.targets.data(), kShape, kCap, 1.0,
                                                                    o.dy.data(), LinearLossDy::kPreparedSlabs, o.dx.data(),
                                                                    scratch.get())
                                  .loss);

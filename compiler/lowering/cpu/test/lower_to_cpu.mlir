@@ -221,15 +221,15 @@ module attributes {gpt.autocast = "bf16"} {
 
 // -----
 
-// The lm_head's loss and its VJP down to dx are one launch at the matmul's place: w is
-// transposed into scratch (the transpose op's own buffer is placed for later), then
-// linear_softcap_cross_entropy_grad writes the loss, dy and dx; the logits are never written,
-// and the weight gradient stays its own launch reading dy.
+// The lm_head's loss and its VJP down to dx are one launch at the matmul's place:
+// linear_softcap_cross_entropy_grad_v2 writes the loss, dy and dx (dx = dy w from w itself:
+// w's transpose is never made); the logits are never written, and the weight gradient stays
+// its own launch reading dy.
 // CHECK-LABEL: func.func @lm_head_loss
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<2x4x16xf32> {gpt.name = "x"}, %[[W:[a-z0-9]+]]: memref<32x16xf32> {gpt.name = "w"}, %[[T:[a-z0-9]+]]: memref<2x4xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
-// CHECK: gpt.call_builtin "cpu.permute.b32"({{.*}}, %[[W]], %[[WT:.*]]) {gpt.op = "gpt.matmul"} : {{.*}}, memref<32x16xf32>, memref<512xf32>
 // CHECK-NOT: gpt.call_builtin
-// CHECK: gpt.call_builtin "cpu.linear_softcap_cross_entropy_grad.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[WT]], %[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gpt.op = "gpt.matmul"} : i64, i64, i64, f64, memref<2x4x16xf32>, memref<32x16xf32>, memref<512xf32>, memref<2x4xi32>, memref<f32>, memref<f32>, memref<2x4x32xf32>, memref<2x4x16xf32>
+// CHECK: gpt.call_builtin "cpu.linear_softcap_cross_entropy_grad_v2.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[X]], %[[W]], %[[T]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {gpt.op = "gpt.matmul"} : i64, i64, i64, f64, memref<2x4x16xf32>, memref<32x16xf32>, memref<2x4xi32>, memref<f32>, memref<f32>, memref<2x4x32xf32>, memref<2x4x16xf32>
+// CHECK-NOT: cpu.permute
 // CHECK-NOT: cpu.softcap
 // CHECK-NOT: cpu.cross_entropy
 // CHECK-NOT: "cpu.matmul.f32"
@@ -256,15 +256,15 @@ func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x1
 
 // Under bf16 autocast the same chain with its two roundings (the logits' before nanochat's
 // bf16 softcap, the loss gradient's before the softcap's gradient) is one launch too,
-// linear_softcap_bf16_cross_entropy_grad, whose products round x, w and dy as the bf16
+// linear_softcap_bf16_cross_entropy_grad_v2, whose products round x, w and dy as the bf16
 // matmuls do; the weight gradient stays its own bf16 launch reading dy, which the fused launch
 // writes prepared for it, in the weight gradient's slabs (dy layout 2), since nothing else
 // reads it.
 // CHECK-LABEL: func.func @lm_head_loss_bf16
 // CHECK-SAME: (%[[X:[a-z0-9]+]]: memref<8x16xf32> {gpt.name = "x"}, %[[W:[a-z0-9]+]]: memref<32x16xf32> {gpt.name = "w"}, %[[T:[a-z0-9]+]]: memref<8xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
-// CHECK: gpt.call_builtin "cpu.permute.b32"({{.*}}, %[[W]], %[[WT:.*]]) {gpt.op = "gpt.matmul"}
 // CHECK-NOT: gpt.call_builtin
-// CHECK: gpt.call_builtin "cpu.linear_softcap_bf16_cross_entropy_grad.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{c2_i64[_0-9]*}}, %{{.*}}, %[[X]], %[[W]], %[[WT]], %[[T]], %{{.*}}, %{{.*}}, %[[DY:[^,]*]], %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{c2_i64[_0-9]*}}, %{{.*}}, %[[X]], %[[W]], %[[T]], %{{.*}}, %{{.*}}, %[[DY:[^,]*]], %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK-NOT: cpu.permute
 // CHECK-NOT: round_bf16
 // CHECK-NOT: softcap
 // CHECK-NOT: cross_entropy
@@ -398,6 +398,53 @@ module attributes {gpt.autocast = "bf16"} {
     %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
     %dq, %dk, %dv = gpt.attention_grad %q, %k, %v, %o, %do : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
     return %o, %dq, %dk, %dv : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+  }
+}
+
+// -----
+
+// Under bf16 autocast a dv that only bf16 GEMMs read (through a reshape that is a view): the
+// value projection's input gradient (by its folded transposed weight) and weight gradient. The
+// gradient launch writes it prepared for them and they read it so.
+// CHECK-LABEL: func.func @bf16_attention_grad_prepared_dv
+// CHECK: gpt.call_builtin "cpu.attention_grad_bf16_prepared_dv.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK-NOT: gpt.call_builtin "cpu.round_bf16
+// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_prepared_dy.f32"
+// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy.f32"
+module attributes {gpt.autocast = "bf16"} {
+  func.func @bf16_attention_grad_prepared_dv(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
+                                             %v: tensor<1x8x2x16xf32> {gpt.name = "v"}, %do: tensor<1x8x2x16xf32> {gpt.name = "dout"},
+                                             %wv: tensor<32x32xf32> {gpt.name = "wv"}, %x: tensor<1x8x32xf32> {gpt.name = "x"})
+      -> (tensor<1x8x2x16xf32> {gpt.name = "dq"}, tensor<1x8x2x16xf32> {gpt.name = "dk"}, tensor<1x8x32xf32> {gpt.name = "dx"},
+          tensor<32x32xf32> {gpt.name = "dwv"}) {
+    %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+    %dq, %dk, %dv = gpt.attention_grad %q, %k, %v, %o, %do : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+    %dvr = gpt.reshape %dv to [1, 8, 32] : tensor<1x8x2x16xf32>
+    %wvt = gpt.transpose %wv [1, 0] : tensor<32x32xf32>
+    %dx = gpt.matmul %dvr, %wvt : tensor<1x8x32xf32>, tensor<32x32xf32>
+    %dwv = gpt.matmul_weight_grad %dvr, %x : tensor<1x8x32xf32>, tensor<1x8x32xf32>
+    return %dq, %dk, %dx, %dwv : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x32xf32>, tensor<32x32xf32>
+  }
+}
+
+// -----
+
+// dv returned as well (read by something other than a bf16 GEMM) stays f32.
+// CHECK-LABEL: func.func @bf16_attention_grad_dv_returned
+// CHECK: gpt.call_builtin "cpu.attention_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK-NOT: prepared
+// CHECK: return
+module attributes {gpt.autocast = "bf16"} {
+  func.func @bf16_attention_grad_dv_returned(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
+                                             %v: tensor<1x8x2x16xf32> {gpt.name = "v"}, %do: tensor<1x8x2x16xf32> {gpt.name = "dout"},
+                                             %wv: tensor<32x32xf32> {gpt.name = "wv"})
+      -> (tensor<1x8x32xf32> {gpt.name = "dx"}, tensor<1x8x2x16xf32> {gpt.name = "dv"}) {
+    %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+    %dq, %dk, %dv = gpt.attention_grad %q, %k, %v, %o, %do : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
+    %dvr = gpt.reshape %dv to [1, 8, 32] : tensor<1x8x2x16xf32>
+    %wvt = gpt.transpose %wv [1, 0] : tensor<32x32xf32>
+    %dx = gpt.matmul %dvr, %wvt : tensor<1x8x32xf32>, tensor<32x32xf32>
+    return %dx, %dv : tensor<1x8x32xf32>, tensor<1x8x2x16xf32>
   }
 }
 
