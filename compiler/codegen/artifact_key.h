@@ -36,7 +36,8 @@ namespace gpt_sft::compiler {
 ///      lm_head's dy written in its weight gradient's slabs (dy layout 2).
 /// 8.11: the lm_head's loss fusion reads w itself for dx = dy w (the *_v2 builtins), without
 ///      the transposed copy it made before each micro-step; the bf16 attention gradient writes
-///      dv prepared for the GEMMs that alone read it (attention_grad_bf16_prepared_dv).
+///      dv prepared for the GEMMs that alone read it (attention_grad_bf16_prepared_dv); the
+///      gradient accumulation fused with autocast's rounding updates the gradient in place.
 inline constexpr char kCompilerVersion[] = "gptc-8.11";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)

@@ -8,9 +8,10 @@
 //    dynamic or unsized type is an error naming the op and value;
 // 3. donate: a result of gpt.adamw_update / gpt.muon_update overwrites its
 //    param/state operand, and micro_step's `gpt.add %grad/<param>, %g` its
-//    gradient buffer, in place when that operand is a function argument the op is
-//    the last and only reader of (parameters, gradients and optimizer state are
-//    owned by the caller and updated in place);
+//    gradient buffer (as does the gpt.fusion that accumulates it under autocast,
+//    the rounding of %g fused in), in place when that operand is a function
+//    argument the op is the last and only reader of (parameters, gradients and
+//    optimizer state are owned by the caller and updated in place);
 // 4. place the other slots in one arena, largest first, each at the best-fit
 //    gap among the placed slots live at the same time (TFLite's "greedy by
 //    size"): values live together never overlap, values that are not may
@@ -100,10 +101,34 @@ bool IsGradientAccumulation(mlir::Operation* op) {
   return name && name.getValue().starts_with("grad/");
 }
 
+/// A gpt.fusion (elementwise) whose result `result` the function returns as a gradient,
+/// "grad/<param>", computed from the argument of that name among its operands: micro_step's
+/// accumulation with autocast's rounding of the new gradient fused in (round_bf16 then add).
+/// That operand, which the result may overwrite element by element.
+std::optional<unsigned> FusedGradientAccumulationOperand(mlir::Operation* op, unsigned result) {
+  if (!llvm::isa<gpt::FusionOp>(op)) return std::nullopt;
+  auto func = op->getParentOfType<mlir::func::FuncOp>();
+  if (!func || op->getBlock() != &func.getBody().front()) return std::nullopt;
+  for (mlir::OpOperand& use : op->getResult(result).getUses()) {
+    if (!llvm::isa<mlir::func::ReturnOp>(use.getOwner())) continue;
+    auto name = func.getResultAttrOfType<mlir::StringAttr>(use.getOperandNumber(), "gpt.name");
+    if (!name || !name.getValue().starts_with("grad/")) continue;
+    for (mlir::OpOperand& operand : op->getOpOperands()) {
+      auto arg = llvm::dyn_cast<mlir::BlockArgument>(operand.get());
+      if (arg && arg.getOwner() == op->getBlock() &&
+          func.getArgAttrOfType<mlir::StringAttr>(arg.getArgNumber(), "gpt.name") == name) {
+        return operand.getOperandNumber();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 /// For an optimizer update or a gradient accumulation, the operand each result overwrites in
 /// place.
 std::optional<unsigned> UpdatedOperand(mlir::Operation* op, unsigned result) {
   if (IsGradientAccumulation(op)) return 0u;
+  if (std::optional<unsigned> operand = FusedGradientAccumulationOperand(op, result)) return operand;
   if (llvm::isa<gpt::AdamwUpdateOp>(op)) {
     static constexpr unsigned kOperands[] = {0, 2, 3};  // param, exp_avg, exp_avg_sq
     return kOperands[result];
