@@ -50,7 +50,8 @@ std::vector<std::string> FusedBuiltins(compiler::ElementType dtype) {
             "cpu.matmul_weight_grad_bf16_prepared_x.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_x.f32",
             "cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32",
             "cpu.matmul_grad_input_bf16_round_prepared_dy.f32",
-            "cpu.matmul_grad_input_bf16.f32", "cpu.attention_grad_bf16_prepared_dv.f32", "cpu.muon_group_bf16.f32"};
+            "cpu.matmul_grad_input_bf16.f32", "cpu.attention_grad_bf16_prepared_dv.f32", "cpu.rms_norm_grad_add_round_bf16.f32",
+            "cpu.muon_group_bf16.f32"};
   }
   return {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",
           "cpu.linear_softcap_cross_entropy_grad_v2.f32", "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32",

@@ -330,6 +330,27 @@ gpt::AddOp ResidualAddAfter(OpLowering& l, gpt::RmsNormGradOp n) {
   return add;
 }
 
+/// Under bf16 autocast the same join as a fusion: the very next op (tensor.empty aside), the
+/// gpt.fusion_ops "add,round_bf16" of the norm's gradient (its only reader) and a residual
+/// gradient r of its type; the same row length and byte rules as ResidualAddAfter.
+mlir::linalg::GenericOp ResidualAddRoundAfter(OpLowering& l, gpt::RmsNormGradOp n) {
+  auto add = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(NextPast<mlir::tensor::EmptyOp>(n));
+  const Value g = n.getResult();
+  if (!add || !g.hasOneUse() || *g.getUsers().begin() != add.getOperation()) return {};
+  auto ops = add->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
+  if (!ops || ops.getValue() != "add,round_bf16" || add.getDpsInputs().size() != 2 || add.getNumResults() != 1) {
+    return {};
+  }
+  const Value a = add.getDpsInputs()[0], b = add.getDpsInputs()[1];
+  if (a == b || (a != g && b != g) || a.getType() != b.getType() || add.getResult(0).getType() != g.getType()) return {};
+  if (Dim(n.getX(), -1) > kMaxResidualRmsNormDim) return {};
+  const Value r = a == g ? b : a, out = add.getResult(0);
+  for (Value v : {Value(n.getX()), Value(n.getDy()), r}) {
+    if (!SameOrDisjointBytes(l, v, out)) return {};
+  }
+  return add;
+}
+
 /// Rotary reads nanochat's cos/sin tables for positions 0..T-1, computed here once and
 /// carried as constants (one pair for every rotary of the step: OpLowering::Constant shares
 /// equal values), instead of each token evaluating cos and sin at run time: the builtin
@@ -389,6 +410,14 @@ LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
     l.Absorb(add);
     return Call(l, Builtin("rms_norm_grad_add", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
                 {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
+  }
+  if (UnderBf16Autocast(n) && TypeOf(n.getX()).getElementType().isF32()) {
+    if (mlir::linalg::GenericOp add = ResidualAddRoundAfter(l, n)) {
+      const Value r = add.getDpsInputs()[0] == n.getResult() ? add.getDpsInputs()[1] : add.getDpsInputs()[0];
+      l.Absorb(add);
+      return Call(l, "cpu.rms_norm_grad_add_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
+                  {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult(0))});
+    }
   }
   if (UnderBf16Autocast(n)) {
     if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX(), n.getDy()})) {

@@ -427,10 +427,12 @@ struct RmsNormGradCall {
 };
 
 /// The compiler's residual-stream fusions (residual_rms_norm.h): (rows, dim; eps; a, b, sum, y)
-/// forward, (rows, dim; eps; x, dy, r, out) backward.
-template <typename T, bool kGrad>
+/// forward, (rows, dim; eps; x, dy, r, out) backward; kRoundBf16 (backward, f32): out rounded.
+template <typename T, bool kGrad, bool kRoundBf16 = false>
 struct ResidualRmsNormCall {
-  static constexpr const char* kName = kGrad ? "rms_norm_grad_add" : "add_rms_norm";
+  static_assert(!kRoundBf16 || (kGrad && std::is_same_v<T, float>), "the rounded form is the f32 backward");
+  static constexpr const char* kName =
+      kRoundBf16 ? "rms_norm_grad_add_round_bf16" : kGrad ? "rms_norm_grad_add" : "add_rms_norm";
   const T *in0, *in1, *in2;  // a, b, - (forward) or x, dy, r (backward)
   T *out0, *out1 = nullptr;  // sum, y (forward) or out (backward)
   int64_t rows, dim;
@@ -449,9 +451,13 @@ struct ResidualRmsNormCall {
     if constexpr (kGrad) {
       if (dim > k::kMaxResidualRmsNormDim) {
         return absl::InvalidArgumentError(
-            absl::StrCat("rms_norm_grad_add: dim ", dim, " is above ", k::kMaxResidualRmsNormDim));
+            absl::StrCat(kName, ": dim ", dim, " is above ", k::kMaxResidualRmsNormDim));
       }
-      k::RmsNormGradAdd(in0, in1, in2, out0, rows, dim, T(eps));
+      if constexpr (kRoundBf16) {
+        k::RmsNormGradAddRoundBf16(in0, in1, in2, out0, rows, dim, float(eps));
+      } else {
+        k::RmsNormGradAdd(in0, in1, in2, out0, rows, dim, T(eps));
+      }
     } else {
       k::AddRmsNorm(in0, in1, out0, out1, rows, dim, T(eps));
     }
@@ -1135,6 +1141,7 @@ const HostBuiltin kBuiltins[] = {
     Entry<ResidualRmsNormCall<double, false>>("cpu.add_rms_norm.f64"),
     Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),
     Entry<ResidualRmsNormCall<double, true>>("cpu.rms_norm_grad_add.f64"),
+    Entry<ResidualRmsNormCall<float, true, true>>("cpu.rms_norm_grad_add_round_bf16.f32"),
     Entry<RotaryCall<float, false>>("cpu.rotary.f32"),
     Entry<RotaryCall<double, false>>("cpu.rotary.f64"),
     Entry<RotaryCall<float, true>>("cpu.rotary_grad.f32"),

@@ -10,6 +10,7 @@
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/rms_norm.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/same_bits.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -58,6 +59,29 @@ TEST(ResidualRmsNorm, FloatIsBitIdenticalToTheUnfusedKernels) {
   ExpectFusedIsUnfused<float>(150, 64);
   ExpectFusedIsUnfused<float>(3, 37);
 }
+// Under bf16 autocast: the norm's gradient, then the fusion add -> round_bf16 with the residual
+// gradient, as the interpreter runs them; also over r's and dy's bytes.
+TEST(ResidualRmsNorm, Bf16GradIsTheUnfusedGradAddAndRounding) {
+  for (auto [rows, dim] : {std::pair<int64_t, int64_t>{150, 64}, {3, 37}, {40, 256}}) {
+    const int64_t n = rows * dim;
+    const float eps = float(kRmsNormEps);
+    const std::vector<float> x = Of<float>(testing::Random(n, 15, 3.0)), dy = Of<float>(testing::Random(n, 16)),
+                             r = Of<float>(testing::Random(n, 17));
+    std::vector<float> g(n), sum(n), want(n);
+    RmsNormGrad(x.data(), dy.data(), g.data(), rows, dim, eps);
+    Add(r.data(), g.data(), sum.data(), n);
+    RoundBf16(sum.data(), want.data(), n);
+    std::vector<float> got(n), over_r = r, over_dy = dy;
+    RmsNormGradAddRoundBf16(x.data(), dy.data(), r.data(), got.data(), rows, dim, eps);
+    ExpectSameBits(want, got, "out");
+    RmsNormGradAddRoundBf16(x.data(), dy.data(), over_r.data(), over_r.data(), rows, dim, eps);
+    ExpectSameBits(want, over_r, "out written over r");
+    RmsNormGradAddRoundBf16(x.data(), over_dy.data(), r.data(), over_dy.data(), rows, dim, eps);
+    ExpectSameBits(want, over_dy, "out written over dy");
+    EXPECT_NE(sum, want);  // the rounding is there to see
+  }
+}
+
 TEST(ResidualRmsNorm, DoubleIsBitIdenticalToTheUnfusedKernels) {
   ExpectFusedIsUnfused<double>(150, 64);
   ExpectFusedIsUnfused<double>(3, 37);

@@ -2,7 +2,8 @@
 // fusion of gpt.round_bf16 alone) is one launch, matmul_bf16_round, writing the rounded
 // values into the fusion's buffer; the fusion launches nothing. (A matmul with another reader
 // keeps matmul_bf16; the whole bf16 step's schedule shows both, tests/bf16_training_test.)
-// rms_norm and rms_norm_grad likewise (rms_norm_round_bf16, rms_norm_grad_round_bf16), and a
+// rms_norm and rms_norm_grad likewise (rms_norm_round_bf16, rms_norm_grad_round_bf16; with the
+// residual gradient added first, rms_norm_grad_add_round_bf16), and a
 // rounding only an rms_norm_grad reads, as dy, is its prologue (rms_norm_grad_of_rounded_dy).
 // RUN: gptc-opt %s --split-input-file --gpt-plan-buffers="alignment=64" --gpt-lower-fusions --gpt-lower-to-cpu 2>/dev/null | FileCheck %s
 
@@ -328,5 +329,29 @@ module attributes {gpt.autocast = "bf16"} {
     }
     %y = gpt.rms_norm %s : tensor<8x32xf32>
     return %s, %y : tensor<8x32xf32>, tensor<8x32xf32>
+  }
+}
+
+// -----
+
+// The residual gradient joining a norm's under bf16 autocast: the rms_norm_grad and the fusion
+// right after it that adds the residual gradient and rounds the sum are one launch
+// (rms_norm_grad_add_round_bf16), the norm's gradient never written.
+// CHECK-LABEL: func.func @norm_grad_residual_bf16
+// CHECK: gpt.call_builtin "cpu.rms_norm_grad_add_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %[[OUT:[^)]*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK-NOT: gpt.call_builtin
+// CHECK-NOT: gpt.launch_host_kernel
+// CHECK: return
+module attributes {gpt.autocast = "bf16"} {
+  func.func @norm_grad_residual_bf16(%x: tensor<8x32xf32> {gpt.name = "x"}, %dy: tensor<8x32xf32> {gpt.name = "dy"},
+                                     %r: tensor<8x32xf32> {gpt.name = "r"}) -> (tensor<8x32xf32> {gpt.name = "out"}) {
+    %g = gpt.rms_norm_grad %x, %dy : tensor<8x32xf32>, tensor<8x32xf32>
+    %s = gpt.fusion (%r, %g) : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<8x32xf32> {
+    ^bb0(%a: tensor<8x32xf32>, %b: tensor<8x32xf32>):
+      %0 = gpt.add %a, %b : tensor<8x32xf32>, tensor<8x32xf32>
+      %1 = gpt.round_bf16 %0 : tensor<8x32xf32>
+      gpt.yield %1 : tensor<8x32xf32>
+    }
+    return %s : tensor<8x32xf32>
   }
 }
