@@ -146,13 +146,17 @@ TEST_P(Bf16Compiled, MatchesTheInterpreterBf16AndStaysNearF32) {
     worst_vs_f32 = std::max(worst_vs_f32, RelDiff(losses[i], f32[i]));
     EXPECT_LE(RelDiff(losses[i], eager[i]), kCompiledTolerance) << "micro-batch " << i;
     // The cpu step runs the interpreter's kernels (the bf16 matmuls' too): bit for bit.
-    if (device == "cpu") EXPECT_EQ(losses[i], eager[i]) << "micro-batch " << i;
+    if (device == "cpu") {
+      EXPECT_EQ(losses[i], eager[i]) << "micro-batch " << i;
+    }
     EXPECT_LE(RelDiff(losses[i], f32[i]), kBf16VsF32Tolerance) << "micro-batch " << i;
   }
   ASSERT_TRUE((*compiled)->SyncParamsToHost().ok());
   const double params = trainer::testing::MaxRelDiff(compiled_params, eager_params);
   // The cpu step's Muon (its same-shape updates in one launch, muon_group_bf16) too.
-  if (device == "cpu") EXPECT_EQ(params, 0.0) << "the cpu step's parameters are not the interpreter's bits";
+  if (device == "cpu") {
+    EXPECT_EQ(params, 0.0) << "the cpu step's parameters are not the interpreter's bits";
+  }
   for (const auto& [name, diff] : ParamRelDiffs(compiled_params, eager_params)) {
     const bool adamw = name == "transformer.wte.weight" || name == "lm_head.weight";
     EXPECT_LE(diff, adamw ? kAdamwParamTolerance : kMuonParamTolerance) << name;
