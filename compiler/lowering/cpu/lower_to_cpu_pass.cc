@@ -200,6 +200,21 @@ bool ComputableEarly(OpLowering& l, mlir::Operation* launch, mlir::Operation* la
   return true;
 }
 
+/// `v` read through the reshapes after it that are views (its only reader a reshape the plan
+/// gives the same bytes, and so on): the value its readers see, the same bytes. Those
+/// reshapes (they launch nothing) go into `views` when given.
+Value ThroughViewReshapes(OpLowering& l, Value v, llvm::SmallPtrSetImpl<mlir::Operation*>* views = nullptr) {
+  while (v.hasOneUse()) {
+    auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(*v.getUsers().begin());
+    if (!reshape) break;
+    const auto from = l.PlannedArenaBytes(v), to = l.PlannedArenaBytes(reshape.getResult());
+    if (!from || !to || *from != *to) break;
+    if (views != nullptr) views->insert(reshape);
+    v = reshape.getResult();
+  }
+  return v;
+}
+
 /// The lone autocast rounding (a fusion of gpt.round_bf16 alone) that a launch computing
 /// `result` can apply as its epilogue: `result`'s only reader (through views), a few ops later at most (the
 /// backward puts the weight gradient between a matmul and the rounding of its result), none
@@ -210,16 +225,9 @@ bool ComputableEarly(OpLowering& l, mlir::Operation* launch, mlir::Operation* la
 mlir::linalg::GenericOp RoundingAfter(OpLowering& l, Value result, llvm::ArrayRef<Value> inputs) {
   // The rounding may read `result` through reshapes that are views (the plan gives them its
   // bytes, so they launch nothing and copy nothing that the epilogue would not write).
+  // (A reshape that is not a view stays `read`'s reader, which then is no rounding.)
   llvm::SmallPtrSet<mlir::Operation*, 4> views;
-  Value read = result;
-  while (read.hasOneUse()) {
-    auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(*read.getUsers().begin());
-    if (!reshape) break;
-    const auto from = l.PlannedArenaBytes(read), to = l.PlannedArenaBytes(reshape.getResult());
-    if (!from || !to || *from != *to) return {};
-    views.insert(reshape);
-    read = reshape.getResult();
-  }
+  const Value read = ThroughViewReshapes(l, result, &views);
   if (!read.hasOneUse()) return {};
   auto round = llvm::dyn_cast<mlir::linalg::GenericOp>(*read.getUsers().begin());
   if (!round || round->getBlock() != result.getDefiningOp()->getBlock()) return {};
@@ -313,41 +321,41 @@ llvm::SmallVector<gpt::AddOp> AddRunFrom(OpLowering& l, gpt::AddOp add) {
   return run;
 }
 
-/// The add that joins an rms_norm_grad's result to the residual gradient: the very next op
-/// and the gradient's only user, the other operand of the same type, the norm's rows at most
-/// kMaxResidualRmsNormDim long (the kernel's stack row), every pair of x, dy, r and the
-/// add's result the same bytes or disjoint.
+/// Whether an add of `a` and `b` into `out` (right after rms_norm_grad `n`) joins the norm's
+/// gradient g to the residual gradient in one launch: g one of the two and the add its only
+/// user, the other (r) of the same type, out of g's type, the norm's rows at most
+/// kMaxResidualRmsNormDim long (the kernel's stack row), every pair of x, dy, r and out the
+/// same bytes or disjoint.
+bool JoinsNormGradToResidual(OpLowering& l, gpt::RmsNormGradOp n, Value a, Value b, Value out) {
+  const Value g = n.getResult();
+  if (!g.hasOneUse() || (a != g && b != g) || a == b) return false;
+  if (a.getType() != b.getType() || out.getType() != g.getType()) return false;
+  if (Dim(n.getX(), -1) > kMaxResidualRmsNormDim) return false;
+  const Value r = a == g ? b : a;
+  for (Value v : {Value(n.getX()), Value(n.getDy()), r}) {
+    if (!SameOrDisjointBytes(l, v, out)) return false;
+  }
+  return true;
+}
+
+/// The gpt.add that joins an rms_norm_grad's result to the residual gradient: the very next
+/// op, when JoinsNormGradToResidual.
 gpt::AddOp ResidualAddAfter(OpLowering& l, gpt::RmsNormGradOp n) {
   auto add = llvm::dyn_cast_or_null<gpt::AddOp>(n->getNextNode());
-  const Value g = n.getResult();
-  if (!add || !g.hasOneUse() || (add.getLhs() != g && add.getRhs() != g) || add.getLhs() == add.getRhs()) return {};
-  if (add.getLhs().getType() != add.getRhs().getType() || add.getResult().getType() != g.getType()) return {};
-  if (Dim(n.getX(), -1) > kMaxResidualRmsNormDim) return {};
-  const Value r = add.getLhs() == g ? add.getRhs() : add.getLhs(), out = add.getResult();
-  for (Value v : {Value(n.getX()), Value(n.getDy()), r}) {
-    if (!SameOrDisjointBytes(l, v, out)) return {};
-  }
+  if (!add || !JoinsNormGradToResidual(l, n, add.getLhs(), add.getRhs(), add.getResult())) return {};
   return add;
 }
 
 /// Under bf16 autocast the same join as a fusion: the very next op (tensor.empty aside), the
-/// gpt.fusion_ops "add,round_bf16" of the norm's gradient (its only reader) and a residual
-/// gradient r of its type; the same row length and byte rules as ResidualAddAfter.
+/// gpt.fusion_ops "add,round_bf16" of its two inputs, when JoinsNormGradToResidual.
 mlir::linalg::GenericOp ResidualAddRoundAfter(OpLowering& l, gpt::RmsNormGradOp n) {
   auto add = llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(NextPast<mlir::tensor::EmptyOp>(n));
-  const Value g = n.getResult();
-  if (!add || !g.hasOneUse() || *g.getUsers().begin() != add.getOperation()) return {};
+  if (!add) return {};
   auto ops = add->getAttrOfType<mlir::StringAttr>(kFusionOpsAttr);
   if (!ops || ops.getValue() != "add,round_bf16" || add.getDpsInputs().size() != 2 || add.getNumResults() != 1) {
     return {};
   }
-  const Value a = add.getDpsInputs()[0], b = add.getDpsInputs()[1];
-  if (a == b || (a != g && b != g) || a.getType() != b.getType() || add.getResult(0).getType() != g.getType()) return {};
-  if (Dim(n.getX(), -1) > kMaxResidualRmsNormDim) return {};
-  const Value r = a == g ? b : a, out = add.getResult(0);
-  for (Value v : {Value(n.getX()), Value(n.getDy()), r}) {
-    if (!SameOrDisjointBytes(l, v, out)) return {};
-  }
+  if (!JoinsNormGradToResidual(l, n, add.getDpsInputs()[0], add.getDpsInputs()[1], add.getResult(0))) return {};
   return add;
 }
 
@@ -529,19 +537,6 @@ template <typename Op>
 LogicalResult CheckAttention(Op a) {
   if (!a.getCausal() || a.getScale()) return a.emitOpError("the cpu target runs causal attention at the default scale");
   return success();
-}
-
-/// `v` read through the reshapes after it that are views (its only reader a reshape the plan
-/// gives the same bytes, and so on): the value its readers see, the same bytes.
-Value ThroughViewReshapes(OpLowering& l, Value v) {
-  while (v.hasOneUse()) {
-    auto reshape = llvm::dyn_cast<gpt::ReshapeOp>(*v.getUsers().begin());
-    if (!reshape) break;
-    const auto from = l.PlannedArenaBytes(v), to = l.PlannedArenaBytes(reshape.getResult());
-    if (!from || !to || *from != *to) break;
-    v = reshape.getResult();
-  }
-  return v;
 }
 
 bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart);
