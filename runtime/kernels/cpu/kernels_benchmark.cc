@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "runtime/kernels/cpu/amx_gemm_bf16.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/benchmark_main.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
@@ -69,19 +70,21 @@ MODEL_LINEARS(BM_MatmulGradInput);
 MODEL_LINEARS(BM_MatmulGradWeight);
 
 // The same on bf16 values (--dtype=bfloat16), by each kernel (range 2: 0 oneDNN, 1 the fp32
-// fallback), labelled with what ran. The VJP's dx is a matmul by the transposed weight, so
-// (N, K) also takes the lm_head's dx shape (C, V).
+// fallback, 2 our AMX GEMM), labelled with what ran. The VJP's dx is a matmul by the
+// transposed weight, so (N, K) also takes the lm_head's dx shape (C, V).
 std::vector<float> RandomBf16(int64_t n, uint32_t seed) {
   std::vector<float> v = Random(n, seed);
   for (float& x : v) x = RoundToBf16(x);
   return v;
 }
 Bf16Gemm KernelArg(benchmark::State& state) {
-  if (state.range(2) == 0 && !OneDnnHasBf16DotProduct()) state.SkipWithError("this CPU has no AVX512_BF16");
-  return state.range(2) == 0 ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
+  const Bf16Gemm kernel = state.range(2) == 0 ? Bf16Gemm::kOneDnn : state.range(2) == 1 ? Bf16Gemm::kFp32 : Bf16Gemm::kAmx;
+  if (!Bf16GemmSupported(kernel)) state.SkipWithError("this CPU cannot run this kernel");
+  return kernel;
 }
 std::string KernelLabel(Bf16Gemm kernel) {
   if (kernel == Bf16Gemm::kFp32) return "fp32 sgemm";
+  if (kernel == Bf16Gemm::kAmx) return "amx (own tiles)";
   std::string used;
   for (const std::string& impl : OneDnnKernelsUsed()) used += (used.empty() ? "" : ",") + impl;
   return "onednn[" + used + "]";
@@ -103,12 +106,43 @@ void BM_MatmulGradWeightBf16(benchmark::State& state) {
   state.SetLabel(KernelLabel(kernel));
 }
 void ModelLinearsBf16(benchmark::internal::Benchmark* b) {
-  for (int64_t kernel : {0, 1})
+  for (int64_t kernel : {0, 1, 2})
     for (auto [n, k] : {std::pair{kC, kC}, {4 * kC, kC}, {kC, 4 * kC}, {kV, kC}, {kC, kV}}) b->Args({n, k, kernel});
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 BENCHMARK(BM_MatmulBf16)->Apply(ModelLinearsBf16);
 BENCHMARK(BM_MatmulGradWeightBf16)->Apply(ModelLinearsBf16);
+
+// One row block of a bf16 GEMM on one thread, operands already bf16 bits (what the step's
+// prepared operands hand the kernel): oneDNN's primitive (range 3: 0) against our AMX GEMM
+// (1, B packed once outside the loop, as a GEMM's blocks share it). Ranges: trans_a, M, N, K.
+void BM_Bf16GemmBlock(benchmark::State& state) {
+  const bool trans_a = state.range(0) != 0, amx = state.range(4) != 0;
+  const int64_t M = state.range(1), N = state.range(2), K = state.range(3);
+  if (amx ? !AmxGemmBf16Supported() : !OneDnnHasBf16DotProduct()) return state.SkipWithError("not on this CPU");
+  std::vector<uint16_t> a(M * K), b(N * K);
+  std::mt19937 rng(5);
+  for (auto& x : a) x = static_cast<uint16_t>(0x3f00 + rng() % 256);
+  for (auto& x : b) x = static_cast<uint16_t>(0xbf00 + rng() % 256);
+  std::vector<uint32_t> packed(amx ? AmxPackedBBytes(N, K) / 4 : 0);
+  if (amx) AmxPackB(/*trans_b=*/true, N, K, b.data(), K, 0, AmxPackedBBlocks(N), packed.data());
+  std::vector<float> c(M * N);
+  const int64_t lda = trans_a ? M : K;
+  for (auto _ : state) {
+    if (amx) {
+      AmxGemmBf16(trans_a, M, N, K, a.data(), lda, packed.data(), false, c.data(), N);
+    } else {
+      OneDnnGemmBf16(trans_a, /*trans_b=*/true, M, N, K, a.data(), lda, b.data(), K, false, c.data(), N);
+    }
+  }
+  Rate(state, "FLOP/s", 2.0 * M * N * K);
+  state.SetLabel(amx ? "amx (own tiles)" : "onednn");
+}
+BENCHMARK(BM_Bf16GemmBlock)
+    ->ArgsProduct({{0}, {1024}, {256, 1024}, {256, 1024}, {0, 1}})
+    ->ArgsProduct({{1}, {128}, {256, 1024}, {kBT}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_RmsNorm(benchmark::State& state) {
   std::vector<float> x = Random(kBT * kC, 3), y(kBT * kC);

@@ -139,8 +139,8 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
 namespace {
 
 // The bf16 chain's workspace: the loss's chunk sums, w prepared for the kernel once (on onednn
-// both products read it: [V, C] compact is op(B) of x w^T and B of dy w; on fp32 w's transpose
-// too, prepared), then per thread a logits block and a gradient row (where dy is written
+// both products read it: [V, C] compact is op(B) of x w^T and B of dy w; on amx that copy is
+// packed for each product; on fp32 w's transpose too, prepared), then per thread a logits block and a gradient row (where dy is written
 // prepared).
 struct CarvedBf16 {
   double* partial;
@@ -156,6 +156,9 @@ struct CarvedBf16 {
     const int64_t w_bytes = Bf16GemmB::StorageBytes(kernel, s.V, s.C);
     w = carver.Take<uint8_t>(w_bytes, "lm_head weight prepared for bf16 products");
     if (kernel == Bf16Gemm::kFp32) wt = carver.Take<uint8_t>(w_bytes, "lm_head weight's transpose prepared");
+    if (kernel == Bf16Gemm::kAmx) {
+      wt = carver.Take<uint8_t>(Bf16GemmB::StorageBytes(kernel, s.C, s.V), "lm_head weight packed for dx's product");
+    }
     block_elements = std::min(BlockRows(s), s.N) * s.V;
     const int64_t element = Bf16PreparedElementBytes(kernel);
     const int64_t bytes = (block_elements + s.V) * static_cast<int64_t>(sizeof(float)) + block_elements * element;
@@ -204,12 +207,16 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   // The unfused products: logits = x w^T (GemmBf16Inputs(false, true, N, V, C)) and dx = dy
   // (w^T)^T (GemmBf16Inputs(false, true, N, C, V) on w's transpose), each B prepared once. On
   // onednn dx's B is w's prepared copy itself, read as B [V, C] (dy w): oneDNN packs op(B) the
-  // same either way, so the same bits (linear_cross_entropy_test) without the transpose. On fp32
+  // same either way, so the same bits (linear_cross_entropy_test) without the transpose; on amx
+  // that copy is packed again as B [V, C] (its sums follow op(B), not its layout). On fp32
   // the transpose is made here, as the unfused step makes it: OpenBLAS's small-matrix kernels
   // sum dy w in another order.
   const Bf16GemmB w_b(kernel, /*trans_b=*/true, V, C, w, C, ws.w);
   const Bf16GemmB dx_b = [&] {
     if (kernel == Bf16Gemm::kOneDnn) return Bf16GemmB::OfPrepared(kernel, /*trans_b=*/false, C, V, ws.w, C, nullptr);
+    if (kernel == Bf16Gemm::kAmx) {  // w's bf16 copy (w_b's) packed again as B [V, C]
+      return Bf16GemmB::OfPrepared(kernel, /*trans_b=*/false, C, V, w_b.PreparedCompact(), C, ws.wt);
+    }
     float* wt = static_cast<float*>(ws.wt);
     Transpose(w, V, C, wt);
     return Bf16GemmB(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);  // rounded in place
@@ -231,7 +238,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
     std::abort();
   }
   // Rows narrowed as they are computed where dy is stored as oneDNN's bf16 elements.
-  const bool narrowed_rows = dy_prepared && kernel == Bf16Gemm::kOneDnn && SoftcapBf16LossRowFused();
+  const bool narrowed_rows = dy_prepared && Bf16GemmReadsBits(kernel) && SoftcapBf16LossRowFused();
   const Bf16DySlabs slabs = Bf16DySlabs::Of(N, V, C);
   auto to_slabs = [&](int64_t n, const char* row) {  // row n: V prepared elements
     for (int64_t v0 = 0; v0 < V; v0 += slabs.width) {

@@ -205,8 +205,13 @@ std::vector<float> Prepared(Bf16Gemm kernel, const std::vector<float>& v) {
 
 std::vector<Bf16Gemm> Bf16Kernels() {
   std::vector<Bf16Gemm> kernels = {Bf16Gemm::kFp32};
-  if (OneDnnHasBf16DotProduct()) kernels.push_back(Bf16Gemm::kOneDnn);
+  for (Bf16Gemm kernel : {Bf16Gemm::kOneDnn, Bf16Gemm::kAmx})
+    if (Bf16GemmSupported(kernel)) kernels.push_back(kernel);
   return kernels;
+}
+
+const char* Name(Bf16Gemm kernel) {
+  return kernel == Bf16Gemm::kAmx ? "amx" : kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32";
 }
 
 // The inputs are f32 (not bf16 values): the products round them, as the compiled step's
@@ -251,7 +256,7 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
 
 TEST(LinearSoftcapBf16CrossEntropy, EqualsTheUnfusedChainBitForBitOnEachKernel) {
   for (Bf16Gemm kernel : Bf16Kernels()) {
-    SCOPED_TRACE(kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+    SCOPED_TRACE(Name(kernel));
     ExpectFusedBf16IsUnfused(kernel, {37, 50, 16}, 11);
     ExpectFusedBf16IsUnfused(kernel, {1000, 700, 64}, 12);
     ExpectFusedBf16IsUnfused(kernel, {2048, 2048, 128}, 13);
@@ -277,7 +282,7 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
   std::vector<float> poisoned = x;
   PoisonPadding(poisoned, s);
   for (Bf16Gemm kernel : Bf16Kernels()) {
-    SCOPED_TRACE(kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+    SCOPED_TRACE(Name(kernel));
     const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, 15.0f, 1.0);
     for (bool prepared : {false, true}) {
       Outputs<float> got = FusedBf16(kernel, poisoned, w, targets, s, 15.0f, 1.0,

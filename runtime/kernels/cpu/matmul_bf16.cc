@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/kernels/cpu/amx_gemm_bf16.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -114,44 +115,69 @@ const E* CompactRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const void
 
 }  // namespace
 
+namespace {
+
+/// Where amx's packed B lies in a Bf16GemmB's storage: after the compact bf16 copy it is
+/// packed from, on a cache line.
+int64_t AmxPackedOffset(int64_t N, int64_t K) { return (N * K * int64_t(sizeof(uint16_t)) + 63) / 64 * 64; }
+
+/// op(B) (bf16 bits, compact or not) packed for AmxGemmBf16 into `packed`, over the pool.
+void PackAmxB(bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb, void* packed) {
+  ParallelFor(AmxPackedBBlocks(N), 1, [&](int64_t p0, int64_t p1) {
+    AmxPackB(trans_b, N, K, static_cast<const uint16_t*>(b), ldb, p0, p1, static_cast<uint32_t*>(packed));
+  });
+}
+
+}  // namespace
+
 int64_t Bf16GemmB::StorageBytes(Bf16Gemm kernel, int64_t N, int64_t K) {
-  return N * K * static_cast<int64_t>(kernel == Bf16Gemm::kOneDnn ? sizeof(uint16_t) : sizeof(float));
+  if (kernel == Bf16Gemm::kAmx) return AmxPackedOffset(N, K) + AmxPackedBBytes(N, K);
+  return N * K * Bf16PreparedElementBytes(kernel);
 }
 
 Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb,
                      void* storage)
-    : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(storage) {
+    : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(storage), compact_(storage) {
   // Compact: [N, K] when transposed, else [K, N].
   const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N;
   const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, cols));
   ParallelFor(rows, grain, [&](int64_t r0, int64_t r1) {
-    if (kernel == Bf16Gemm::kOneDnn) {
+    if (Bf16GemmReadsBits(kernel)) {
       NarrowBlock(b + r0 * ldb, ldb, r1 - r0, cols, static_cast<uint16_t*>(storage) + r0 * cols);
     } else {
       RoundBlock(b + r0 * ldb, ldb, r1 - r0, cols, static_cast<float*>(storage) + r0 * cols);
     }
   });
+  if (kernel == Bf16Gemm::kAmx) {
+    storage_ = static_cast<char*>(storage) + AmxPackedOffset(N, K);
+    PackAmxB(trans_b, N, K, compact_, cols, storage_);
+  }
 }
 
 Bf16GemmB Bf16GemmB::OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb,
                                 void* storage) {
   Bf16GemmB prepared(kernel, trans_b, N, K);
+  if (kernel == Bf16Gemm::kAmx) {  // packed from where it lies: no compact copy first
+    prepared.storage_ = static_cast<char*>(storage) + AmxPackedOffset(N, K);
+    PackAmxB(trans_b, N, K, b, ldb, prepared.storage_);
+    return prepared;
+  }
   const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N, element = Bf16PreparedElementBytes(kernel);
   if (ldb == cols) {  // already compact: read in place
-    prepared.storage_ = const_cast<void*>(b);
+    prepared.storage_ = prepared.compact_ = const_cast<void*>(b);
     return prepared;
   }
   const char* from = static_cast<const char*>(b);
   char* to = static_cast<char*>(storage);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(to + r * cols * element, from + r * ldb * element, cols * element);
-  prepared.storage_ = storage;
+  prepared.storage_ = prepared.compact_ = storage;
   return prepared;
 }
 
 void Bf16GemmB::MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
                              float* c_rows, int64_t ldc, bool round_output) const {
   int64_t lda_p = 0;
-  const void* ap = kernel_ == Bf16Gemm::kOneDnn
+  const void* ap = Bf16GemmReadsBits(kernel_)
                        ? static_cast<const void*>(PreparedRows<uint16_t>(trans_a, m0, m1, K_, a, lda, NarrowBlock, &lda_p))
                        : static_cast<const void*>(PreparedRows<float>(trans_a, m0, m1, K_, a, lda, RoundBlock, &lda_p));
   MultiplyPreparedRows(trans_a, m0, m1, ap, lda_p, accumulate, c_rows, ldc, round_output);
@@ -160,7 +186,10 @@ void Bf16GemmB::MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* 
 void Bf16GemmB::MultiplyPreparedRows(bool trans_a, int64_t m0, int64_t m1, const void* a_rows, int64_t lda,
                                      bool accumulate, float* c_rows, int64_t ldc, bool round_output) const {
   const int64_t rows = m1 - m0, ldb_p = trans_b_ ? K_ : N_;
-  if (kernel_ == Bf16Gemm::kOneDnn) {
+  if (kernel_ == Bf16Gemm::kAmx) {
+    AmxGemmBf16(trans_a, rows, N_, K_, static_cast<const uint16_t*>(a_rows), lda,
+                static_cast<const uint32_t*>(storage_), accumulate, c_rows, ldc);
+  } else if (kernel_ == Bf16Gemm::kOneDnn) {
     OneDnnGemmBf16(trans_a, trans_b_, rows, N_, K_, static_cast<const uint16_t*>(a_rows), lda,
                    static_cast<const uint16_t*>(storage_), ldb_p, accumulate, c_rows, ldc);
   } else {
@@ -171,11 +200,11 @@ void Bf16GemmB::MultiplyPreparedRows(bool trans_a, int64_t m0, int64_t m1, const
 }
 
 int64_t Bf16PreparedElementBytes(Bf16Gemm kernel) {
-  return kernel == Bf16Gemm::kOneDnn ? sizeof(uint16_t) : sizeof(float);
+  return Bf16GemmReadsBits(kernel) ? sizeof(uint16_t) : sizeof(float);
 }
 
 void PrepareBf16Operand(Bf16Gemm kernel, const float* x, int64_t n, void* out) {
-  if (kernel == Bf16Gemm::kOneDnn) return NarrowToBf16(x, static_cast<uint16_t*>(out), n);
+  if (Bf16GemmReadsBits(kernel)) return NarrowToBf16(x, static_cast<uint16_t*>(out), n);
   RoundBlock(x, n, 1, n, static_cast<float*>(out));
 }
 
@@ -195,6 +224,9 @@ void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64
   auto rows = [&](int64_t m0, int64_t m1) {
     if (a_prepared == nullptr) {
       prepared.MultiplyRows(trans_a, m0, m1, a, lda, accumulate, c + m0 * ldc, ldc, round_output);
+    } else if (kernel == Bf16Gemm::kAmx) {  // read in place: its tiles take any row stride
+      const uint16_t* a_bits = static_cast<const uint16_t*>(a_prepared) + (trans_a ? m0 : m0 * lda);
+      prepared.MultiplyPreparedRows(trans_a, m0, m1, a_bits, lda, accumulate, c + m0 * ldc, ldc, round_output);
     } else {
       int64_t lda_p = 0;
       const void* a_rows =
@@ -208,23 +240,56 @@ void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64
   ForEachGemmBlock(M, N, K, rows);
 }
 
-Bf16Gemm Choose() {
-  const bool has = OneDnnHasBf16DotProduct();
-  const char* forced = std::getenv(kEnv);
-  if (forced == nullptr || *forced == '\0') return has ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
-  if (std::strcmp(forced, "fp32") == 0) return Bf16Gemm::kFp32;
-  if (std::strcmp(forced, "onednn") == 0) {
-    if (has) return Bf16Gemm::kOneDnn;
-    std::fprintf(stderr, "%s=onednn: oneDNN has no bf16 dot-product kernel on this CPU (no AVX512_BF16); "
-                 "the bf16 matmuls run the fp32 fallback\n", kEnv);
-    return Bf16Gemm::kFp32;
+bool CpuHasAmxGemm() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") && AmxGemmBf16Supported();  // the narrowing's vcvtne2ps2bf16
+  }();
+  return has;
+}
+
+const char* Name(Bf16Gemm kernel) {
+  switch (kernel) {
+    case Bf16Gemm::kAmx: return "amx";
+    case Bf16Gemm::kOneDnn: return "onednn";
+    case Bf16Gemm::kFp32: return "fp32";
   }
-  std::fprintf(stderr, "%s=%s is not one of onednn, fp32; choosing from the CPU's flags (%s)\n", kEnv, forced,
-               has ? "onednn" : "fp32");
-  return has ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
+  return "fp32";
+}
+
+Bf16Gemm CpuChoice() {
+  if (CpuHasAmxGemm()) return Bf16Gemm::kAmx;
+  return OneDnnHasBf16DotProduct() ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
+}
+
+Bf16Gemm Choose() {
+  const Bf16Gemm cpu = CpuChoice();
+  const char* forced = std::getenv(kEnv);
+  if (forced == nullptr || *forced == '\0') return cpu;
+  for (Bf16Gemm kernel : {Bf16Gemm::kAmx, Bf16Gemm::kOneDnn, Bf16Gemm::kFp32}) {
+    if (std::strcmp(forced, Name(kernel)) != 0) continue;
+    if (Bf16GemmSupported(kernel)) return kernel;
+    std::fprintf(stderr, "%s=%s: this CPU cannot run it (%s); the bf16 matmuls run %s\n", kEnv, forced,
+                 kernel == Bf16Gemm::kAmx ? "no AMX-BF16 with AVX512_BF16, or Linux refused the tile state"
+                                          : "oneDNN has no bf16 dot-product kernel here (no AVX512_BF16)",
+                 Name(cpu));
+    return cpu;
+  }
+  std::fprintf(stderr, "%s=%s is not one of amx, onednn, fp32; choosing from the CPU's flags (%s)\n", kEnv, forced,
+               Name(cpu));
+  return cpu;
 }
 
 }  // namespace
+
+bool Bf16GemmSupported(Bf16Gemm kernel) {
+  switch (kernel) {
+    case Bf16Gemm::kAmx: return CpuHasAmxGemm();
+    case Bf16Gemm::kOneDnn: return OneDnnHasBf16DotProduct();
+    case Bf16Gemm::kFp32: return true;
+  }
+  return false;
+}
 
 Bf16Gemm ActiveBf16Gemm() {
   static const Bf16Gemm kernel = Choose();
@@ -232,13 +297,19 @@ Bf16Gemm ActiveBf16Gemm() {
 }
 
 std::string Bf16GemmDescription() {
-  if (ActiveBf16Gemm() == Bf16Gemm::kFp32) {
-    return OneDnnHasBf16DotProduct() ? "fp32 (sgemm on bf16 values; forced by " + std::string(kEnv) + ")"
-                                     : "fp32 (sgemm on bf16 values; this CPU has no AVX512_BF16)";
+  const bool forced = std::getenv(kEnv) != nullptr && std::getenv(kEnv)[0] != '\0';
+  const std::string why = forced ? "forced by " + std::string(kEnv) : "";
+  switch (ActiveBf16Gemm()) {
+    case Bf16Gemm::kAmx: return "amx (own AMX tiles)";
+    case Bf16Gemm::kOneDnn: {
+      std::string used;
+      for (const std::string& impl : OneDnnKernelsUsed()) used += (used.empty() ? "" : ",") + impl;
+      return "onednn[" + used + "]" + (forced ? " (" + why + ")" : "");
+    }
+    case Bf16Gemm::kFp32: break;
   }
-  std::string used;
-  for (const std::string& impl : OneDnnKernelsUsed()) used += (used.empty() ? "" : ",") + impl;
-  return "onednn[" + used + "]";
+  return OneDnnHasBf16DotProduct() ? "fp32 (sgemm on bf16 values; " + why + ")"
+                                   : "fp32 (sgemm on bf16 values; this CPU has no AVX512_BF16)";
 }
 
 namespace {

@@ -3,16 +3,19 @@
 // gpt-autocast-bf16 rounds each matmul's operands, and the round's VJP each cotangent).
 // Products of bf16 values are exact in f32, so the two kernels below differ only in the
 // order of the f32 sums:
-// * onednn: the inputs are narrowed to bf16 (exactly: round to nearest even, as
-//   gpt.round_bf16 does) and multiplied by oneDNN on bf16 dot-product instructions (AMX,
-//   AVX512_BF16), f32 accumulation; C's rows split over the pool as Gemm does (matmul.h).
+// * amx: the inputs are narrowed to bf16 (exactly: round to nearest even, as gpt.round_bf16
+//   does) and multiplied by our own GEMM on AMX tiles (amx_gemm_bf16.h), f32 accumulation,
+//   B packed once per GEMM; C's rows split over the pool as Gemm does (matmul.h).
+// * onednn: the same narrowing, multiplied by oneDNN's matmul primitive on bf16 dot-product
+//   instructions (AVX512_BF16; AMX too if asked for), per block of C's rows.
 // * fp32: the f32 Gemm (OpenBLAS sgemm) on the same values, each input rounded to bf16
 //   values first (a no-op on bf16 values): the fallback on CPUs without bf16 dot products.
-// Both kernels thus round what they read to bf16 (to nearest even): on f32 inputs they
+// All kernels thus round what they read to bf16 (to nearest even): on f32 inputs they
 // compute the product of the rounded inputs, so the compiler may drop a gpt.round_bf16 that
 // only they read (gpt-elide-gemm-input-rounding).
-// The kernel is chosen once, at first use, from the CPU's flags; GPT_SFT_CPU_BF16_GEMM=
-// onednn|fp32 forces one (onednn on a CPU without it falls back, with a message).
+// The kernel is chosen once, at first use, from the CPU's flags (amx where the CPU has AMX-BF16
+// and AVX512_BF16, else onednn where oneDNN has bf16 dot products, else fp32);
+// GPT_SFT_CPU_BF16_GEMM=amx|onednn|fp32 forces one (one the CPU lacks falls back, with a message).
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_BF16_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_MATMUL_BF16_H_
 
@@ -25,19 +28,24 @@
 
 namespace gpt_sft::runtime::kernels {
 
-enum class Bf16Gemm { kOneDnn, kFp32 };
+enum class Bf16Gemm { kOneDnn, kFp32, kAmx };
+
+/// True when `kernel` reads bf16 bit patterns (amx, onednn): its prepared operands are those.
+inline bool Bf16GemmReadsBits(Bf16Gemm kernel) { return kernel != Bf16Gemm::kFp32; }
+/// True when this CPU can run `kernel` (fp32 always).
+bool Bf16GemmSupported(Bf16Gemm kernel);
 
 /// The kernel the bf16-input matmuls run: GPT_SFT_CPU_BF16_GEMM if set (and possible here),
-/// else onednn where oneDNN has bf16 dot products, else fp32.
+/// else amx where the CPU has it, else onednn where oneDNN has bf16 dot products, else fp32.
 Bf16Gemm ActiveBf16Gemm();
 
-/// What ActiveBf16Gemm() runs, for logs and benchmark reports: "onednn" plus the oneDNN
-/// implementations that ran so far (e.g. "onednn[brg:avx512_core_amx_bf16]"), or "fp32
-/// (sgemm on bf16 values)" and why.
+/// What ActiveBf16Gemm() runs, for logs and benchmark reports: "amx (own tiles)", "onednn"
+/// plus the oneDNN implementations that ran so far (e.g. "onednn[brg:avx512_core_bf16]"), or
+/// "fp32 (sgemm on bf16 values)" and why.
 std::string Bf16GemmDescription();
 
 /// Gemm (matmul.h) with alpha 1 and beta 0 or 1, on the inputs rounded to bf16 values, by `kernel`
-/// (kOneDnn only where OneDnnHasBf16DotProduct(), onednn_gemm.h).
+/// (only where Bf16GemmSupported(kernel)).
 void GemmBf16Inputs(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                     int64_t lda, const float* b, int64_t ldb, bool accumulate, float* c, int64_t ldc);
 
@@ -65,7 +73,7 @@ void MatmulGradInputBf16Inputs(const float* dy, const float* w, float* dx, int64
                                bool round_output);
 
 /// An operand prepared for `kernel` is each value rounded to bf16 as the kernel reads it:
-/// bf16 bit patterns (2 bytes) for onednn, bf16 values kept as f32 (4 bytes) for fp32. A
+/// bf16 bit patterns (2 bytes) for amx and onednn, bf16 values kept as f32 (4 bytes) for fp32. A
 /// producer that writes its output prepared spares every GEMM that reads it the pass that
 /// prepares it (the same bits: preparing is elementwise).
 int64_t Bf16PreparedElementBytes(Bf16Gemm kernel);
@@ -131,7 +139,8 @@ void MatmulGradWeightBf16PreparedDyX(const void* dy, const void* x, float* dw, i
                                      bool accumulate);
 
 /// The B operand of a bf16-input GEMM prepared once for `kernel` (narrowed to bf16 bit
-/// patterns for onednn, rounded to bf16 values kept as f32 for fp32), for a fused kernel that
+/// patterns for onednn, and then packed into AMX tiles' pairs for amx; rounded to bf16 values
+/// kept as f32 for fp32), for a fused kernel that
 /// multiplies its own blocks of rows: MultiplyRows on GemmBlockRows(M, N, K)'s blocks (matmul.h)
 /// gives GemmBf16Inputs's very bits, which run the same calls.
 class Bf16GemmB {
@@ -144,9 +153,13 @@ class Bf16GemmB {
   Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, void* storage);
   /// op(B) already prepared for `kernel` (`b` holds prepared elements, leading dim ldb in
   /// elements): read in place where compact, else copied compact into `storage` (the layout
-  /// the constructor above gives, so the same bits).
+  /// the constructor above gives, so the same bits); on amx always packed into `storage`.
   static Bf16GemmB OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb,
                               void* storage);
+
+  /// op(B) prepared compact ([N, K] when trans_b, else [K, N]) as the constructor from f32
+  /// made it (not for OfPrepared's): on amx the bf16 copy its tiles were packed from.
+  const void* PreparedCompact() const { return compact_; }
 
   /// C's rows [m0, m1) = op(A)'s rows times op(B) (+ C when `accumulate`), on the calling
   /// thread; A [M, K] or, trans_a, stored [K, M]; `c_rows` points at C's row m0 (a whole C, or
@@ -161,12 +174,13 @@ class Bf16GemmB {
 
  private:
   Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K)
-      : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(nullptr) {}
+      : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(nullptr), compact_(nullptr) {}
 
   Bf16Gemm kernel_;
   bool trans_b_;
   int64_t N_, K_;
-  void* storage_;
+  void* storage_;  // what the GEMM reads: op(B) prepared compact, or on amx packed
+  void* compact_;
 };
 
 }  // namespace gpt_sft::runtime::kernels

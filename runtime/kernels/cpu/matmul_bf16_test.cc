@@ -82,36 +82,64 @@ TEST(MatmulBf16, OneDnnMatchesTheExactSumOnBf16Values) {
   EXPECT_FALSE(OneDnnKernelsUsed().empty());
 }
 
+TEST(MatmulBf16, AmxMatchesTheExactSumOnBf16Values) {
+  if (!Bf16GemmSupported(Bf16Gemm::kAmx)) GTEST_SKIP() << "this CPU has no AMX-BF16: the amx path never runs here";
+  const int saved = NumThreads();
+  for (int threads : {1, 3}) {
+    SetNumThreads(threads);
+    for (const Case& t : Cases()) ExpectMatchesExactSum(Bf16Gemm::kAmx, t);
+  }
+  SetNumThreads(saved);
+}
+
+/// The kernels on bf16 dot products this CPU runs (amx, onednn).
+std::vector<Bf16Gemm> DotProductKernels() {
+  std::vector<Bf16Gemm> kernels;
+  for (Bf16Gemm kernel : {Bf16Gemm::kAmx, Bf16Gemm::kOneDnn})
+    if (Bf16GemmSupported(kernel)) kernels.push_back(kernel);
+  return kernels;
+}
+const char* Name(Bf16Gemm kernel) {
+  return kernel == Bf16Gemm::kAmx ? "amx" : kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32";
+}
+
 TEST(MatmulBf16, Fp32FallbackMatchesTheExactSumOnBf16Values) {
   for (const Case& t : Cases()) ExpectMatchesExactSum(Bf16Gemm::kFp32, t);
 }
 
-// Both kernels against each other at the depth-4 model's MLP shape: the same values within
-// the f32 summation bound, and the oneDNN result independent of the thread count.
-TEST(MatmulBf16, OneDnnAgreesWithTheFallbackAndWithItselfOverThreadCounts) {
-  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+// The dot-product kernels against the fallback at the depth-4 model's MLP shape: the same
+// values within the f32 summation bound, and each result independent of the thread count.
+TEST(MatmulBf16, DotProductKernelsAgreeWithTheFallbackAndWithThemselvesOverThreadCounts) {
+  if (DotProductKernels().empty()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
   const int64_t M = 512, N = 1024, K = 256;
   const std::vector<float> x = Random(M * K, 4), w = Random(N * K, 5);
-  std::vector<float> fp32(M * N), one(M * N), two(M * N);
+  std::vector<float> fp32(M * N);
   GemmBf16Inputs(Bf16Gemm::kFp32, false, true, M, N, K, x.data(), K, w.data(), K, false, fp32.data(), N);
-  const int saved = NumThreads();
-  SetNumThreads(1);
-  GemmBf16Inputs(Bf16Gemm::kOneDnn, false, true, M, N, K, x.data(), K, w.data(), K, false, one.data(), N);
-  SetNumThreads(2);
-  GemmBf16Inputs(Bf16Gemm::kOneDnn, false, true, M, N, K, x.data(), K, w.data(), K, false, two.data(), N);
-  SetNumThreads(saved);
-  double worst = 0;
-  for (int64_t i = 0; i < M * N; ++i) {
-    worst = std::max(worst, std::abs(double(one[i]) - fp32[i]) / (std::abs(double(fp32[i])) + 1.0));
+  for (Bf16Gemm kernel : DotProductKernels()) {
+    SCOPED_TRACE(Name(kernel));
+    std::vector<float> one(M * N), two(M * N);
+    const int saved = NumThreads();
+    SetNumThreads(1);
+    GemmBf16Inputs(kernel, false, true, M, N, K, x.data(), K, w.data(), K, false, one.data(), N);
+    SetNumThreads(2);
+    GemmBf16Inputs(kernel, false, true, M, N, K, x.data(), K, w.data(), K, false, two.data(), N);
+    SetNumThreads(saved);
+    double worst = 0;
+    for (int64_t i = 0; i < M * N; ++i) {
+      worst = std::max(worst, std::abs(double(one[i]) - fp32[i]) / (std::abs(double(fp32[i])) + 1.0));
+    }
+    EXPECT_LT(worst, 1e-5);
+    EXPECT_EQ(one, two);
   }
-  EXPECT_LT(worst, 1e-5);
-  EXPECT_EQ(one, two);
 }
 
 // Inputs that are not bf16 values are narrowed by rounding to nearest even (gpt.round_bf16's
-// rounding, ties included), so the oneDNN path equals the exact product of the rounded values.
-TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesToNearestEven) {
-  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+// rounding, ties included), so the dot-product paths equal the exact product of the rounded
+// values.
+TEST(MatmulBf16, DotProductKernelsRoundInputsThatAreNotBf16ValuesToNearestEven) {
+  if (DotProductKernels().empty()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  for (Bf16Gemm kernel : DotProductKernels()) {
+  SCOPED_TRACE(Name(kernel));
   const int64_t M = 3, N = 2, K = 18;  // K past one 16-lane block: the tail path too
   std::vector<float> x = Random(M * K, 6, false), w(N * K, 0.0f);
   x[0] = 1.0f + std::ldexp(1.0f, -8);                            // a tie: rounds down to even 1.0
@@ -119,9 +147,10 @@ TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesToNearestEven) {
   for (int64_t k = 0; k < K; ++k) w[k] = (k < 2) ? 1.0f : 0.0f;  // y[0,0] = x0 + x1
   w[K + 17] = 1.0f;                                              // y[m,1] = x[m,17], the tail
   std::vector<float> y(M * N);
-  GemmBf16Inputs(Bf16Gemm::kOneDnn, false, true, M, N, K, x.data(), K, w.data(), K, false, y.data(), N);
+  GemmBf16Inputs(kernel, false, true, M, N, K, x.data(), K, w.data(), K, false, y.data(), N);
   EXPECT_EQ(y[0], 1.0f + (1.0f + 4 * std::ldexp(1.0f, -8)));
   for (int64_t m = 0; m < M; ++m) EXPECT_EQ(y[m * N + 1], RoundToBf16(x[m * K + 17])) << "row " << m;
+  }
 }
 
 /// Each kernel on inputs that are not bf16 values computes, bit for bit, what it computes on
@@ -149,9 +178,10 @@ TEST(MatmulBf16, Fp32FallbackRoundsInputsThatAreNotBf16Values) {
   for (const Case& t : Cases()) ExpectRoundsItsInputs(Bf16Gemm::kFp32, t);
 }
 
-TEST(MatmulBf16, OneDnnRoundsInputsThatAreNotBf16ValuesAsRoundingFirstDoes) {
-  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
-  for (const Case& t : Cases()) ExpectRoundsItsInputs(Bf16Gemm::kOneDnn, t);
+TEST(MatmulBf16, DotProductKernelsRoundInputsThatAreNotBf16ValuesAsRoundingFirstDoes) {
+  if (DotProductKernels().empty()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  for (Bf16Gemm kernel : DotProductKernels())
+    for (const Case& t : Cases()) ExpectRoundsItsInputs(kernel, t);
 }
 
 /// The rounded-output variant equals the plain kernel followed by rounding C, bit for bit.
@@ -169,10 +199,11 @@ void ExpectRoundedOutputIsRoundingAfter(Bf16Gemm kernel, const Case& t) {
   EXPECT_EQ(want, got) << "ta " << t.ta << " tb " << t.tb << " M " << t.M << " N " << t.N << " K " << t.K;
 }
 
-TEST(MatmulBf16, RoundedOutputIsRoundingAfterOnBothKernels) {
+TEST(MatmulBf16, RoundedOutputIsRoundingAfterOnEveryKernel) {
   for (const Case& t : Cases()) ExpectRoundedOutputIsRoundingAfter(Bf16Gemm::kFp32, t);
-  if (!OneDnnHasBf16DotProduct()) GTEST_SKIP() << "this CPU has no AVX512_BF16: the oneDNN path never runs here";
-  for (const Case& t : Cases()) ExpectRoundedOutputIsRoundingAfter(Bf16Gemm::kOneDnn, t);
+  if (DotProductKernels().empty()) GTEST_SKIP() << "this CPU has no AVX512_BF16: no dot-product path runs here";
+  for (Bf16Gemm kernel : DotProductKernels())
+    for (const Case& t : Cases()) ExpectRoundedOutputIsRoundingAfter(kernel, t);
 }
 
 TEST(MatmulBf16, MatmulRoundedOutputIsMatmulThenRound) {
@@ -189,9 +220,12 @@ TEST(MatmulBf16, DispatchFollowsTheCpuFlags) {
   if (std::getenv("GPT_SFT_CPU_BF16_GEMM") != nullptr) {
     GTEST_SKIP() << "GPT_SFT_CPU_BF16_GEMM is set: this test checks the choice without the override";
   }
-  EXPECT_EQ(ActiveBf16Gemm(), OneDnnHasBf16DotProduct() ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32);
-  EXPECT_EQ(Bf16GemmDescription().rfind(OneDnnHasBf16DotProduct() ? "onednn[" : "fp32 (", 0), 0u)
-      << Bf16GemmDescription();
+  const Bf16Gemm want = Bf16GemmSupported(Bf16Gemm::kAmx)      ? Bf16Gemm::kAmx
+                        : OneDnnHasBf16DotProduct()              ? Bf16Gemm::kOneDnn
+                                                                 : Bf16Gemm::kFp32;
+  EXPECT_EQ(ActiveBf16Gemm(), want);
+  const char* prefix = want == Bf16Gemm::kAmx ? "amx (" : want == Bf16Gemm::kOneDnn ? "onednn[" : "fp32 (";
+  EXPECT_EQ(Bf16GemmDescription().rfind(prefix, 0), 0u) << Bf16GemmDescription();
 }
 
 // The model's entry points are the GEMMs of matmul.h on the active kernel.
@@ -213,13 +247,13 @@ TEST(MatmulBf16, ByTheWeightIsByItsTransposedCopyBitForBit) {
     MatmulGradInputBf16Inputs(dy.data(), w.data(), direct.data(), M, N, K, round);
     EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(float)), 0) << "round " << round;
   }
-  for (Bf16Gemm kernel : {Bf16Gemm::kFp32, Bf16Gemm::kOneDnn}) {
-    if (kernel == Bf16Gemm::kOneDnn && !OneDnnHasBf16DotProduct()) continue;
+  for (Bf16Gemm kernel : {Bf16Gemm::kFp32, Bf16Gemm::kOneDnn, Bf16Gemm::kAmx}) {
+    if (!Bf16GemmSupported(kernel)) continue;
     std::vector<float> by_copy(M * K), direct(M * K);
     GemmBf16Inputs(kernel, false, true, M, K, N, dy.data(), N, wt.data(), N, false, by_copy.data(), K);
     GemmBf16Inputs(kernel, false, false, M, K, N, dy.data(), N, w.data(), K, false, direct.data(), K);
     EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(float)), 0)
-        << (kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+        << Name(kernel);
   }
 }
 

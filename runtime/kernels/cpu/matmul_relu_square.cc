@@ -71,7 +71,7 @@ namespace {
 /// AVX512_BF16.
 bool NarrowsInOnePass(Bf16Gemm kernel) {
   static const bool has = CpuHasAvx512Bf16();
-  return kernel == Bf16Gemm::kOneDnn && has;
+  return Bf16GemmReadsBits(kernel) && has;
 }
 
 /// y (the product, unrounded) rounded in place, then r = relu(y)² prepared for `kernel`, n

@@ -110,7 +110,7 @@ void NewtonSchulz5Prepared(Bf16Gemm kernel, const float* g, float* out, int64_t 
 
 void NewtonSchulz5Bf16(const float* g, float* out, int64_t rows, int64_t cols, float* scratch) {
   const Bf16Gemm kernel = ActiveBf16Gemm();
-  if (kernel == Bf16Gemm::kOneDnn) return NewtonSchulz5Prepared<uint16_t>(kernel, g, out, rows, cols, scratch);
+  if (Bf16GemmReadsBits(kernel)) return NewtonSchulz5Prepared<uint16_t>(kernel, g, out, rows, cols, scratch);
   NewtonSchulz5Prepared<float>(kernel, g, out, rows, cols, scratch);
 }
 

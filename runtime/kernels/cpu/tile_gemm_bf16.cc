@@ -18,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/kernels/cpu/amx_tile_config.h"
+#include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -226,18 +228,10 @@ AmxPlan PlanAmx(int64_t m, int64_t n, int64_t k) {
   return {RoundUpTo(m, 32), RoundUpTo(n, 32), RoundUpTo(Pairs(k), 16)};
 }
 
-// Tiles 0-3 (C), 4-5 (A), 6-7 (B): 16 rows of 64 bytes each.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
-
 // C [m16, n16] (row stride ldc floats) (+)= A B, C's tiles loaded when `load_c`, else zeroed.
 [[gnu::target("amx-tile,amx-bf16")]] void AmxTiles(const AmxPlan& p, const uint32_t* a, const uint32_t* b, float* c,
                                                    int64_t ldc_floats, bool load_c) {
-  static const TileConfig kConfig;
+  static const AmxTileConfig kConfig;
   _tile_loadconfig(&kConfig);  // every call: oneDNN may have loaded its own on this thread
   const int64_t lda = p.pairs16 * 4, ldb = p.n16 * 4, ldc = ldc_floats * 4;  // bytes
   for (int64_t i = 0; i < p.m16; i += 32)
@@ -277,32 +271,6 @@ void PackAmxB(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) 
   const AmxPlan p = PlanAmx(0, n, k);
   PackRowPairs(b, ldb, k, n, out, p.n16);  // [Pairs(k)][n32]; the padding pair rows zeroed here
   std::fill(out + Pairs(k) * p.n16, out + p.pairs16 * p.n16, 0u);
-}
-
-// r[i] holds row i of a 16 x 16 block of 32-bit values; afterwards r[c] holds its column c:
-// pairs of rows interleaved by 32 bits, then by 64, then 128-bit lanes gathered twice.
-[[gnu::target("avx512f"), gnu::always_inline]] inline void Transpose16x16(__m512i r[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; ++i) {
-    r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  // r[4i + c], 128-bit lane L: rows 4i .. 4i+3 of column 4L + c.
-  for (int i = 0; i < 2; ++i)
-    for (int c = 0; c < 4; ++c) {
-      t[8 * i + c] = _mm512_shuffle_i32x4(r[8 * i + c], r[8 * i + 4 + c], 0x88);
-      t[8 * i + 4 + c] = _mm512_shuffle_i32x4(r[8 * i + c], r[8 * i + 4 + c], 0xdd);
-    }
-  for (int c = 0; c < 8; ++c) {
-    r[c] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0x88);
-    r[c + 8] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0xdd);
-  }
 }
 
 // Lanes [0, count) of 16 (none for count <= 0).

@@ -1,0 +1,263 @@
+// Implements the AMX GEMM. TDPBF16PS multiplies an A tile [16 rows x 16 pairs] by a B tile
+// [16 pairs x 16 columns] into a C tile [16 x 16] f32, a pair being two bf16 values along k
+// (low half the even one). C goes in 32 x 32 blocks held in four tiles over a chunk of k.
+//
+// The blocking, for the shapes of the step (K 256 to 8192, N 256 to 8192): k in chunks of
+// kChunkPairs pairs, then N in passes of kPassBlocks column blocks; a pass's B chunk (256 KiB)
+// stays in L2 while every 32-row group of A runs over it, and a group's A chunk (32 KiB)
+// stays in L1 while it meets each column block. C is stored after each chunk and loaded back
+// for the next (exact: f32 in, f32 out).
+//
+// A's tiles: rows of A read in place when A is plain and K a multiple of 32 (a tile is 16
+// rows of 64 bytes at A's stride); otherwise copied into a per-thread buffer padded with
+// zeros: the last partial group of 32 rows, every row when K is not a multiple of 32, and a
+// transposed A chunk by chunk (its pairs gathered and transposed 16 x 16 in registers).
+// C's blocks that stick out past M or N go through a 32 x 32 buffer.
+#include "runtime/kernels/cpu/amx_gemm_bf16.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "runtime/kernels/cpu/amx_tile_config.h"
+#include "runtime/kernels/cpu/tile_gemm_bf16.h"
+#include "runtime/kernels/cpu/transpose16x16_avx512.h"
+
+namespace gpt_sft::runtime::kernels {
+namespace {
+
+constexpr int64_t kBlock = 32;         // C's block: rows of a group of A, columns of a block of B
+constexpr int64_t kChunkPairs = 512;   // k pairs per chunk (1024 values of k)
+constexpr int64_t kPassBlocks = 8;     // column blocks per pass over B (256 columns)
+
+int64_t Pairs16(int64_t k) { return ((k + 1) / 2 + 15) / 16 * 16; }
+int64_t RoundUp32(int64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
+
+__mmask32 FirstHalves(int64_t count) {
+  return count <= 0 ? __mmask32(0) : count >= 32 ? ~__mmask32(0) : __mmask32((uint64_t(1) << count) - 1);
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Rows 2q and 2q + 1 of x [rows, *] (row stride ld) at the 32 columns [j, j + 32) (those
+// under `cols`; zero past them and past `rows`) as 32-bit pairs (low half row 2q):
+// lo = columns j .. j + 15, hi = j + 16 .. j + 31. One 64-byte load per row; the 16-bit
+// interleave works within 128-bit lanes, so a permute restores the column order.
+[[gnu::target("avx512f,avx512bw"), gnu::always_inline]] inline void RowPairs32(const uint16_t* x, int64_t ld,
+                                                                              int64_t rows, int64_t q, int64_t j,
+                                                                              __mmask32 cols, __m512i* lo,
+                                                                              __m512i* hi) {
+  const __m512i even = 2 * q < rows ? _mm512_maskz_loadu_epi16(cols, x + 2 * q * ld + j) : _mm512_setzero_si512();
+  const __m512i odd =
+      2 * q + 1 < rows ? _mm512_maskz_loadu_epi16(cols, x + (2 * q + 1) * ld + j) : _mm512_setzero_si512();
+  const __m512i a = _mm512_unpacklo_epi16(even, odd), b = _mm512_unpackhi_epi16(even, odd);
+  // a's 32-bit lane 4L + t is column 8L + t, b's is column 8L + 4 + t (t < 4).
+  const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i second = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  *lo = _mm512_permutex2var_epi32(a, first, b);
+  *hi = _mm512_permutex2var_epi32(a, second, b);
+}
+
+// B [K, N] plain, column blocks [block0, block1): pair row q of a block is (row 2q, row
+// 2q + 1) at the block's 32 columns. Sixteen pair rows at a time across the blocks, so B is
+// read along its rows and each block is written 2 KiB at a stretch.
+[[gnu::target("avx512f,avx512bw")]] void PackPlainBlocks(int64_t N, int64_t K, const uint16_t* b, int64_t ldb,
+                                                         int64_t block0, int64_t block1, uint32_t* packed) {
+  const int64_t pairs = Pairs16(K);
+  for (int64_t q0 = 0; q0 < pairs; q0 += 16)
+    for (int64_t p = block0; p < block1; ++p) {
+      const __mmask32 cols = FirstHalves(N - p * kBlock);
+      uint32_t* out = packed + p * pairs * kBlock;
+      for (int64_t q = q0; q < q0 + 16; ++q) {
+        __m512i lo, hi;
+        RowPairs32(b, ldb, K, q, p * kBlock, cols, &lo, &hi);
+        _mm512_storeu_si512(out + q * kBlock, lo);
+        _mm512_storeu_si512(out + q * kBlock + 16, hi);
+      }
+    }
+}
+
+// B stored [N, K]: column j's pair q is the 32-bit word 2q of row j, so 16 rows' words are
+// loaded and transposed 16 x 16 (the last word of an odd K masked to its low half).
+[[gnu::target("avx512f,avx512bw,avx512vl")]] void PackTransposedBlock(int64_t N, int64_t K, const uint16_t* bt, int64_t ldbt,
+                                                             int64_t j0, uint32_t* out) {
+  const int64_t pairs = Pairs16(K);
+  for (int64_t q0 = 0; q0 < pairs; q0 += 16)
+    for (int64_t h = 0; h < 2; ++h) {
+      __m512i v[16];
+      const __mmask32 values = FirstHalves(K - 2 * q0);
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t j = j0 + 16 * h + i;
+        v[i] = j < N ? _mm512_maskz_loadu_epi16(values, bt + j * ldbt + 2 * q0) : _mm512_setzero_si512();
+      }
+      Transpose16x16(v);
+      for (int64_t c = 0; c < 16; ++c) _mm512_storeu_si512(out + (q0 + c) * kBlock + 16 * h, v[c]);
+    }
+}
+
+// Rows [0, M32) of op(A) for pairs [q0, q1) as bf16 rows of `stride` values, zero padded: A
+// plain [M, K] (row stride lda) or, transposed, stored [K, M].
+[[gnu::target("avx512f,avx512bw,avx512vl")]] void PackAChunk(bool trans_a, int64_t M, int64_t K, const uint16_t* a,
+                                                    int64_t lda, int64_t q0, int64_t q1, uint16_t* out,
+                                                    int64_t stride) {
+  const int64_t m32 = RoundUp32(M);
+  if (!trans_a) {
+    for (int64_t r = 0; r < m32; ++r)
+      for (int64_t q = q0; q < q1; q += 16) {
+        const __mmask32 values = r < M ? FirstHalves(K - 2 * q) : __mmask32(0);
+        _mm512_storeu_si512(out + r * stride + 2 * (q - q0), _mm512_maskz_loadu_epi16(values, a + r * lda + 2 * q));
+      }
+    return;
+  }
+  for (int64_t q = q0; q < q1; q += 16)  // pairs outer: A's stored rows read along
+    for (int64_t r0 = 0; r0 < m32; r0 += kBlock) {
+      __m512i lo[16], hi[16];
+      const __mmask32 cols = FirstHalves(M - r0);
+      for (int64_t i = 0; i < 16; ++i) RowPairs32(a, lda, K, q + i, r0, cols, &lo[i], &hi[i]);
+      Transpose16x16(lo);
+      Transpose16x16(hi);
+      for (int64_t c = 0; c < 16; ++c) {
+        _mm512_storeu_si512(out + (r0 + c) * stride + 2 * (q - q0), lo[c]);
+        _mm512_storeu_si512(out + (r0 + 16 + c) * stride + 2 * (q - q0), hi[c]);
+      }
+    }
+}
+
+#pragma GCC diagnostic pop
+
+// One 32 x 32 block of C over pairs [q0, q1): A's two tiles from `a` (bf16 rows, `a_bytes`
+// apart, at pair q0), B's from its packed block (at pair q0); C loaded from `c` (row stride
+// c_bytes) when `load_c`, else zero, and stored back.
+[[gnu::target("amx-tile,amx-bf16")]] inline void Block(const uint16_t* a, int64_t a_bytes, const uint32_t* b,
+                                                       int64_t pairs, float* c, int64_t c_bytes, bool load_c) {
+  float* c1 = reinterpret_cast<float*>(reinterpret_cast<char*>(c) + 16 * c_bytes);
+  const uint16_t* a1 = reinterpret_cast<const uint16_t*>(reinterpret_cast<const char*>(a) + 16 * a_bytes);
+  if (load_c) {
+    _tile_loadd(0, c, c_bytes);
+    _tile_loadd(1, c + 16, c_bytes);
+    _tile_loadd(2, c1, c_bytes);
+    _tile_loadd(3, c1 + 16, c_bytes);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  constexpr int64_t kBBytes = kBlock * 4;
+  // Each load placed right before the first product that reads it: tiles are not renamed, so
+  // a load waits for the products that read the tile before; this order lets the next
+  // step's loads of A's first tile and B's overlap this step's last products.
+  for (int64_t q = 0; q < pairs; q += 16) {
+    _tile_loadd(4, a + 2 * q, a_bytes);
+    _tile_loadd(6, b + q * kBlock, kBBytes);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_loadd(7, b + q * kBlock + 16, kBBytes);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_loadd(5, a1 + 2 * q, a_bytes);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, c_bytes);
+  _tile_stored(1, c + 16, c_bytes);
+  _tile_stored(2, c1, c_bytes);
+  _tile_stored(3, c1 + 16, c_bytes);
+}
+
+template <typename T>
+T* Grown(std::vector<T>& buffer, int64_t n) {
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+  return buffer.data();
+}
+
+[[gnu::target("amx-tile,amx-bf16")]] void Gemm(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a,
+                                               int64_t lda, const uint32_t* packed_b, bool accumulate, float* c,
+                                               int64_t ldc) {
+  const int64_t pairs = Pairs16(K), blocks = AmxPackedBBlocks(N), m32 = RoundUp32(M);
+  // A read in place for whole groups of rows, else from `packed` (rows of `packed_stride`
+  // values starting at the chunk's first pair; a plain A packed once for all of k).
+  const bool in_place = !trans_a && K % kBlock == 0;
+  const bool packed_once = !trans_a && !in_place;
+  const int64_t packed_stride = trans_a ? 2 * kChunkPairs : 2 * pairs;
+  thread_local std::vector<uint16_t> a_buffer;
+  uint16_t* packed = nullptr;
+  if (trans_a) {
+    packed = Grown(a_buffer, m32 * packed_stride);
+  } else if (packed_once) {
+    packed = Grown(a_buffer, m32 * packed_stride);
+    PackAChunk(false, M, K, a, lda, 0, pairs, packed, packed_stride);
+  } else if (M % kBlock != 0) {  // the last group's rows, padded
+    const int64_t last = M / kBlock * kBlock;
+    packed = Grown(a_buffer, kBlock * packed_stride);
+    PackAChunk(false, M - last, K, a + last * lda, lda, 0, pairs, packed, packed_stride);
+  }
+  alignas(64) thread_local float edge[kBlock * kBlock];
+
+  static const AmxTileConfig kConfig;
+  _tile_loadconfig(&kConfig);
+  for (int64_t q0 = 0; q0 < pairs; q0 += kChunkPairs) {
+    const int64_t q1 = std::min(pairs, q0 + kChunkPairs);
+    if (trans_a) PackAChunk(true, M, K, a, lda, q0, q1, packed, packed_stride);
+    const bool load_c = accumulate || q0 > 0;
+    for (int64_t p0 = 0; p0 < blocks; p0 += kPassBlocks) {
+      const int64_t p1 = std::min(blocks, p0 + kPassBlocks);
+      for (int64_t i = 0; i < M; i += kBlock) {
+        const uint16_t* a_group;
+        if (trans_a) {
+          a_group = packed + i * packed_stride;
+        } else if (packed_once) {
+          a_group = packed + i * packed_stride + 2 * q0;
+        } else if (i + kBlock <= M) {
+          a_group = a + i * lda + 2 * q0;
+        } else {
+          a_group = packed + 2 * q0;
+        }
+        const int64_t a_bytes = 2 * (in_place && i + kBlock <= M ? lda : packed_stride);
+        for (int64_t p = p0; p < p1; ++p) {
+          const int64_t j = p * kBlock;
+          const uint32_t* b = packed_b + p * pairs * kBlock + q0 * kBlock;
+          if (i + kBlock <= M && j + kBlock <= N) {
+            Block(a_group, a_bytes, b, q1 - q0, c + i * ldc + j, 4 * ldc, load_c);
+            continue;
+          }
+          const int64_t rows = std::min(kBlock, M - i), cols = std::min(kBlock, N - j);
+          for (int64_t r = 0; r < kBlock; ++r)
+            for (int64_t col = 0; col < kBlock; ++col)
+              edge[r * kBlock + col] = load_c && r < rows && col < cols ? c[(i + r) * ldc + j + col] : 0.0f;
+          Block(a_group, a_bytes, b, q1 - q0, edge, 4 * kBlock, /*load_c=*/true);
+          for (int64_t r = 0; r < rows; ++r) std::memcpy(c + (i + r) * ldc + j, edge + r * kBlock, cols * 4);
+        }
+      }
+    }
+  }
+  _tile_release();
+}
+
+}  // namespace
+
+bool AmxGemmBf16Supported() { return Bf16TileKernelSupported(Bf16TileKernel::kAmx); }
+
+int64_t AmxPackedBBlocks(int64_t N) { return (N + kBlock - 1) / kBlock; }
+
+int64_t AmxPackedBBytes(int64_t N, int64_t K) { return AmxPackedBBlocks(N) * Pairs16(K) * kBlock * 4; }
+
+void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
+              uint32_t* packed) {
+  if (!trans_b) return PackPlainBlocks(N, K, b, ldb, block0, block1, packed);
+  for (int64_t p = block0; p < block1; ++p) PackTransposedBlock(N, K, b, ldb, p * kBlock, packed + p * Pairs16(K) * kBlock);
+}
+
+void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a, int64_t lda,
+                 const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int64_t r = 0; r < M; ++r) std::fill(c + r * ldc, c + r * ldc + N, 0.0f);
+    return;
+  }
+  Gemm(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
+}
+
+}  // namespace gpt_sft::runtime::kernels
