@@ -1,6 +1,11 @@
 // The executable's promise "no allocation per step", measured on the cpu device: after one
 // warm-up Run of micro_step and of optimizer_step (which records its command buffer), a
-// second Run of each allocates nothing, on any thread.
+// second Run of each allocates nothing, on any thread; in f32, and under bf16 autocast where
+// the bf16 matmuls run our AMX GEMM or the fp32 fallback (oneDNN 2.6's primitive allocates on
+// every call: on a CPU with AVX512_BF16 but no AMX the bf16 cases are skipped, and say so).
+// The bf16 cases run on one thread: several bf16 kernels keep per-thread scratch in
+// thread_locals, grown by the first chunk a pool thread happens to get, which with the pool's
+// dynamic hand-out can come in a later run (a few allocations once per thread; a known gap).
 //
 // What is counted: every call of the C allocator (malloc, calloc, realloc, memalign,
 // aligned_alloc, posix_memalign, valloc) and of every global operator new, from every
@@ -29,6 +34,7 @@
 #include "gtest/gtest.h"
 #include "runtime/device/device.h"
 #include "runtime/executable/executable.h"
+#include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/parallel.h"
 
 extern "C" {
@@ -193,13 +199,20 @@ absl::Status UploadArguments(Executable& exe, int64_t T) {
 struct Case {
   bool packed;
   int threads;
+  bool bf16 = false;
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << (c.packed ? "packed" : "padded") << ", " << c.threads << " threads"; }
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << (c.packed ? "packed" : "padded") << ", " << c.threads << " threads" << (c.bf16 ? ", bf16" : "");
+}
 
 class ExecutableAllocations : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
   const Case c = GetParam();
+  if (c.bf16 && kernels::ActiveBf16Gemm() == kernels::Bf16Gemm::kOneDnn) {
+    GTEST_SKIP() << "the bf16 matmuls run oneDNN here (AVX512_BF16 without AMX), whose primitive allocates on "
+                    "every call: a known gap (README)";
+  }
   constexpr int64_t kB = 2, kT = 160;  // three attention blocks, the last one short
   compiler::StepConfig config;
   config.model = *compiler::ModelConfig::FromDepth(1, kVocab, kT, 64, 2);
@@ -207,6 +220,7 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
   config.seq_len = kT;
   config.packed = c.packed;
   config.grad_accum_steps = 2;
+  if (c.bf16) config.dtype = compiler::ElementType::kBF16;
   absl::StatusOr<artifact::Artifact> artifact = compiler::CompileStep(config, compiler::Target::kCpu);
   ASSERT_TRUE(artifact.ok()) << artifact.status();
   device::DeviceOptions options;
@@ -229,7 +243,7 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
     EXPECT_EQ(allocations.total(), 0) << "@" << function << " allocated " << allocations.malloc_calls
                                       << " times through malloc and " << allocations.new_calls
                                       << " times through operator new on its second Run ("
-                                      << c.threads << " threads, packed " << c.packed
+                                      << c.threads << " threads, packed " << c.packed << ", bf16 " << c.bf16
                                       << "); GPT_SFT_ALLOCATION_BACKTRACES=1 shows where";
   }
 }
@@ -237,10 +251,11 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
 // One thread runs everything inline (and the fused attention backward, with >= 4 tasks per
 // thread); three threads hand chunks to two pool workers (the two-pass backward).
 INSTANTIATE_TEST_SUITE_P(PaddedAndPacked, ExecutableAllocations,
-                         ::testing::Values(Case{false, 1}, Case{false, 3}, Case{true, 1}, Case{true, 3}),
+                         ::testing::Values(Case{false, 1}, Case{false, 3}, Case{true, 1}, Case{true, 3},
+                                           Case{false, 1, true}, Case{true, 1, true}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return std::string(info.param.packed ? "Packed" : "Padded") +
-                                  std::to_string(info.param.threads) + "Threads";
+                                  std::to_string(info.param.threads) + "Threads" + (info.param.bf16 ? "Bf16" : "");
                          });
 
 // The counter itself: a test that cannot fail proves nothing.
