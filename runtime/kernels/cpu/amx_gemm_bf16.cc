@@ -19,9 +19,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernels/cpu/amx_tile_config.h"
+#include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
 
@@ -42,17 +44,27 @@ __mmask32 FirstHalves(int64_t count) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+// The packing reads bf16 bits, or f32 values it narrows to bf16 on the way (rounding to
+// nearest even, as RoundToBf16: the same bits as narrowing first), so an f32 operand costs
+// one pass. 32 values at p (those of `m`; zeros for the others) as bf16 bits:
+#define GPT_SFT_PACK_TARGET gnu::target("avx512f,avx512bw,avx512bf16")
+[[GPT_SFT_PACK_TARGET, gnu::always_inline]] inline __m512i Load32(const uint16_t* p, __mmask32 m) {
+  return _mm512_maskz_loadu_epi16(m, p);
+}
+[[GPT_SFT_PACK_TARGET, gnu::always_inline]] inline __m512i Load32(const float* p, __mmask32 m) {
+  return NarrowBf16x32(_mm512_maskz_loadu_ps(__mmask16(m), p), _mm512_maskz_loadu_ps(__mmask16(m >> 16), p + 16));
+}
+
 // Rows 2q and 2q + 1 of x [rows, *] (row stride ld) at the 32 columns [j, j + 32) (those
 // under `cols`; zero past them and past `rows`) as 32-bit pairs (low half row 2q):
 // lo = columns j .. j + 15, hi = j + 16 .. j + 31. One 64-byte load per row; the 16-bit
 // interleave works within 128-bit lanes, so a permute restores the column order.
-[[gnu::target("avx512f,avx512bw"), gnu::always_inline]] inline void RowPairs32(const uint16_t* x, int64_t ld,
-                                                                              int64_t rows, int64_t q, int64_t j,
-                                                                              __mmask32 cols, __m512i* lo,
-                                                                              __m512i* hi) {
-  const __m512i even = 2 * q < rows ? _mm512_maskz_loadu_epi16(cols, x + 2 * q * ld + j) : _mm512_setzero_si512();
-  const __m512i odd =
-      2 * q + 1 < rows ? _mm512_maskz_loadu_epi16(cols, x + (2 * q + 1) * ld + j) : _mm512_setzero_si512();
+template <typename Src>
+[[GPT_SFT_PACK_TARGET, gnu::always_inline]] inline void RowPairs32(const Src* x, int64_t ld, int64_t rows, int64_t q,
+                                                                  int64_t j, __mmask32 cols, __m512i* lo,
+                                                                  __m512i* hi) {
+  const __m512i even = 2 * q < rows ? Load32(x + 2 * q * ld + j, cols) : _mm512_setzero_si512();
+  const __m512i odd = 2 * q + 1 < rows ? Load32(x + (2 * q + 1) * ld + j, cols) : _mm512_setzero_si512();
   const __m512i a = _mm512_unpacklo_epi16(even, odd), b = _mm512_unpackhi_epi16(even, odd);
   // a's 32-bit lane 4L + t is column 8L + t, b's is column 8L + 4 + t (t < 4).
   const __m512i first = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
@@ -64,8 +76,9 @@ __mmask32 FirstHalves(int64_t count) {
 // B [K, N] plain, column blocks [block0, block1): pair row q of a block is (row 2q, row
 // 2q + 1) at the block's 32 columns. Sixteen pair rows at a time across the blocks, so B is
 // read along its rows and each block is written 2 KiB at a stretch.
-[[gnu::target("avx512f,avx512bw")]] void PackPlainBlocks(int64_t N, int64_t K, const uint16_t* b, int64_t ldb,
-                                                         int64_t block0, int64_t block1, uint32_t* packed) {
+template <typename Src>
+[[GPT_SFT_PACK_TARGET]] void PackPlainBlocks(int64_t N, int64_t K, const Src* b, int64_t ldb, int64_t block0,
+                                             int64_t block1, uint32_t* packed) {
   const int64_t pairs = Pairs16(K);
   for (int64_t q0 = 0; q0 < pairs; q0 += 16)
     for (int64_t p = block0; p < block1; ++p) {
@@ -82,8 +95,9 @@ __mmask32 FirstHalves(int64_t count) {
 
 // B stored [N, K]: column j's pair q is the 32-bit word 2q of row j, so 16 rows' words are
 // loaded and transposed 16 x 16 (the last word of an odd K masked to its low half).
-[[gnu::target("avx512f,avx512bw,avx512vl")]] void PackTransposedBlock(int64_t N, int64_t K, const uint16_t* bt, int64_t ldbt,
-                                                             int64_t j0, uint32_t* out) {
+template <typename Src>
+[[GPT_SFT_PACK_TARGET]] void PackTransposedBlock(int64_t N, int64_t K, const Src* bt, int64_t ldbt, int64_t j0,
+                                                 uint32_t* out) {
   const int64_t pairs = Pairs16(K);
   for (int64_t q0 = 0; q0 < pairs; q0 += 16)
     for (int64_t h = 0; h < 2; ++h) {
@@ -91,7 +105,7 @@ __mmask32 FirstHalves(int64_t count) {
       const __mmask32 values = FirstHalves(K - 2 * q0);
       for (int64_t i = 0; i < 16; ++i) {
         const int64_t j = j0 + 16 * h + i;
-        v[i] = j < N ? _mm512_maskz_loadu_epi16(values, bt + j * ldbt + 2 * q0) : _mm512_setzero_si512();
+        v[i] = j < N ? Load32(bt + j * ldbt + 2 * q0, values) : _mm512_setzero_si512();
       }
       Transpose16x16(v);
       for (int64_t c = 0; c < 16; ++c) _mm512_storeu_si512(out + (q0 + c) * kBlock + 16 * h, v[c]);
@@ -100,15 +114,15 @@ __mmask32 FirstHalves(int64_t count) {
 
 // Rows [0, M32) of op(A) for pairs [q0, q1) as bf16 rows of `stride` values, zero padded: A
 // plain [M, K] (row stride lda) or, transposed, stored [K, M].
-[[gnu::target("avx512f,avx512bw,avx512vl")]] void PackAChunk(bool trans_a, int64_t M, int64_t K, const uint16_t* a,
-                                                    int64_t lda, int64_t q0, int64_t q1, uint16_t* out,
-                                                    int64_t stride) {
+template <typename Src>
+[[GPT_SFT_PACK_TARGET]] void PackAChunk(bool trans_a, int64_t M, int64_t K, const Src* a, int64_t lda, int64_t q0,
+                                        int64_t q1, uint16_t* out, int64_t stride) {
   const int64_t m32 = RoundUp32(M);
   if (!trans_a) {
     for (int64_t r = 0; r < m32; ++r)
       for (int64_t q = q0; q < q1; q += 16) {
         const __mmask32 values = r < M ? FirstHalves(K - 2 * q) : __mmask32(0);
-        _mm512_storeu_si512(out + r * stride + 2 * (q - q0), _mm512_maskz_loadu_epi16(values, a + r * lda + 2 * q));
+        _mm512_storeu_si512(out + r * stride + 2 * (q - q0), Load32(a + r * lda + 2 * q, values));
       }
     return;
   }
@@ -172,19 +186,24 @@ T* Grown(std::vector<T>& buffer, int64_t n) {
   return buffer.data();
 }
 
-[[gnu::target("amx-tile,amx-bf16")]] void Gemm(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a,
+template <typename Src>
+[[gnu::target("amx-tile,amx-bf16")]] void Gemm(bool trans_a, int64_t M, int64_t N, int64_t K, const Src* a,
                                                int64_t lda, const uint32_t* packed_b, bool accumulate, float* c,
                                                int64_t ldc) {
   const int64_t pairs = Pairs16(K), blocks = AmxPackedBBlocks(N), m32 = RoundUp32(M);
-  // A read in place for whole groups of rows, else from `packed` (rows of `packed_stride`
-  // values starting at the chunk's first pair; a plain A packed once for all of k).
-  const bool in_place = !trans_a && K % kBlock == 0;
+  // A read in place for whole groups of rows (bf16 bits, K whole tiles), else from `packed`
+  // (rows of `packed_stride` values starting at the chunk's first pair; a plain A packed once
+  // for all of k).
+  const bool in_place = std::is_same_v<Src, uint16_t> && !trans_a && K % kBlock == 0;
   const bool packed_once = !trans_a && !in_place;
+  // A transposed is gathered chunk by chunk: all its rows before the passes over B when there
+  // are several, else each group's right before the group runs (in cache, however many rows).
+  const bool per_group = trans_a && blocks <= kPassBlocks;
   const int64_t packed_stride = trans_a ? 2 * kChunkPairs : 2 * pairs;
   thread_local std::vector<uint16_t> a_buffer;
   uint16_t* packed = nullptr;
   if (trans_a) {
-    packed = Grown(a_buffer, m32 * packed_stride);
+    packed = Grown(a_buffer, (per_group ? kBlock : m32) * packed_stride);
   } else if (packed_once) {
     packed = Grown(a_buffer, m32 * packed_stride);
     PackAChunk(false, M, K, a, lda, 0, pairs, packed, packed_stride);
@@ -199,18 +218,21 @@ T* Grown(std::vector<T>& buffer, int64_t n) {
   _tile_loadconfig(&kConfig);
   for (int64_t q0 = 0; q0 < pairs; q0 += kChunkPairs) {
     const int64_t q1 = std::min(pairs, q0 + kChunkPairs);
-    if (trans_a) PackAChunk(true, M, K, a, lda, q0, q1, packed, packed_stride);
+    if (trans_a && !per_group) PackAChunk(true, M, K, a, lda, q0, q1, packed, packed_stride);
     const bool load_c = accumulate || q0 > 0;
     for (int64_t p0 = 0; p0 < blocks; p0 += kPassBlocks) {
       const int64_t p1 = std::min(blocks, p0 + kPassBlocks);
       for (int64_t i = 0; i < M; i += kBlock) {
         const uint16_t* a_group;
-        if (trans_a) {
+        if (per_group) {
+          PackAChunk(true, std::min(kBlock, M - i), K, a + i, lda, q0, q1, packed, packed_stride);
+          a_group = packed;
+        } else if (trans_a) {
           a_group = packed + i * packed_stride;
         } else if (packed_once) {
           a_group = packed + i * packed_stride + 2 * q0;
         } else if (i + kBlock <= M) {
-          a_group = a + i * lda + 2 * q0;
+          a_group = reinterpret_cast<const uint16_t*>(a) + i * lda + 2 * q0;  // in place: bits
         } else {
           a_group = packed + 2 * q0;
         }
@@ -243,13 +265,39 @@ int64_t AmxPackedBBlocks(int64_t N) { return (N + kBlock - 1) / kBlock; }
 
 int64_t AmxPackedBBytes(int64_t N, int64_t K) { return AmxPackedBBlocks(N) * Pairs16(K) * kBlock * 4; }
 
-void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
-              uint32_t* packed) {
+namespace {
+
+template <typename Src>
+void PackB(bool trans_b, int64_t N, int64_t K, const Src* b, int64_t ldb, int64_t block0, int64_t block1,
+           uint32_t* packed) {
   if (!trans_b) return PackPlainBlocks(N, K, b, ldb, block0, block1, packed);
   for (int64_t p = block0; p < block1; ++p) PackTransposedBlock(N, K, b, ldb, p * kBlock, packed + p * Pairs16(K) * kBlock);
 }
 
+}  // namespace
+
+void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
+              uint32_t* packed) {
+  PackB(trans_b, N, K, b, ldb, block0, block1, packed);
+}
+
+void AmxPackB(bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, int64_t block0, int64_t block1,
+              uint32_t* packed) {
+  PackB(trans_b, N, K, b, ldb, block0, block1, packed);
+}
+
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a, int64_t lda,
+                 const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int64_t r = 0; r < M; ++r) std::fill(c + r * ldc, c + r * ldc + N, 0.0f);
+    return;
+  }
+  Gemm(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
+}
+
+void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {

@@ -29,11 +29,19 @@ int64_t AmxPackedBBlocks(int64_t N);
 /// when trans_b stored [N, K] (row stride ldb), into `packed` (AmxPackedBBytes(N, K) bytes).
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
               uint32_t* packed);
+/// AmxPackB of f32 values, each rounded to bf16 as it is packed (to nearest even, as
+/// RoundToBf16): the same bits as narrowing B first, in one pass. Needs AVX512_BF16.
+void AmxPackB(bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, int64_t block0, int64_t block1,
+              uint32_t* packed);
 
 /// C[M, N] (+ C when `accumulate`) = op(A) B on the calling thread: A bf16 bits [M, K] (row
 /// stride lda) or, trans_a, stored [K, M] (row stride lda); B packed by AmxPackB; C row-major
 /// (row stride ldc). Only where AmxGemmBf16Supported().
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a, int64_t lda,
+                 const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc);
+/// AmxGemmBf16 on an f32 A, each value rounded to bf16 as A is gathered into tiles (to
+/// nearest even): the same bits as on A narrowed first, in one pass. Needs AVX512_BF16.
+void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc);
 
 }  // namespace gpt_sft::runtime::kernels

@@ -141,6 +141,8 @@ void BM_Bf16GemmBlock(benchmark::State& state) {
 BENCHMARK(BM_Bf16GemmBlock)
     ->ArgsProduct({{0}, {1024}, {256, 1024}, {256, 1024}, {0, 1}})
     ->ArgsProduct({{1}, {128}, {256, 1024}, {kBT}, {0, 1}})
+    ->Args({1, 1024, 256, kBT, 0})
+    ->Args({1, 1024, 256, kBT, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -139,8 +139,8 @@ CrossEntropyResult LinearSoftcapCrossEntropyWithGrad(const T* x, const T* w, con
 namespace {
 
 // The bf16 chain's workspace: the loss's chunk sums, w prepared for the kernel once (on onednn
-// both products read it: [V, C] compact is op(B) of x w^T and B of dy w; on amx that copy is
-// packed for each product; on fp32 w's transpose too, prepared), then per thread a logits block and a gradient row (where dy is written
+// both products read it: [V, C] compact is op(B) of x w^T and B of dy w; on amx w is packed
+// for each product; on fp32 w's transpose too, prepared), then per thread a logits block and a gradient row (where dy is written
 // prepared).
 struct CarvedBf16 {
   double* partial;
@@ -208,15 +208,13 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
   // (w^T)^T (GemmBf16Inputs(false, true, N, C, V) on w's transpose), each B prepared once. On
   // onednn dx's B is w's prepared copy itself, read as B [V, C] (dy w): oneDNN packs op(B) the
   // same either way, so the same bits (linear_cross_entropy_test) without the transpose; on amx
-  // that copy is packed again as B [V, C] (its sums follow op(B), not its layout). On fp32
+  // w is packed a second time, as B [V, C] (its sums follow op(B), not its layout). On fp32
   // the transpose is made here, as the unfused step makes it: OpenBLAS's small-matrix kernels
   // sum dy w in another order.
   const Bf16GemmB w_b(kernel, /*trans_b=*/true, V, C, w, C, ws.w);
   const Bf16GemmB dx_b = [&] {
     if (kernel == Bf16Gemm::kOneDnn) return Bf16GemmB::OfPrepared(kernel, /*trans_b=*/false, C, V, ws.w, C, nullptr);
-    if (kernel == Bf16Gemm::kAmx) {  // w's bf16 copy (w_b's) packed again as B [V, C]
-      return Bf16GemmB::OfPrepared(kernel, /*trans_b=*/false, C, V, w_b.PreparedCompact(), C, ws.wt);
-    }
+    if (kernel == Bf16Gemm::kAmx) return Bf16GemmB(kernel, /*trans_b=*/false, C, V, w, C, ws.wt);  // B [V, C]
     float* wt = static_cast<float*>(ws.wt);
     Transpose(w, V, C, wt);
     return Bf16GemmB(kernel, /*trans_b=*/true, C, V, wt, V, ws.wt);  // rounded in place

@@ -117,27 +117,31 @@ const E* CompactRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const void
 
 namespace {
 
-/// Where amx's packed B lies in a Bf16GemmB's storage: after the compact bf16 copy it is
-/// packed from, on a cache line.
-int64_t AmxPackedOffset(int64_t N, int64_t K) { return (N * K * int64_t(sizeof(uint16_t)) + 63) / 64 * 64; }
-
-/// op(B) (bf16 bits, compact or not) packed for AmxGemmBf16 into `packed`, over the pool.
-void PackAmxB(bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb, void* packed) {
-  ParallelFor(AmxPackedBBlocks(N), 1, [&](int64_t p0, int64_t p1) {
-    AmxPackB(trans_b, N, K, static_cast<const uint16_t*>(b), ldb, p0, p1, static_cast<uint32_t*>(packed));
+/// op(B) (f32 values, or bf16 bits when `Src` is uint16_t) packed for AmxGemmBf16 into
+/// `packed`, over the pool: each thread a contiguous range of column blocks, so each reads
+/// one stretch of every row.
+template <typename Src>
+void PackAmxB(bool trans_b, int64_t N, int64_t K, const Src* b, int64_t ldb, void* packed) {
+  const int64_t blocks = AmxPackedBBlocks(N);
+  ParallelFor(blocks, (blocks + NumThreads() - 1) / NumThreads(), [&](int64_t p0, int64_t p1) {
+    AmxPackB(trans_b, N, K, b, ldb, p0, p1, static_cast<uint32_t*>(packed));
   });
 }
 
 }  // namespace
 
 int64_t Bf16GemmB::StorageBytes(Bf16Gemm kernel, int64_t N, int64_t K) {
-  if (kernel == Bf16Gemm::kAmx) return AmxPackedOffset(N, K) + AmxPackedBBytes(N, K);
+  if (kernel == Bf16Gemm::kAmx) return AmxPackedBBytes(N, K);
   return N * K * Bf16PreparedElementBytes(kernel);
 }
 
 Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb,
                      void* storage)
-    : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(storage), compact_(storage) {
+    : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(storage) {
+  if (kernel == Bf16Gemm::kAmx) {  // narrowed as it is packed
+    PackAmxB(trans_b, N, K, b, ldb, storage);
+    return;
+  }
   // Compact: [N, K] when transposed, else [K, N].
   const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N;
   const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, cols));
@@ -148,34 +152,36 @@ Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const 
       RoundBlock(b + r0 * ldb, ldb, r1 - r0, cols, static_cast<float*>(storage) + r0 * cols);
     }
   });
-  if (kernel == Bf16Gemm::kAmx) {
-    storage_ = static_cast<char*>(storage) + AmxPackedOffset(N, K);
-    PackAmxB(trans_b, N, K, compact_, cols, storage_);
-  }
 }
 
 Bf16GemmB Bf16GemmB::OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb,
                                 void* storage) {
   Bf16GemmB prepared(kernel, trans_b, N, K);
   if (kernel == Bf16Gemm::kAmx) {  // packed from where it lies: no compact copy first
-    prepared.storage_ = static_cast<char*>(storage) + AmxPackedOffset(N, K);
-    PackAmxB(trans_b, N, K, b, ldb, prepared.storage_);
+    prepared.storage_ = storage;
+    PackAmxB(trans_b, N, K, static_cast<const uint16_t*>(b), ldb, storage);
     return prepared;
   }
   const int64_t rows = trans_b ? N : K, cols = trans_b ? K : N, element = Bf16PreparedElementBytes(kernel);
   if (ldb == cols) {  // already compact: read in place
-    prepared.storage_ = prepared.compact_ = const_cast<void*>(b);
+    prepared.storage_ = const_cast<void*>(b);
     return prepared;
   }
   const char* from = static_cast<const char*>(b);
   char* to = static_cast<char*>(storage);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(to + r * cols * element, from + r * ldb * element, cols * element);
-  prepared.storage_ = prepared.compact_ = storage;
+  prepared.storage_ = storage;
   return prepared;
 }
 
 void Bf16GemmB::MultiplyRows(bool trans_a, int64_t m0, int64_t m1, const float* a, int64_t lda, bool accumulate,
                              float* c_rows, int64_t ldc, bool round_output) const {
+  if (kernel_ == Bf16Gemm::kAmx) {  // A narrowed as its tiles are gathered: no prepared copy first
+    AmxGemmBf16(trans_a, m1 - m0, N_, K_, trans_a ? a + m0 : a + m0 * lda, lda, static_cast<const uint32_t*>(storage_),
+                accumulate, c_rows, ldc);
+    if (round_output) RoundRows(c_rows, ldc, m1 - m0, N_);
+    return;
+  }
   int64_t lda_p = 0;
   const void* ap = Bf16GemmReadsBits(kernel_)
                        ? static_cast<const void*>(PreparedRows<uint16_t>(trans_a, m0, m1, K_, a, lda, NarrowBlock, &lda_p))

@@ -139,8 +139,8 @@ void MatmulGradWeightBf16PreparedDyX(const void* dy, const void* x, float* dw, i
                                      bool accumulate);
 
 /// The B operand of a bf16-input GEMM prepared once for `kernel` (narrowed to bf16 bit
-/// patterns for onednn, and then packed into AMX tiles' pairs for amx; rounded to bf16 values
-/// kept as f32 for fp32), for a fused kernel that
+/// patterns for onednn, narrowed as it is packed into AMX tiles' pairs for amx; rounded to bf16
+/// values kept as f32 for fp32), for a fused kernel that
 /// multiplies its own blocks of rows: MultiplyRows on GemmBlockRows(M, N, K)'s blocks (matmul.h)
 /// gives GemmBf16Inputs's very bits, which run the same calls.
 class Bf16GemmB {
@@ -157,10 +157,6 @@ class Bf16GemmB {
   static Bf16GemmB OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const void* b, int64_t ldb,
                               void* storage);
 
-  /// op(B) prepared compact ([N, K] when trans_b, else [K, N]) as the constructor from f32
-  /// made it (not for OfPrepared's): on amx the bf16 copy its tiles were packed from.
-  const void* PreparedCompact() const { return compact_; }
-
   /// C's rows [m0, m1) = op(A)'s rows times op(B) (+ C when `accumulate`), on the calling
   /// thread; A [M, K] or, trans_a, stored [K, M]; `c_rows` points at C's row m0 (a whole C, or
   /// a block of its rows in scratch); with round_output, those rows rounded to bf16 values right
@@ -174,13 +170,12 @@ class Bf16GemmB {
 
  private:
   Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K)
-      : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(nullptr), compact_(nullptr) {}
+      : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(nullptr) {}
 
   Bf16Gemm kernel_;
   bool trans_b_;
   int64_t N_, K_;
   void* storage_;  // what the GEMM reads: op(B) prepared compact, or on amx packed
-  void* compact_;
 };
 
 }  // namespace gpt_sft::runtime::kernels
