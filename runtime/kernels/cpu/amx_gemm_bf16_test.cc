@@ -4,10 +4,13 @@
 //   edges (M, N, K not multiples of the tiles, odd K, K over one chunk) must give the exact
 //   sum;
 // * on random bf16 values, rows split into blocks, A or C read at another stride, and B
-//   packed from either layout must give the same bits as one call.
+//   packed from either layout must give the same bits as one call;
+// * f32 operands (narrowed as they are packed) must give the bits of their bf16 roundings
+//   (RoundToBf16, ties to even) given as bits.
 // Skipped (with a message) on CPUs without AMX-BF16: the bf16 matmuls then run oneDNN or fp32.
 #include "runtime/kernels/cpu/amx_gemm_bf16.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -121,6 +124,32 @@ TEST_F(AmxGemmBf16Test, BitsDependOnKOnly) {
       for (int64_t m = 0; m < g.M; ++m) std::memcpy(split.data() + m * g.N, wide.data() + m * ldc, g.N * 4);
       ExpectSameBits(whole, split, "C from blocks of rows");
     }
+  }
+}
+
+TEST_F(AmxGemmBf16Test, F32OperandsGiveTheBitsOfTheirRoundings) {
+  if (!__builtin_cpu_supports("avx512bf16")) GTEST_SKIP() << "the f32 packing needs AVX512_BF16";
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.f, 1.f);
+  for (const Gemm& g : {Gemm{70, 45, 100, false, true}, Gemm{40, 64, 1030, true, false}}) {
+    SCOPED_TRACE(::testing::Message() << g.M << "x" << g.N << "x" << g.K << " trans_a " << g.trans_a);
+    const int64_t lda = (g.trans_a ? g.M : g.K) + 1, ldb = (g.trans_b ? g.K : g.N) + 2;
+    std::vector<float> a((g.trans_a ? g.K : g.M) * lda), b((g.trans_b ? g.N : g.K) * ldb);
+    for (float& x : a) x = normal(rng);
+    for (float& x : b) x = normal(rng);
+    a[0] = 1.0f + std::ldexp(1.0f, -8);  // ties: to even, down and up
+    b[0] = 1.0f + 3 * std::ldexp(1.0f, -8);
+    std::vector<uint16_t> a_bits(a.size()), b_bits(b.size());
+    for (size_t i = 0; i < a.size(); ++i) a_bits[i] = Bits(compiler::RoundToBf16(a[i]));
+    for (size_t i = 0; i < b.size(); ++i) b_bits[i] = Bits(compiler::RoundToBf16(b[i]));
+    const std::vector<uint32_t> want_b = Packed(g, b_bits, ldb);
+    std::vector<uint32_t> got_b(want_b.size());
+    AmxPackB(g.trans_b, g.N, g.K, b.data(), ldb, 0, AmxPackedBBlocks(g.N), got_b.data());
+    ExpectSameBits(want_b, got_b, "B packed from f32");
+    std::vector<float> want(g.M * g.N), got(g.M * g.N);
+    AmxGemmBf16(g.trans_a, g.M, g.N, g.K, a_bits.data(), lda, want_b.data(), false, want.data(), g.N);
+    AmxGemmBf16(g.trans_a, g.M, g.N, g.K, a.data(), lda, want_b.data(), false, got.data(), g.N);
+    ExpectSameBits(want, got, "C from an f32 A");
   }
 }
 
