@@ -196,14 +196,11 @@ template <typename Src>
   // for all of k).
   const bool in_place = std::is_same_v<Src, uint16_t> && !trans_a && K % kBlock == 0;
   const bool packed_once = !trans_a && !in_place;
-  // A transposed is gathered chunk by chunk: all its rows before the passes over B when there
-  // are several, else each group's right before the group runs (in cache, however many rows).
-  const bool per_group = trans_a && blocks <= kPassBlocks;
   const int64_t packed_stride = trans_a ? 2 * kChunkPairs : 2 * pairs;
   thread_local std::vector<uint16_t> a_buffer;
   uint16_t* packed = nullptr;
   if (trans_a) {
-    packed = Grown(a_buffer, (per_group ? kBlock : m32) * packed_stride);
+    packed = Grown(a_buffer, m32 * packed_stride);
   } else if (packed_once) {
     packed = Grown(a_buffer, m32 * packed_stride);
     PackAChunk(false, M, K, a, lda, 0, pairs, packed, packed_stride);
@@ -218,16 +215,13 @@ template <typename Src>
   _tile_loadconfig(&kConfig);
   for (int64_t q0 = 0; q0 < pairs; q0 += kChunkPairs) {
     const int64_t q1 = std::min(pairs, q0 + kChunkPairs);
-    if (trans_a && !per_group) PackAChunk(true, M, K, a, lda, q0, q1, packed, packed_stride);
+    if (trans_a) PackAChunk(true, M, K, a, lda, q0, q1, packed, packed_stride);
     const bool load_c = accumulate || q0 > 0;
     for (int64_t p0 = 0; p0 < blocks; p0 += kPassBlocks) {
       const int64_t p1 = std::min(blocks, p0 + kPassBlocks);
       for (int64_t i = 0; i < M; i += kBlock) {
         const uint16_t* a_group;
-        if (per_group) {
-          PackAChunk(true, std::min(kBlock, M - i), K, a + i, lda, q0, q1, packed, packed_stride);
-          a_group = packed;
-        } else if (trans_a) {
+        if (trans_a) {
           a_group = packed + i * packed_stride;
         } else if (packed_once) {
           a_group = packed + i * packed_stride + 2 * q0;
