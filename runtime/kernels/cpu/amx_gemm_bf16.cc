@@ -1,18 +1,23 @@
 // Implements the AMX GEMM. TDPBF16PS multiplies an A tile [16 rows x 16 pairs] by a B tile
 // [16 pairs x 16 columns] into a C tile [16 x 16] f32, a pair being two bf16 values along k
-// (low half the even one). C goes in 32 x 32 blocks held in four tiles over a chunk of k.
+// (low half the even one). C goes in 32 x 32 blocks held in four tiles over a chunk of k;
+// within a block, each tile load sits right before the first product that reads it (tiles
+// are not renamed, so this lets the next step's loads overlap this step's last products).
 //
 // The blocking, for the shapes of the step (K 256 to 8192, N 256 to 8192): k in chunks of
-// kChunkPairs pairs, then N in passes of kPassBlocks column blocks; a pass's B chunk (256 KiB)
-// stays in L2 while every 32-row group of A runs over it, and a group's A chunk (32 KiB)
-// stays in L1 while it meets each column block. C is stored after each chunk and loaded back
-// for the next (exact: f32 in, f32 out).
+// kChunkPairs pairs, then N in passes of kPassBlocks column blocks, then groups of 32 rows of
+// A, each meeting every column block of the pass. A pass's B chunk (512 KiB) stays in L2
+// while the groups run over it. C is stored after each chunk and loaded back for the next
+// (exact: f32 in, f32 out). Chunks of 512 pairs were as fast as or faster than 128, 192, 256
+// and 1024 at each block shape of kernels_benchmark's BM_Bf16GemmBlock on the Xeon this was
+// written on.
 //
-// A's tiles: rows of A read in place when A is plain and K a multiple of 32 (a tile is 16
-// rows of 64 bytes at A's stride); otherwise copied into a per-thread buffer padded with
-// zeros: the last partial group of 32 rows, every row when K is not a multiple of 32, and a
-// transposed A chunk by chunk (its pairs gathered and transposed 16 x 16 in registers).
-// C's blocks that stick out past M or N go through a 32 x 32 buffer.
+// A's tiles: bf16 rows of A read in place when A is plain and K a multiple of 32 (a tile is
+// 16 rows of 64 bytes at A's stride); otherwise gathered into a per-thread buffer padded with
+// zeros: the last partial group of 32 rows; every row, once, when K is not a multiple of 32
+// or A is f32 (narrowed on the way); a transposed A chunk by chunk, for all the block's rows
+// (its pairs gathered and transposed 16 x 16 in registers). C's blocks that stick out past M
+// or N go through a 32 x 32 buffer.
 #include "runtime/kernels/cpu/amx_gemm_bf16.h"
 
 #include <immintrin.h>
@@ -141,6 +146,7 @@ template <typename Src>
 }
 
 #pragma GCC diagnostic pop
+#undef GPT_SFT_PACK_TARGET
 
 // One 32 x 32 block of C over pairs [q0, q1): A's two tiles from `a` (bf16 rows, `a_bytes`
 // apart, at pair q0), B's from its packed block (at pair q0); C loaded from `c` (row stride
@@ -161,9 +167,6 @@ template <typename Src>
     _tile_zero(3);
   }
   constexpr int64_t kBBytes = kBlock * 4;
-  // Each load placed right before the first product that reads it: tiles are not renamed, so
-  // a load waits for the products that read the tile before; this order lets the next
-  // step's loads of A's first tile and B's overlap this step's last products.
   for (int64_t q = 0; q < pairs; q += 16) {
     _tile_loadd(4, a + 2 * q, a_bytes);
     _tile_loadd(6, b + q * kBlock, kBBytes);

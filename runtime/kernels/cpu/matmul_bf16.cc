@@ -5,6 +5,8 @@
 // logits' cotangent is the largest operand). The fp32 fallback rounds its inputs to bf16
 // values the same way (into f32 buffers) before sgemm, so both kernels round what they read
 // and the compiler may skip a rounding that only they read (gpt-elide-gemm-input-rounding).
+// On amx the GEMM narrows f32 operands itself as it packs them (amx_gemm_bf16.h): B into its
+// tile pairs once per call, A's rows in each block, so neither is narrowed into a copy first.
 #include "runtime/kernels/cpu/matmul_bf16.h"
 
 #include <immintrin.h>
