@@ -23,6 +23,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -183,10 +184,14 @@ template <typename Src>
   _tile_stored(3, c1 + 16, c_bytes);
 }
 
+// n elements of `buffer` starting on a cache line, so that each 64-byte tile row lies in one
+// line (a vector's data is only 16-byte aligned; a row split over two lines costs two loads).
 template <typename T>
-T* Grown(std::vector<T>& buffer, int64_t n) {
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-  return buffer.data();
+T* GrownAligned(std::vector<T>& buffer, int64_t n) {
+  constexpr int64_t kSlack = 64 / sizeof(T);
+  if (static_cast<int64_t>(buffer.size()) < n + kSlack) buffer.resize(n + kSlack);
+  const auto address = reinterpret_cast<uintptr_t>(buffer.data());
+  return reinterpret_cast<T*>((address + 63) / 64 * 64);
 }
 
 template <typename Src>
@@ -203,13 +208,13 @@ template <typename Src>
   thread_local std::vector<uint16_t> a_buffer;
   uint16_t* packed = nullptr;
   if (trans_a) {
-    packed = Grown(a_buffer, m32 * packed_stride);
+    packed = GrownAligned(a_buffer, m32 * packed_stride);
   } else if (packed_once) {
-    packed = Grown(a_buffer, m32 * packed_stride);
+    packed = GrownAligned(a_buffer, m32 * packed_stride);
     PackAChunk(false, M, K, a, lda, 0, pairs, packed, packed_stride);
   } else if (M % kBlock != 0) {  // the last group's rows, padded
     const int64_t last = M / kBlock * kBlock;
-    packed = Grown(a_buffer, kBlock * packed_stride);
+    packed = GrownAligned(a_buffer, kBlock * packed_stride);
     PackAChunk(false, M - last, K, a + last * lda, lda, 0, pairs, packed, packed_stride);
   }
   alignas(64) thread_local float edge[kBlock * kBlock];
@@ -271,6 +276,19 @@ void PackB(bool trans_b, int64_t N, int64_t K, const Src* b, int64_t ldb, int64_
   for (int64_t p = block0; p < block1; ++p) PackTransposedBlock(N, K, b, ldb, p * kBlock, packed + p * Pairs16(K) * kBlock);
 }
 
+// AmxGemmBf16 on either kind of A: no products (K = 0) leave C, or zero it.
+template <typename Src>
+void Run(bool trans_a, int64_t M, int64_t N, int64_t K, const Src* a, int64_t lda, const uint32_t* packed_b,
+         bool accumulate, float* c, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    if (!accumulate)
+      for (int64_t r = 0; r < M; ++r) std::fill(c + r * ldc, c + r * ldc + N, 0.0f);
+    return;
+  }
+  Gemm(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
+}
+
 }  // namespace
 
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
@@ -285,24 +303,12 @@ void AmxPackB(bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, i
 
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate)
-      for (int64_t r = 0; r < M; ++r) std::fill(c + r * ldc, c + r * ldc + N, 0.0f);
-    return;
-  }
-  Gemm(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
+  Run(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
 }
 
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    if (!accumulate)
-      for (int64_t r = 0; r < M; ++r) std::fill(c + r * ldc, c + r * ldc + N, 0.0f);
-    return;
-  }
-  Gemm(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
+  Run(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
 }
 
 }  // namespace gpt_sft::runtime::kernels

@@ -124,13 +124,14 @@ void BM_Bf16GemmBlock(benchmark::State& state) {
   std::mt19937 rng(5);
   for (auto& x : a) x = static_cast<uint16_t>(0x3f00 + rng() % 256);
   for (auto& x : b) x = static_cast<uint16_t>(0xbf00 + rng() % 256);
-  std::vector<uint32_t> packed(amx ? AmxPackedBBytes(N, K) / 4 : 0);
-  if (amx) AmxPackB(/*trans_b=*/true, N, K, b.data(), K, 0, AmxPackedBBlocks(N), packed.data());
+  const ScratchBuffer packed_bytes(amx ? AmxPackedBBytes(N, K) : 0);  // on a cache line, as the step's
+  uint32_t* packed = reinterpret_cast<uint32_t*>(packed_bytes.get().data);
+  if (amx) AmxPackB(/*trans_b=*/true, N, K, b.data(), K, 0, AmxPackedBBlocks(N), packed);
   std::vector<float> c(M * N);
   const int64_t lda = trans_a ? M : K;
   for (auto _ : state) {
     if (amx) {
-      AmxGemmBf16(trans_a, M, N, K, a.data(), lda, packed.data(), false, c.data(), N);
+      AmxGemmBf16(trans_a, M, N, K, a.data(), lda, packed, false, c.data(), N);
     } else {
       OneDnnGemmBf16(trans_a, /*trans_b=*/true, M, N, K, a.data(), lda, b.data(), K, false, c.data(), N);
     }
