@@ -248,13 +248,13 @@ AmxPlan PlanAmx(int64_t m, int64_t n, int64_t k) {
         _tile_zero(2);
         _tile_zero(3);
       }
-      for (int64_t q = 0; q < p.pairs16; q += 16) {
-        _tile_loadd(4, a + i * p.pairs16 + q, lda);
-        _tile_loadd(5, a + (i + 16) * p.pairs16 + q, lda);
+      for (int64_t q = 0; q < p.pairs16; q += 16) {  // each load right before its first reader,
+        _tile_loadd(4, a + i * p.pairs16 + q, lda);    // as amx_gemm_bf16.cc's blocks do
         _tile_loadd(6, b + q * p.n16 + j, ldb);
-        _tile_loadd(7, b + q * p.n16 + j + 16, ldb);
         _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(7, b + q * p.n16 + j + 16, ldb);
         _tile_dpbf16ps(1, 4, 7);
+        _tile_loadd(5, a + (i + 16) * p.pairs16 + q, lda);
         _tile_dpbf16ps(2, 5, 6);
         _tile_dpbf16ps(3, 5, 7);
       }
