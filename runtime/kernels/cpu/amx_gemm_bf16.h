@@ -27,6 +27,8 @@ int64_t AmxPackedBBytes(int64_t N, int64_t K);
 int64_t AmxPackedBBlocks(int64_t N);
 /// Packs the column blocks [block0, block1) of op(B), bf16 bits: B [K, N] (row stride ldb), or
 /// when trans_b stored [N, K] (row stride ldb), into `packed` (AmxPackedBBytes(N, K) bytes).
+/// `packed` should start on a cache line: each 64-byte row of a B tile then lies in one line
+/// (elsewhere every row straddles two; the same bits, up to 1.5x slower).
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
               uint32_t* packed);
 /// AmxPackB of f32 values, each rounded to bf16 as it is packed (to nearest even, as
