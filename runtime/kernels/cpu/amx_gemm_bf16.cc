@@ -1,8 +1,7 @@
 // Implements the AMX GEMM. TDPBF16PS multiplies an A tile [16 rows x 16 pairs] by a B tile
 // [16 pairs x 16 columns] into a C tile [16 x 16] f32, a pair being two bf16 values along k
-// (low half the even one). C goes in 32 x 32 blocks held in four tiles over a chunk of k;
-// within a block, each tile load sits right before the first product that reads it (tiles
-// are not renamed, so this lets the next step's loads overlap this step's last products).
+// (low half the even one). C goes in 32 x 32 blocks held in four tiles over a chunk of k
+// (AmxBlock32, amx_tiles.h, shared with attention's tiles).
 //
 // The blocking, for the shapes of the step (K 256 to 8192, N 256 to 8192): k in chunks of
 // kChunkPairs pairs, then N in passes of kPassBlocks column blocks, then groups of 32 rows of
@@ -28,10 +27,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "runtime/kernels/cpu/amx_tile_config.h"
+#include "runtime/kernels/cpu/amx_tiles.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
+#include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -149,41 +149,6 @@ template <typename Src>
 #pragma GCC diagnostic pop
 #undef GPT_SFT_PACK_TARGET
 
-// One 32 x 32 block of C over pairs [q0, q1): A's two tiles from `a` (bf16 rows, `a_bytes`
-// apart, at pair q0), B's from its packed block (at pair q0); C loaded from `c` (row stride
-// c_bytes) when `load_c`, else zero, and stored back.
-[[gnu::target("amx-tile,amx-bf16")]] inline void Block(const uint16_t* a, int64_t a_bytes, const uint32_t* b,
-                                                       int64_t pairs, float* c, int64_t c_bytes, bool load_c) {
-  float* c1 = reinterpret_cast<float*>(reinterpret_cast<char*>(c) + 16 * c_bytes);
-  const uint16_t* a1 = reinterpret_cast<const uint16_t*>(reinterpret_cast<const char*>(a) + 16 * a_bytes);
-  if (load_c) {
-    _tile_loadd(0, c, c_bytes);
-    _tile_loadd(1, c + 16, c_bytes);
-    _tile_loadd(2, c1, c_bytes);
-    _tile_loadd(3, c1 + 16, c_bytes);
-  } else {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
-  }
-  constexpr int64_t kBBytes = kBlock * 4;
-  for (int64_t q = 0; q < pairs; q += 16) {
-    _tile_loadd(4, a + 2 * q, a_bytes);
-    _tile_loadd(6, b + q * kBlock, kBBytes);
-    _tile_dpbf16ps(0, 4, 6);
-    _tile_loadd(7, b + q * kBlock + 16, kBBytes);
-    _tile_dpbf16ps(1, 4, 7);
-    _tile_loadd(5, a1 + 2 * q, a_bytes);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 5, 7);
-  }
-  _tile_stored(0, c, c_bytes);
-  _tile_stored(1, c + 16, c_bytes);
-  _tile_stored(2, c1, c_bytes);
-  _tile_stored(3, c1 + 16, c_bytes);
-}
-
 // A group of 32 rows of A as a block's tiles read it: where its row 0 starts at the current
 // chunk's first pair, and its rows' stride in bytes.
 struct GroupOfA {
@@ -229,10 +194,9 @@ class RowsOfA {
   // one line (a vector's data is only 16-byte aligned; a row split over two lines costs two
   // loads: 10.4 against 6.9 ms for the lm_head weight gradient's block).
   static uint16_t* GrownAligned(std::vector<uint16_t>& buffer, int64_t n) {
-    constexpr int64_t kSlack = 32;  // elements: 64 bytes
+    constexpr int64_t kSlack = kWorkspaceAlignment / sizeof(uint16_t);
     if (static_cast<int64_t>(buffer.size()) < n + kSlack) buffer.resize(n + kSlack);
-    const auto address = reinterpret_cast<uintptr_t>(buffer.data());
-    return reinterpret_cast<uint16_t*>((address + 63) / 64 * 64);
+    return AlignedForWorkspace(buffer.data());
   }
 
   bool trans_a_;
@@ -256,7 +220,7 @@ thread_local std::vector<uint16_t> RowsOfA<Src>::buffer_;
   for (int64_t r = 0; r < kBlock; ++r)
     for (int64_t col = 0; col < kBlock; ++col)
       edge[r * kBlock + col] = load_c && r < rows && col < cols ? c[r * ldc + col] : 0.0f;
-  Block(a.rows, a.bytes, b, pairs, edge, 4 * kBlock, /*load_c=*/true);
+  AmxBlock32(a.rows, a.bytes, b, 4 * kBlock, pairs, edge, 4 * kBlock, /*load_c=*/true);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(c + r * ldc, edge + r * kBlock, cols * 4);
 }
 
@@ -280,7 +244,7 @@ template <typename Src>
           const int64_t j = p * kBlock;
           const uint32_t* b = packed_b + p * pairs * kBlock + q0 * kBlock;
           if (i + kBlock <= M && j + kBlock <= N) {
-            Block(group.rows, group.bytes, b, q1 - q0, c + i * ldc + j, 4 * ldc, load_c);
+            AmxBlock32(group.rows, group.bytes, b, 4 * kBlock, q1 - q0, c + i * ldc + j, 4 * ldc, load_c);
           } else {
             EdgeBlock(group, b, q1 - q0, c + i * ldc + j, ldc, std::min(kBlock, M - i), std::min(kBlock, N - j),
                       load_c);

@@ -351,11 +351,8 @@ TEST(Attention, Bf16PreparedDvIsTheF32DvPrepared) {
       dout(doutd.begin(), doutd.end());
   for (auto schedule : {AttentionGradSchedule::kFused, AttentionGradSchedule::kTwoPass}) {
     const Result<float> f32 = RunBf16Kernel(qd, kd, vd, doutd, &seg, s, schedule);
-    std::vector<Bf16Gemm> kernels = {Bf16Gemm::kFp32};
-    for (Bf16Gemm gemm : {Bf16Gemm::kOneDnn, Bf16Gemm::kAmx})
-      if (Bf16GemmSupported(gemm)) kernels.push_back(gemm);
-    for (Bf16Gemm gemm : kernels) {
-      SCOPED_TRACE(gemm == Bf16Gemm::kAmx ? "amx" : gemm == Bf16Gemm::kOneDnn ? "onednn" : "fp32");
+    for (Bf16Gemm gemm : SupportedBf16Gemms()) {
+      SCOPED_TRACE(Bf16GemmName(gemm));
       const int64_t bytes = KvSize(s) * Bf16PreparedElementBytes(gemm);
       std::vector<char> want(bytes), got(KvSize(s) * sizeof(float), char(0x5a));
       PrepareBf16Operand(gemm, f32.dv.data(), KvSize(s), want.data());

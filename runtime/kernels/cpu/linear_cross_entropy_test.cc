@@ -203,16 +203,6 @@ std::vector<float> Prepared(Bf16Gemm kernel, const std::vector<float>& v) {
   return out;
 }
 
-std::vector<Bf16Gemm> Bf16Kernels() {
-  std::vector<Bf16Gemm> kernels = {Bf16Gemm::kFp32};
-  for (Bf16Gemm kernel : {Bf16Gemm::kOneDnn, Bf16Gemm::kAmx})
-    if (Bf16GemmSupported(kernel)) kernels.push_back(kernel);
-  return kernels;
-}
-
-const char* Name(Bf16Gemm kernel) {
-  return kernel == Bf16Gemm::kAmx ? "amx" : kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32";
-}
 
 // The inputs are f32 (not bf16 values): the products round them, as the compiled step's
 // elided roundings rely on; w^T is its own buffer (the step's transpose), as unfused.
@@ -255,8 +245,8 @@ void ExpectFusedBf16IsUnfused(Bf16Gemm kernel, LinearLossShape s, uint32_t seed)
 }
 
 TEST(LinearSoftcapBf16CrossEntropy, EqualsTheUnfusedChainBitForBitOnEachKernel) {
-  for (Bf16Gemm kernel : Bf16Kernels()) {
-    SCOPED_TRACE(Name(kernel));
+  for (Bf16Gemm kernel : SupportedBf16Gemms()) {
+    SCOPED_TRACE(Bf16GemmName(kernel));
     ExpectFusedBf16IsUnfused(kernel, {37, 50, 16}, 11);
     ExpectFusedBf16IsUnfused(kernel, {1000, 700, 64}, 12);
     ExpectFusedBf16IsUnfused(kernel, {2048, 2048, 128}, 13);
@@ -268,7 +258,7 @@ TEST(LinearSoftcapBf16CrossEntropy, SameBitsOnOneAndThreeThreads) {
   const int saved = NumThreads();
   for (int threads : {1, 3}) {
     SetNumThreads(threads);
-    for (Bf16Gemm kernel : Bf16Kernels()) ExpectFusedBf16IsUnfused(kernel, {1200, 500, 48}, 15);
+    for (Bf16Gemm kernel : SupportedBf16Gemms()) ExpectFusedBf16IsUnfused(kernel, {1200, 500, 48}, 15);
   }
   SetNumThreads(saved);
 }
@@ -281,8 +271,8 @@ TEST(LinearSoftcapBf16CrossEntropy, SkipsBlocksOfIgnoredTargetsWithTheSameBits) 
   const std::vector<int32_t> targets = SftTargets(s, 43);
   std::vector<float> poisoned = x;
   PoisonPadding(poisoned, s);
-  for (Bf16Gemm kernel : Bf16Kernels()) {
-    SCOPED_TRACE(Name(kernel));
+  for (Bf16Gemm kernel : SupportedBf16Gemms()) {
+    SCOPED_TRACE(Bf16GemmName(kernel));
     const Outputs<float> want = UnfusedBf16(kernel, x, w, wt, targets, s, 15.0f, 1.0);
     for (bool prepared : {false, true}) {
       Outputs<float> got = FusedBf16(kernel, poisoned, w, targets, s, 15.0f, 1.0,

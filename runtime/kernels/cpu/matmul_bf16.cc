@@ -23,6 +23,7 @@
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -119,15 +120,6 @@ const E* CompactRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const void
 
 namespace {
 
-/// Packed B on a cache line: a B tile's 16 rows of 64 bytes then each lie in one line (from a
-/// 16-byte aligned buffer every row straddles two: the lm_head weight gradient's blocks ran
-/// 10.4 against 6.9 ms in BM_Bf16GemmBlock, depending on where its buffer happened to start).
-constexpr int64_t kCacheLine = 64;
-void* CacheLineAligned(void* p) {
-  const auto address = reinterpret_cast<uintptr_t>(p);
-  return reinterpret_cast<void*>((address + kCacheLine - 1) / kCacheLine * kCacheLine);
-}
-
 /// op(B) (f32 values, or bf16 bits when `Src` is uint16_t) packed for AmxGemmBf16 into
 /// `packed`, over the pool: each thread a contiguous range of column blocks, so each reads
 /// one stretch of every row.
@@ -142,7 +134,10 @@ void PackAmxB(bool trans_b, int64_t N, int64_t K, const Src* b, int64_t ldb, voi
 }  // namespace
 
 int64_t Bf16GemmB::StorageBytes(Bf16Gemm kernel, int64_t N, int64_t K) {
-  if (kernel == Bf16Gemm::kAmx) return AmxPackedBBytes(N, K) + kCacheLine;  // room to align
+  // amx: room to start packed B on a cache line, where each 64-byte row of a B tile lies in one
+  // line (from a 16-byte aligned buffer every row straddles two: the lm_head weight gradient's
+  // blocks ran 10.4 against 6.9 ms in BM_Bf16GemmBlock, depending on where the buffer started).
+  if (kernel == Bf16Gemm::kAmx) return AmxPackedBBytes(N, K) + kWorkspaceAlignment;
   return N * K * Bf16PreparedElementBytes(kernel);
 }
 
@@ -150,7 +145,7 @@ Bf16GemmB::Bf16GemmB(Bf16Gemm kernel, bool trans_b, int64_t N, int64_t K, const 
                      void* storage)
     : kernel_(kernel), trans_b_(trans_b), N_(N), K_(K), storage_(storage) {
   if (kernel == Bf16Gemm::kAmx) {  // narrowed as it is packed
-    storage_ = CacheLineAligned(storage);
+    storage_ = AlignedForWorkspace(storage);
     PackAmxB(trans_b, N, K, b, ldb, storage_);
     return;
   }
@@ -170,7 +165,7 @@ Bf16GemmB Bf16GemmB::OfPrepared(Bf16Gemm kernel, bool trans_b, int64_t N, int64_
                                 void* storage) {
   Bf16GemmB prepared(kernel, trans_b, N, K);
   if (kernel == Bf16Gemm::kAmx) {  // packed from where it lies: no compact copy first
-    prepared.storage_ = CacheLineAligned(storage);
+    prepared.storage_ = AlignedForWorkspace(storage);
     PackAmxB(trans_b, N, K, static_cast<const uint16_t*>(b), ldb, prepared.storage_);
     return prepared;
   }
@@ -266,15 +261,6 @@ bool CpuHasAmxGemm() {
   return has;
 }
 
-const char* Name(Bf16Gemm kernel) {
-  switch (kernel) {
-    case Bf16Gemm::kAmx: return "amx";
-    case Bf16Gemm::kOneDnn: return "onednn";
-    case Bf16Gemm::kFp32: return "fp32";
-  }
-  return "fp32";
-}
-
 Bf16Gemm CpuChoice() {
   if (CpuHasAmxGemm()) return Bf16Gemm::kAmx;
   return OneDnnHasBf16DotProduct() ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
@@ -285,16 +271,16 @@ Bf16Gemm Choose() {
   const char* forced = std::getenv(kEnv);
   if (forced == nullptr || *forced == '\0') return cpu;
   for (Bf16Gemm kernel : {Bf16Gemm::kAmx, Bf16Gemm::kOneDnn, Bf16Gemm::kFp32}) {
-    if (std::strcmp(forced, Name(kernel)) != 0) continue;
+    if (std::strcmp(forced, Bf16GemmName(kernel)) != 0) continue;
     if (Bf16GemmSupported(kernel)) return kernel;
     std::fprintf(stderr, "%s=%s: this CPU cannot run it (%s); the bf16 matmuls run %s\n", kEnv, forced,
                  kernel == Bf16Gemm::kAmx ? "no AMX-BF16 with AVX512_BF16, or Linux refused the tile state"
                                           : "oneDNN has no bf16 dot-product kernel here (no AVX512_BF16)",
-                 Name(cpu));
+                 Bf16GemmName(cpu));
     return cpu;
   }
   std::fprintf(stderr, "%s=%s is not one of amx, onednn, fp32; choosing from the CPU's flags (%s)\n", kEnv, forced,
-               Name(cpu));
+               Bf16GemmName(cpu));
   return cpu;
 }
 
@@ -307,6 +293,22 @@ bool Bf16GemmSupported(Bf16Gemm kernel) {
     case Bf16Gemm::kFp32: return true;
   }
   return false;
+}
+
+std::vector<Bf16Gemm> SupportedBf16Gemms() {
+  std::vector<Bf16Gemm> kernels;
+  for (Bf16Gemm kernel : {Bf16Gemm::kFp32, Bf16Gemm::kOneDnn, Bf16Gemm::kAmx})
+    if (Bf16GemmSupported(kernel)) kernels.push_back(kernel);
+  return kernels;
+}
+
+const char* Bf16GemmName(Bf16Gemm kernel) {
+  switch (kernel) {
+    case Bf16Gemm::kAmx: return "amx";
+    case Bf16Gemm::kOneDnn: return "onednn";
+    case Bf16Gemm::kFp32: return "fp32";
+  }
+  return "fp32";
 }
 
 Bf16Gemm ActiveBf16Gemm() {

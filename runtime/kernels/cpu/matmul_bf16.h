@@ -25,6 +25,7 @@
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include <string>
+#include <vector>
 
 namespace gpt_sft::runtime::kernels {
 
@@ -34,6 +35,10 @@ enum class Bf16Gemm { kOneDnn, kFp32, kAmx };
 inline bool Bf16GemmReadsBits(Bf16Gemm kernel) { return kernel != Bf16Gemm::kFp32; }
 /// True when this CPU can run `kernel` (fp32 always).
 bool Bf16GemmSupported(Bf16Gemm kernel);
+/// The kernels this CPU can run: fp32, then onednn and amx where supported.
+std::vector<Bf16Gemm> SupportedBf16Gemms();
+/// "amx", "onednn" or "fp32": GPT_SFT_CPU_BF16_GEMM's spelling.
+const char* Bf16GemmName(Bf16Gemm kernel);
 
 /// The kernel the bf16-input matmuls run: GPT_SFT_CPU_BF16_GEMM if set (and possible here),
 /// else amx where the CPU has it, else onednn where oneDNN has bf16 dot products, else fp32.

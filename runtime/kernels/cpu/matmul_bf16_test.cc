@@ -95,12 +95,9 @@ TEST(MatmulBf16, AmxMatchesTheExactSumOnBf16Values) {
 /// The kernels on bf16 dot products this CPU runs (amx, onednn).
 std::vector<Bf16Gemm> DotProductKernels() {
   std::vector<Bf16Gemm> kernels;
-  for (Bf16Gemm kernel : {Bf16Gemm::kAmx, Bf16Gemm::kOneDnn})
-    if (Bf16GemmSupported(kernel)) kernels.push_back(kernel);
+  for (Bf16Gemm kernel : SupportedBf16Gemms())
+    if (kernel != Bf16Gemm::kFp32) kernels.push_back(kernel);
   return kernels;
-}
-const char* Name(Bf16Gemm kernel) {
-  return kernel == Bf16Gemm::kAmx ? "amx" : kernel == Bf16Gemm::kOneDnn ? "onednn" : "fp32";
 }
 
 TEST(MatmulBf16, Fp32FallbackMatchesTheExactSumOnBf16Values) {
@@ -116,7 +113,7 @@ TEST(MatmulBf16, DotProductKernelsAgreeWithTheFallbackAndWithThemselvesOverThrea
   std::vector<float> fp32(M * N);
   GemmBf16Inputs(Bf16Gemm::kFp32, false, true, M, N, K, x.data(), K, w.data(), K, false, fp32.data(), N);
   for (Bf16Gemm kernel : DotProductKernels()) {
-    SCOPED_TRACE(Name(kernel));
+    SCOPED_TRACE(Bf16GemmName(kernel));
     std::vector<float> one(M * N), two(M * N);
     const int saved = NumThreads();
     SetNumThreads(1);
@@ -139,7 +136,7 @@ TEST(MatmulBf16, DotProductKernelsAgreeWithTheFallbackAndWithThemselvesOverThrea
 TEST(MatmulBf16, DotProductKernelsRoundInputsThatAreNotBf16ValuesToNearestEven) {
   if (DotProductKernels().empty()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
   for (Bf16Gemm kernel : DotProductKernels()) {
-  SCOPED_TRACE(Name(kernel));
+  SCOPED_TRACE(Bf16GemmName(kernel));
   const int64_t M = 3, N = 2, K = 18;  // K past one 16-lane block: the tail path too
   std::vector<float> x = Random(M * K, 6, false), w(N * K, 0.0f);
   x[0] = 1.0f + std::ldexp(1.0f, -8);                            // a tie: rounds down to even 1.0
@@ -247,13 +244,12 @@ TEST(MatmulBf16, ByTheWeightIsByItsTransposedCopyBitForBit) {
     MatmulGradInputBf16Inputs(dy.data(), w.data(), direct.data(), M, N, K, round);
     EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(float)), 0) << "round " << round;
   }
-  for (Bf16Gemm kernel : {Bf16Gemm::kFp32, Bf16Gemm::kOneDnn, Bf16Gemm::kAmx}) {
-    if (!Bf16GemmSupported(kernel)) continue;
+  for (Bf16Gemm kernel : SupportedBf16Gemms()) {
     std::vector<float> by_copy(M * K), direct(M * K);
     GemmBf16Inputs(kernel, false, true, M, K, N, dy.data(), N, wt.data(), N, false, by_copy.data(), K);
     GemmBf16Inputs(kernel, false, false, M, K, N, dy.data(), N, w.data(), K, false, direct.data(), K);
     EXPECT_EQ(std::memcmp(by_copy.data(), direct.data(), by_copy.size() * sizeof(float)), 0)
-        << Name(kernel);
+        << Bf16GemmName(kernel);
   }
 }
 

@@ -18,7 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/kernels/cpu/amx_tile_config.h"
+#include "runtime/kernels/cpu/amx_tiles.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 
@@ -236,32 +236,8 @@ AmxPlan PlanAmx(int64_t m, int64_t n, int64_t k) {
   const int64_t lda = p.pairs16 * 4, ldb = p.n16 * 4, ldc = ldc_floats * 4;  // bytes
   for (int64_t i = 0; i < p.m16; i += 32)
     for (int64_t j = 0; j < p.n16; j += 32) {
-      float* c0 = c + i * ldc_floats + j;
-      if (load_c) {
-        _tile_loadd(0, c0, ldc);
-        _tile_loadd(1, c0 + 16, ldc);
-        _tile_loadd(2, c0 + 16 * ldc_floats, ldc);
-        _tile_loadd(3, c0 + 16 * ldc_floats + 16, ldc);
-      } else {
-        _tile_zero(0);
-        _tile_zero(1);
-        _tile_zero(2);
-        _tile_zero(3);
-      }
-      for (int64_t q = 0; q < p.pairs16; q += 16) {  // each load right before its first reader,
-        _tile_loadd(4, a + i * p.pairs16 + q, lda);    // as amx_gemm_bf16.cc's blocks do
-        _tile_loadd(6, b + q * p.n16 + j, ldb);
-        _tile_dpbf16ps(0, 4, 6);
-        _tile_loadd(7, b + q * p.n16 + j + 16, ldb);
-        _tile_dpbf16ps(1, 4, 7);
-        _tile_loadd(5, a + (i + 16) * p.pairs16 + q, lda);
-        _tile_dpbf16ps(2, 5, 6);
-        _tile_dpbf16ps(3, 5, 7);
-      }
-      _tile_stored(0, c0, ldc);
-      _tile_stored(1, c0 + 16, ldc);
-      _tile_stored(2, c0 + 16 * ldc_floats, ldc);
-      _tile_stored(3, c0 + 16 * ldc_floats + 16, ldc);
+      AmxBlock32(reinterpret_cast<const uint16_t*>(a + i * p.pairs16), lda, b + j, ldb, p.pairs16,
+                 c + i * ldc_floats + j, ldc, load_c);
     }
   _tile_release();
 }

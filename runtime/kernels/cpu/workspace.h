@@ -31,6 +31,14 @@ inline int64_t RoundUpToWorkspaceAlignment(int64_t bytes) {
   return (bytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment * kWorkspaceAlignment;
 }
 
+/// p moved up to the workspace alignment (a cache line): for scratch that does not come from a
+/// carver (a std::vector's data is only 16-byte aligned), given kWorkspaceAlignment bytes of
+/// slack.
+template <typename T>
+T* AlignedForWorkspace(T* p) {
+  return reinterpret_cast<T*>(RoundUpToWorkspaceAlignment(static_cast<int64_t>(reinterpret_cast<uintptr_t>(p))));
+}
+
 /// Hands out consecutive aligned pieces of a Workspace; with an empty one, only counts.
 class WorkspaceCarver {
  public:
