@@ -84,7 +84,7 @@ Bf16Gemm KernelArg(benchmark::State& state) {
 }
 std::string KernelLabel(Bf16Gemm kernel) {
   if (kernel == Bf16Gemm::kFp32) return "fp32 sgemm";
-  if (kernel == Bf16Gemm::kAmx) return "amx (own tiles)";
+  if (kernel == Bf16Gemm::kAmx) return "amx (own AMX tiles)";
   std::string used;
   for (const std::string& impl : OneDnnKernelsUsed()) used += (used.empty() ? "" : ",") + impl;
   return "onednn[" + used + "]";
@@ -137,7 +137,7 @@ void BM_Bf16GemmBlock(benchmark::State& state) {
     }
   }
   Rate(state, "FLOP/s", 2.0 * M * N * K);
-  state.SetLabel(amx ? "amx (own tiles)" : "onednn");
+  state.SetLabel(amx ? "amx (own AMX tiles)" : "onednn");
 }
 BENCHMARK(BM_Bf16GemmBlock)
     ->ArgsProduct({{0}, {1024}, {256, 1024}, {256, 1024}, {0, 1}})

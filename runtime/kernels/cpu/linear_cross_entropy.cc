@@ -140,8 +140,8 @@ namespace {
 
 // The bf16 chain's workspace: the loss's chunk sums, w prepared for the kernel once (on onednn
 // both products read it: [V, C] compact is op(B) of x w^T and B of dy w; on amx w is packed
-// for each product; on fp32 w's transpose too, prepared), then per thread a logits block and a gradient row (where dy is written
-// prepared).
+// for each product; on fp32 w's transpose too, prepared), then per thread a logits block and
+// a gradient row (where dy is written prepared).
 struct CarvedBf16 {
   double* partial;
   void* w;
@@ -235,7 +235,7 @@ CrossEntropyResult LinearSoftcapBf16CrossEntropyWithGrad(Bf16Gemm kernel, const 
     std::fprintf(stderr, "linear_softcap_bf16_cross_entropy_grad: dy in slabs needs dx's blocks to be the logits'\n");
     std::abort();
   }
-  // Rows narrowed as they are computed where dy is stored as oneDNN's bf16 elements.
+  // Rows narrowed as they are computed where dy is stored as bf16 bit patterns (amx, onednn).
   const bool narrowed_rows = dy_prepared && Bf16GemmReadsBits(kernel) && SoftcapBf16LossRowFused();
   const Bf16DySlabs slabs = Bf16DySlabs::Of(N, V, C);
   auto to_slabs = [&](int64_t n, const char* row) {  // row n: V prepared elements

@@ -35,7 +35,7 @@ void RmsNormGradOfRoundedDy(const float* x, const float* dy, float* dx, int64_t 
                             bool round_dx) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
     const int64_t n = (end - begin) * dim;
-    thread_local std::vector<float> rounded;  // grown once per thread: a step allocates nothing
+    thread_local std::vector<float> rounded;  // grown once per thread, not allocated per chunk
     if (static_cast<int64_t>(rounded.size()) < n) rounded.resize(n);
     std::copy(dy + begin * dim, dy + begin * dim + n, rounded.begin());
     RoundBf16InPlace(rounded.data(), n);
