@@ -25,10 +25,10 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "runtime/kernels/cpu/amx_tiles.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/workspace.h"
@@ -166,13 +166,13 @@ class RowsOfA {
         stride_(trans_a ? 2 * kChunkPairs : 2 * Pairs16(K)) {
     const int64_t pairs = Pairs16(K);
     if (trans_a) {
-      gathered_ = GrownAligned(buffer_, RoundUp32(M) * stride_);
+      gathered_ = buffer_.Get<uint16_t>(RoundUp32(M) * stride_);
     } else if (!in_place_) {  // every row, once, for all of k
-      gathered_ = GrownAligned(buffer_, RoundUp32(M) * stride_);
+      gathered_ = buffer_.Get<uint16_t>(RoundUp32(M) * stride_);
       PackAChunk(false, M, K, a, lda, 0, pairs, gathered_, stride_);
     } else if (M % kBlock != 0) {  // the last group's rows, padded
       const int64_t last = M / kBlock * kBlock;
-      gathered_ = GrownAligned(buffer_, kBlock * stride_);
+      gathered_ = buffer_.Get<uint16_t>(kBlock * stride_);
       PackAChunk(false, M - last, K, a + last * lda, lda, 0, pairs, gathered_, stride_);
     }
   }
@@ -190,15 +190,6 @@ class RowsOfA {
   }
 
  private:
-  // n elements of the buffer starting on a cache line, so that each 64-byte tile row lies in
-  // one line (a vector's data is only 16-byte aligned; a row split over two lines costs two
-  // loads: 10.4 against 6.9 ms for the lm_head weight gradient's block).
-  static uint16_t* GrownAligned(std::vector<uint16_t>& buffer, int64_t n) {
-    constexpr int64_t kSlack = kWorkspaceAlignment / sizeof(uint16_t);
-    if (static_cast<int64_t>(buffer.size()) < n + kSlack) buffer.resize(n + kSlack);
-    return AlignedForWorkspace(buffer.data());
-  }
-
   bool trans_a_;
   int64_t M_, K_;
   const Src* a_;
@@ -206,11 +197,13 @@ class RowsOfA {
   bool in_place_;
   int64_t stride_;  // gathered rows' stride, in values
   uint16_t* gathered_ = nullptr;
-  static thread_local std::vector<uint16_t> buffer_;
+  // Cache-line aligned, so that each 64-byte tile row lies in one line (a row split over two
+  // lines costs two loads: 10.4 against 6.9 ms for the lm_head weight gradient's block).
+  static ThreadScratch buffer_;
 };
 
 template <typename Src>
-thread_local std::vector<uint16_t> RowsOfA<Src>::buffer_;
+ThreadScratch RowsOfA<Src>::buffer_;
 
 // A block of C that sticks out past M or N (rows x cols of it are C's): summed in a 32 x 32
 // buffer holding C's values (when loaded) and zeros, then copied home.

@@ -23,6 +23,7 @@
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 #include "runtime/kernels/cpu/workspace.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -60,12 +61,6 @@ void NarrowBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, uint16_
   for (int64_t r = 0; r < rows; ++r) NarrowToBf16(x + r * ld, y + r * cols, cols);
 }
 
-template <typename E>
-E* Grown(std::vector<E>& buffer, int64_t n) {
-  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
-  return buffer.data();
-}
-
 /// The epilogue: a chunk of C's rows rounded to bf16 values in place, right after the GEMM
 /// wrote them (still in cache). The same bits as RoundBf16 over C afterwards.
 void RoundRows(float* c, int64_t ldc, int64_t rows, int64_t cols) {
@@ -87,8 +82,8 @@ void RoundBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, float* y
 template <typename E, typename Prepare>
 const E* PreparedRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const float* a, int64_t lda,
                       const Prepare& prepare, int64_t* lda_p) {
-  thread_local std::vector<E> a_buffer;
-  E* ap = Grown(a_buffer, (m1 - m0) * K);
+  static ThreadScratch a_buffer;
+  E* ap = a_buffer.Get<E>((m1 - m0) * K);
   if (!trans_a) {
     prepare(a + m0 * lda, lda, m1 - m0, K, ap);
     *lda_p = K;
@@ -110,8 +105,8 @@ const E* CompactRows(bool trans_a, int64_t m0, int64_t m1, int64_t K, const void
   const E* first = trans_a ? a + m0 : a + m0 * lda;
   *lda_p = cols;
   if (lda == cols) return first;  // already compact
-  thread_local std::vector<E> a_buffer;
-  E* ap = Grown(a_buffer, rows * cols);
+  static ThreadScratch a_buffer;
+  E* ap = a_buffer.Get<E>(rows * cols);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(ap + r * cols, first + r * lda, cols * sizeof(E));
   return ap;
 }
@@ -230,8 +225,8 @@ namespace {
 void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, const float* a,
                    const void* a_prepared, int64_t lda, const float* b, const void* b_prepared, int64_t ldb,
                    bool accumulate, float* c, int64_t ldc, bool round_output, const ChunkBody* epilogue) {
-  thread_local std::vector<uint8_t> b_buffer;
-  void* storage = Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, N, K));
+  static ThreadScratch b_buffer;
+  void* storage = b_buffer.Get<uint8_t>(Bf16GemmB::StorageBytes(kernel, N, K));
   const Bf16GemmB prepared = b_prepared == nullptr ? Bf16GemmB(kernel, trans_b, N, K, b, ldb, storage)
                                                    : Bf16GemmB::OfPrepared(kernel, trans_b, N, K, b_prepared, ldb, storage);
   auto rows = [&](int64_t m0, int64_t m1) {
@@ -447,8 +442,8 @@ void GemmBf16WeightGradOfDySlabs(Bf16Gemm kernel, const void* dy, const float* x
     return GemmBf16PreparedA(kernel, true, false, N, K, M, dy, N, x, K, accumulate, dw, K);
   }
   // SplitBf16Gemm's split of dw's rows (GEMM: trans_a, N x K by M), A's blocks read in place.
-  thread_local std::vector<uint8_t> b_buffer;
-  const Bf16GemmB b(kernel, /*trans_b=*/false, K, M, x, K, Grown(b_buffer, Bf16GemmB::StorageBytes(kernel, K, M)));
+  static ThreadScratch b_buffer;
+  const Bf16GemmB b(kernel, /*trans_b=*/false, K, M, x, K, b_buffer.Get<uint8_t>(Bf16GemmB::StorageBytes(kernel, K, M)));
   const Bf16DySlabs slabs = Bf16DySlabs::Of(M, N, K);
   const char* bytes = static_cast<const char*>(dy);
   const int64_t element = Bf16PreparedElementBytes(kernel);

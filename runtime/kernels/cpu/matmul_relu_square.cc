@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/matmul.h"
@@ -16,6 +15,7 @@
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -81,10 +81,10 @@ void RoundReluSquarePrepared(Bf16Gemm kernel, float* y, int64_t n, char* r) {
   const int64_t done =
       NarrowsInOnePass(kernel) ? RoundReluSquareNarrowAvx512(y, reinterpret_cast<uint16_t*>(r), n) : 0;
   RoundBf16InPlace(y + done, n - done);
-  thread_local std::vector<float> squared;
-  squared.resize(std::max<int64_t>(n - done, 0));
-  ReluSquareRange(y + done, squared.data(), n - done);
-  PrepareBf16Operand(kernel, squared.data(), n - done, r + done * element);
+  static ThreadScratch squared_scratch;
+  float* const squared = squared_scratch.Get<float>(std::max<int64_t>(n - done, 0));
+  ReluSquareRange(y + done, squared, n - done);
+  PrepareBf16Operand(kernel, squared, n - done, r + done * element);
 }
 
 /// g = ReluSquareGrad(u, bf16(dh)) prepared for `kernel`, n elements; dh is the product,
@@ -94,10 +94,10 @@ void ReluSquareGradOfRoundedPrepared(Bf16Gemm kernel, const float* u, float* dh,
   const int64_t done =
       NarrowsInOnePass(kernel) ? ReluSquareGradNarrowAvx512(u, dh, reinterpret_cast<uint16_t*>(g), n) : 0;
   RoundBf16InPlace(dh + done, n - done);
-  thread_local std::vector<float> grad;
-  grad.resize(std::max<int64_t>(n - done, 0));
-  ReluSquareGradRange(u + done, dh + done, grad.data(), n - done);
-  PrepareBf16Operand(kernel, grad.data(), n - done, g + done * element);
+  static ThreadScratch grad_scratch;
+  float* const grad = grad_scratch.Get<float>(std::max<int64_t>(n - done, 0));
+  ReluSquareGradRange(u + done, dh + done, grad, n - done);
+  PrepareBf16Operand(kernel, grad, n - done, g + done * element);
 }
 
 }  // namespace
@@ -147,19 +147,19 @@ void GradInputReluSquareGradPrepared(const float* dy, const float* w, const floa
   const int64_t element = Bf16PreparedElementBytes(kernel);
   const bool over_u = Overlap(g, u, M * K * static_cast<int64_t>(sizeof(float)));
   char* const rows_out = static_cast<char*>(over_u ? static_cast<void*>(dh) : g);
-  thread_local std::vector<uint8_t> storage;
-  storage.resize(Bf16GemmB::StorageBytes(kernel, K, N));
-  const Bf16GemmB b(kernel, /*trans_b=*/false, /*N=*/K, /*K=*/N, w, K, storage.data());
+  static ThreadScratch storage;
+  const Bf16GemmB b(kernel, /*trans_b=*/false, /*N=*/K, /*K=*/N, w, K,
+                    storage.Get<uint8_t>(Bf16GemmB::StorageBytes(kernel, K, N)));
   auto rows = [&](int64_t m0, int64_t m1) {
     const int64_t n = (m1 - m0) * K;
-    thread_local std::vector<float> dh_rows;
-    dh_rows.resize(n);
+    static ThreadScratch dh_scratch;
+    float* const dh_rows = dh_scratch.Get<float>(n);
     if (N > 0) {
-      b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows.data(), K, /*round_output=*/false);
+      b.MultiplyRows(/*trans_a=*/false, m0, m1, dy, N, /*accumulate=*/false, dh_rows, K, /*round_output=*/false);
     } else {
-      std::fill(dh_rows.begin(), dh_rows.end(), 0.0f);  // no products (what BLAS gives with K = 0)
+      std::fill(dh_rows, dh_rows + n, 0.0f);  // no products (what BLAS gives with K = 0)
     }
-    ReluSquareGradOfRoundedPrepared(kernel, u + m0 * K, dh_rows.data(), n, rows_out + m0 * K * element);
+    ReluSquareGradOfRoundedPrepared(kernel, u + m0 * K, dh_rows, n, rows_out + m0 * K * element);
   };
   ForEachGemmBlock(M, K, N, rows);
   if (!over_u) return;

@@ -2,11 +2,11 @@
 // epilogue (MatmulBf16InputsRoundedOutputThen), row by row.
 #include "runtime/kernels/cpu/matmul_residual_rms_norm.h"
 
-#include <vector>
 
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -26,10 +26,10 @@ void ResidualNormRows(const float* res, const float* mm, float* sum, void* y, bo
   if (!y_prepared) return RmsNormRows(sum + m0 * N, static_cast<float*>(y) + m0 * N, m1 - m0, N, eps);
   const Bf16Gemm kernel = ActiveBf16Gemm();
   const int64_t element = Bf16PreparedElementBytes(kernel);
-  thread_local std::vector<float> norm_rows;
-  norm_rows.resize((m1 - m0) * N);
-  RmsNormRows(sum + m0 * N, norm_rows.data(), m1 - m0, N, eps);
-  PrepareBf16Operand(kernel, norm_rows.data(), (m1 - m0) * N, static_cast<char*>(y) + m0 * N * element);
+  static ThreadScratch norm_scratch;
+  float* const norm_rows = norm_scratch.Get<float>((m1 - m0) * N);
+  RmsNormRows(sum + m0 * N, norm_rows, m1 - m0, N, eps);
+  PrepareBf16Operand(kernel, norm_rows, (m1 - m0) * N, static_cast<char*>(y) + m0 * N * element);
 }
 
 }  // namespace

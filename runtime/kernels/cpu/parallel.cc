@@ -18,11 +18,14 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/kernels/cpu/thread_scratch.h"
+
 namespace gpt_sft::runtime::kernels {
 namespace {
 
 thread_local bool in_parallel_body = false;
 thread_local int thread_slot = 0;  // worker i: i + 1 (WorkerLoop)
+thread_local bool in_pool_job = false;  // running chunks of the job that owns the pool
 
 constexpr int kSpins = 32768;
 
@@ -63,6 +66,8 @@ class Pool {
       return;
     }
     EnsureWorkers(want - 1);
+    // Between jobs no body holds a slot's scratch: grow them here (thread_scratch.h).
+    ThreadScratch::GrowSlotsIfRaised(threads());
     std::atomic<int64_t> next{0};
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -72,9 +77,11 @@ class Pool {
     }
     wake_.notify_all();
     RunChunks(n, grain, body, &next);
-    if (SpinUntil([&] { return pending_.load() == 0; })) return;
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [&] { return pending_.load() == 0; });
+    if (!SpinUntil([&] { return pending_.load() == 0; })) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return pending_.load() == 0; });
+    }
+    ThreadScratch::GrowSlotsIfRaised(threads());
   }
 
  private:
@@ -88,15 +95,18 @@ class Pool {
   // OpenBLAS runs single-threaded inside pool chunks (matmul.h says why).
   Pool() : threads_(std::max(1u, std::thread::hardware_concurrency())) { openblas_set_num_threads(1); }
 
+  // `next` null: inline, on the calling thread alone (in a pool job if the caller is in one).
   static void RunChunks(int64_t n, int64_t grain, ChunkBody body, std::atomic<int64_t>* next) {
-    const bool outer = in_parallel_body;
+    const bool outer = in_parallel_body, outer_job = in_pool_job;
     in_parallel_body = true;
     if (next == nullptr) {
       for (int64_t b = 0; b < n; b += grain) body(b, std::min(n, b + grain));
     } else {
+      in_pool_job = true;
       for (int64_t b; (b = next->fetch_add(grain)) < n;) body(b, std::min(n, b + grain));
     }
     in_parallel_body = outer;
+    in_pool_job = outer_job;
   }
 
   void EnsureWorkers(int count) {
@@ -150,5 +160,7 @@ void ParallelFor(int64_t n, int64_t grain, ChunkBody body, int max_threads) {
 }
 
 int ThreadSlot() { return thread_slot; }
+
+bool InPoolJob() { return in_pool_job; }
 
 }  // namespace gpt_sft::runtime::kernels

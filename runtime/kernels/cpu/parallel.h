@@ -59,6 +59,11 @@ void ParallelFor(int64_t n, int64_t grain, ChunkBody body, int max_threads = 1 <
 /// per-thread scratch for NumThreads() slots, or passes the slots it has as max_threads.
 int ThreadSlot();
 
+/// True inside a body of a ParallelFor that owns the pool, on its caller or a worker (and in
+/// ParallelFors nested there): ThreadSlot() is then held by no other running thread. False
+/// elsewhere, e.g. in a ParallelFor run inline because another thread owns the pool.
+bool InPoolJob();
+
 }  // namespace gpt_sft::runtime::kernels
 
 #endif  // GPT_SFT_RUNTIME_KERNELS_CPU_PARALLEL_H_

@@ -2,11 +2,11 @@
 #include "runtime/kernels/cpu/rms_norm_round_bf16.h"
 
 #include <algorithm>
-#include <vector>
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -35,11 +35,11 @@ void RmsNormGradOfRoundedDy(const float* x, const float* dy, float* dx, int64_t 
                             bool round_dx) {
   ParallelFor(rows, kRowsPerChunk, [&](int64_t begin, int64_t end) {
     const int64_t n = (end - begin) * dim;
-    thread_local std::vector<float> rounded;  // grown once per thread, not allocated per chunk
-    if (static_cast<int64_t>(rounded.size()) < n) rounded.resize(n);
-    std::copy(dy + begin * dim, dy + begin * dim + n, rounded.begin());
-    RoundBf16InPlace(rounded.data(), n);
-    RmsNormGradRows(x + begin * dim, rounded.data(), dx + begin * dim, end - begin, dim, eps);
+    static ThreadScratch scratch;
+    float* const rounded = scratch.Get<float>(n);
+    std::copy(dy + begin * dim, dy + begin * dim + n, rounded);
+    RoundBf16InPlace(rounded, n);
+    RmsNormGradRows(x + begin * dim, rounded, dx + begin * dim, end - begin, dim, eps);
     if (round_dx) RoundRow(dx + begin * dim, n);
   });
 }

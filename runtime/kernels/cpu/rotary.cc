@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "compiler/numerics/rotary_table.h"
 #include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -79,10 +79,9 @@ template <typename CosSinAt>
 void RotateBf16(const float* in, float* out, RotaryShape s, const CosSinAt& cos_sin_at, float sign) {
   const int64_t half = s.D / 2;
   ParallelFor(s.B * s.T, 64, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> row;
-    if (static_cast<int64_t>(row.size()) < 2 * half) row.resize(2 * half);
-    float* const cos = row.data();
-    float* const sin = row.data() + half;
+    static ThreadScratch row;
+    float* const cos = row.Get<float>(2 * half);
+    float* const sin = cos + half;
     for (int64_t bt = begin; bt < end; ++bt) {
       for (int64_t j = 0; j < half; ++j) {
         const compiler::RotaryCosSin table = cos_sin_at(bt, j);

@@ -2,11 +2,12 @@
 // time, parallel over tokens like the rotary kernel.
 #include "runtime/kernels/cpu/rotary_rms_norm.h"
 
-#include <vector>
+#include <algorithm>
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 #include "runtime/kernels/cpu/round_bf16.h"
+#include "runtime/kernels/cpu/thread_scratch.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
@@ -47,10 +48,11 @@ void RotaryRmsNormRoundBf16(const float* x, const int32_t* positions, const floa
 void RmsNormRotaryGradOfRoundedDyBf16(const float* rot, const float* dy, const int32_t* positions, const float* cos,
                                       const float* sin, float* dx, RotaryShape s, float eps) {
   ForEachHeadRow(s, positions, [&](int64_t o, int64_t at) {
-    thread_local std::vector<float> rounded;
-    rounded.assign(dy + o, dy + o + s.D);  // dx may be dy's bytes: the row is read first
-    RoundBf16InPlace(rounded.data(), s.D);
-    RmsNormGradRow(rot + o, rounded.data(), dx + o, s.D, eps);
+    static ThreadScratch scratch;
+    float* const rounded = scratch.Get<float>(s.D);
+    std::copy(dy + o, dy + o + s.D, rounded);  // dx may be dy's bytes: the row is read first
+    RoundBf16InPlace(rounded, s.D);
+    RmsNormGradRow(rot + o, rounded, dx + o, s.D, eps);
     RoundBf16InPlace(dx + o, s.D);
     RotateRowFromTablesBf16(dx + o, dx + o, s.D, cos + at, sin + at, /*grad=*/true);
   });
