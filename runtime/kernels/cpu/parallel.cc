@@ -60,8 +60,14 @@ class Pool {
   void Run(int64_t n, int64_t grain, ChunkBody body, int max_threads) {
     const int64_t chunks = (n + grain - 1) / grain;
     const int want = static_cast<int>(std::min<int64_t>(std::min(threads(), max_threads), chunks));
+    // Nested: inline, before any try_lock (the caller's thread may own run_mutex_ already, and
+    // try_lock on a std::mutex the thread owns is undefined).
+    if (want <= 1 || in_parallel_body) {
+      RunChunks(n, grain, body, nullptr);
+      return;
+    }
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
-    if (want <= 1 || in_parallel_body || !busy.owns_lock()) {
+    if (!busy.owns_lock()) {
       RunChunks(n, grain, body, nullptr);
       return;
     }
