@@ -87,9 +87,14 @@ class Geometry {
   int64_t Q(int64_t b, int64_t t, int64_t h) const { return ((b * s_.T + t) * s_.H + h) * s_.D; }
   int64_t Kv(int64_t b, int64_t t, int64_t g) const { return ((b * s_.T + t) * s_.Hkv + g) * s_.D; }
   int64_t L(int64_t b, int64_t h, int64_t t) const { return (b * s_.H + h) * s_.T + t; }
-  // The transposed copies [B, Hkv, D, TRow()]: T padded so rows do not alias in the cache.
-  int64_t TRow() const { return (s_.T + 15) / 16 * 16 + 16; }
-  int64_t Kt(int64_t b, int64_t g, int64_t t) const { return (b * s_.Hkv + g) * s_.D * TRow() + t; }
+  // The transposed copies [B, Hkv, blocks, D, kBlk]: each key block's K^T (V^T) tile is
+  // contiguous, TRow() its row stride. Laid out [D, T] per head, a tile's D rows lay a page
+  // apart, and a tile product touched a page per row of B.
+  int64_t TRow() const { return kBlk; }
+  int64_t Kt(int64_t b, int64_t g, int64_t t) const {  // t: a block's first key
+    return ((b * s_.Hkv + g) * blocks_ + t / kBlk) * s_.D * kBlk + t % kBlk;
+  }
+  int64_t TransposedElements() const { return s_.B * s_.Hkv * blocks_ * s_.D * kBlk; }
 
   Visibility Classify(int64_t b, int64_t qb, int64_t kb) const {
     if (kb > qb) return Visibility::kNone;
@@ -117,11 +122,10 @@ class Geometry {
   int32_t* hi_ = nullptr;
 };
 
-// The transposed copies [B, Hkv, D, TRow()] of k (and v).
+// The transposed copies of k (and v), tile by tile (Geometry::Kt).
 template <typename T>
 T* TakeTransposed(const Geometry& geo, WorkspaceCarver& carver) {
-  const AttentionShape& s = geo.shape();
-  return carver.Take<T>(s.B * s.Hkv * s.D * geo.TRow(), "attention's transposed k/v");
+  return carver.Take<T>(geo.TransposedElements(), "attention's transposed k/v");
 }
 
 // A tile product C (+)= op(A) B: TileGemm on T, or under bf16 autocast (float only)
@@ -266,8 +270,8 @@ void Scores(const Geometry& geo, const Products<T>& product, Visibility vis, int
   if (vis == Visibility::kPartial) geo.Mask(b, q0, nq, k0, nk, S);
 }
 
-// x [B,T,Hkv,D] -> xt [B, Hkv, D, TRow()], one task per (b, g, block); the padding
-// columns t >= T are never read.
+// x [B,T,Hkv,D] -> xt (Geometry::Kt's tiles), one task per (b, g, block); a short last
+// block's columns past T are never read.
 template <typename T>
 void TransposeHeads(const Geometry& geo, const T* x, T* xt) {
   const AttentionShape& s = geo.shape();
