@@ -7,7 +7,7 @@
 // allocations in a step's second run). Here each site keeps one buffer per pool slot
 // (ThreadSlot()) and its high-water mark; when a request raises the mark, the pool grows
 // every slot's buffer to it once the running ParallelFor is over (parallel.cc calls
-// GrowThreadScratchSlots while it owns the pool, so no body holds a slot's buffer then).
+// GrowSlotsIfRaised while it owns the pool, so no body holds a slot's buffer then).
 // After the step's first run every slot has what any chunk of it asks for.
 //
 // A request made outside a pool job (a kernel's serial part, a ParallelFor run inline
