@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/kernels/cpu/amx_gemm_bf16.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -249,10 +250,7 @@ void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64
 }
 
 bool CpuHasAmxGemm() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") && AmxGemmBf16Supported();  // the narrowing's vcvtne2ps2bf16
-  }();
+  static const bool has = CpuHasAvx512Bf16() && AmxGemmBf16Supported();  // the narrowing's vcvtne2ps2bf16
   return has;
 }
 

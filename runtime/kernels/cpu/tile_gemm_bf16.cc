@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "runtime/kernels/cpu/amx_tiles.h"
+#include "runtime/kernels/cpu/cpu_features.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 
@@ -31,12 +32,7 @@ constexpr int64_t kLanes = 16;
 constexpr char kEnv[] = "GPT_SFT_CPU_BF16_TILE";
 
 // AVX512BW for the packing (every CPU with AVX512_BF16 or AMX has it).
-bool DetectDpBf16() {
-  __builtin_cpu_init();  // needed when this runs from a static initializer
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512bf16");
-}
-const bool kHasDpBf16 = DetectDpBf16();
+const bool kHasDpBf16 = CpuHasAvx512Bf16();
 
 // AMX: the CPU's AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22) and AVX512F/BW for the
 // packing, and Linux's permission to use the tile data state (asked once, per process).
