@@ -15,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/cpu_isa.h"
 #include "base/with_commas.h"
 #include "data/collate/loader.h"
 #include "data/pipeline/pad_token.h"
@@ -678,7 +679,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         << (o.compile ? absl::StrFormat("%.2f s", build_seconds) : std::string("n/a (eager)"))
         << " | recompilations " << result.recompilations << " (training), 0 (evaluation: the interpreter) | peak memory "
         << absl::StrFormat("%.2f GB RSS", *peak_rss / 1e9) << (o.world_size > 1 ? " (the largest rank)" : "")
-        << std::endl;
+        << " | CPU ISA " << CpuIsaDescription() << std::endl;
   }
   result.stopped_by_signal = StopSignalReceived();  // arrived while the run finished: it saved
   if (!checkpoint_ok) {

@@ -1,5 +1,6 @@
 // The CPU the step's kernels are compiled for: this host, as LLVM sees it (triple, CPU name,
-// features such as +avx512f). Part of the artifact key, so a cache shared between machines
+// features such as +avx512f), or under GPT_SFT_CPU_ISA the x86-64 level of the cap
+// (base/cpu_isa.h). Part of the artifact key, so a cache shared between machines
 // never hands one CPU's code to another.
 #ifndef GPT_SFT_COMPILER_CODEGEN_HOST_TARGET_H_
 #define GPT_SFT_COMPILER_CODEGEN_HOST_TARGET_H_

@@ -27,6 +27,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_format.h"
+#include "base/cpu_isa.h"
 #include <nlohmann/json.hpp>
 #include "base/command_line.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
@@ -485,7 +486,7 @@ int Main(int argc, char** argv) {
             << ", " << threads << " threads, " << warmup << " warm-up + " << steps << " timed steps\n"
             << "params " << config.model.NumParams() << ", flops/token " << config.model.FlopsPerToken()
             << " (nanochat's formula); tile GEMM " << runtime::kernels::TileGemmKernelName()
-            << " (bf16: " << runtime::kernels::Bf16TileKernelName() << ")"
+            << " (bf16: " << runtime::kernels::Bf16TileKernelName() << "); CPU ISA " << CpuIsaDescription()
             << "; OPENBLAS_CORETYPE=" << (std::getenv("OPENBLAS_CORETYPE") ? std::getenv("OPENBLAS_CORETYPE") : "(unset)")
             << "\n\n";
   nlohmann::ordered_json report;
@@ -494,6 +495,7 @@ int Main(int argc, char** argv) {
   report["packed"] = config.packed;
   report["dtype"] = compiler::DtypeName(config.dtype);
   report["threads"] = threads;
+  report["cpu_isa"] = CpuIsaDescription();
   const int64_t flops = config.model.FlopsPerToken();
   double ours_median = 0, compiled_median = 0;
   if (path != "compiled") {

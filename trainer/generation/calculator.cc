@@ -143,7 +143,7 @@ std::string PythonFloat(double x) {
   digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
   if (exponent < -4 || exponent >= 16) {
     std::string mantissa = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "");
-    char exp[8];
+    char exp[16];  // room for any int exponent, so the format cannot truncate
     std::snprintf(exp, sizeof exp, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return sign + mantissa + exp;
   }

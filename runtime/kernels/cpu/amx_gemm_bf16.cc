@@ -1,7 +1,7 @@
 // Implements the AMX GEMM. TDPBF16PS multiplies an A tile [16 rows x 16 pairs] by a B tile
 // [16 pairs x 16 columns] into a C tile [16 x 16] f32, a pair being two bf16 values along k
 // (low half the even one). C goes in 32 x 32 blocks held in four tiles over a chunk of k
-// (AmxBlock32, amx_tiles.h, shared with attention's tiles).
+// (AmxBlock32, tiles_amx.h, shared with attention's tiles).
 //
 // The blocking, for the shapes of the step (K 256 to 8192, N 256 to 8192): k in chunks of
 // kChunkPairs pairs, then N in passes of kPassBlocks column blocks, then groups of 32 rows of
@@ -19,14 +19,15 @@
 // or N go through a 32 x 32 buffer.
 #include "runtime/kernels/cpu/amx_gemm_bf16.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
-#include "runtime/kernels/cpu/amx_tiles.h"
+#include "base/cpu_isa.h"
+#include "runtime/kernels/cpu/tiles_amx.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/thread_scratch.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
@@ -46,9 +47,6 @@ int64_t RoundUp32(int64_t n) { return (n + kBlock - 1) / kBlock * kBlock; }
 __mmask32 FirstHalves(int64_t count) {
   return count <= 0 ? __mmask32(0) : count >= 32 ? ~__mmask32(0) : __mmask32((uint64_t(1) << count) - 1);
 }
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // The packing reads bf16 bits, or f32 values it narrows to bf16 on the way (rounding to
 // nearest even, as RoundToBf16: the same bits as narrowing first), so an f32 operand costs
@@ -146,7 +144,6 @@ template <typename Src>
     }
 }
 
-#pragma GCC diagnostic pop
 #undef GPT_SFT_PACK_TARGET
 
 // A group of 32 rows of A as a block's tiles read it: where its row 0 starts at the current
@@ -251,7 +248,7 @@ template <typename Src>
 
 }  // namespace
 
-bool AmxGemmBf16Supported() { return Bf16TileKernelSupported(Bf16TileKernel::kAmx); }
+bool AmxGemmBf16Supported() { return CpuIsaAtLeast(CpuIsa::kAmx); }
 
 int64_t AmxPackedBBlocks(int64_t N) { return (N + kBlock - 1) / kBlock; }
 
@@ -283,21 +280,25 @@ void Run(bool trans_a, int64_t M, int64_t N, int64_t K, const Src* a, int64_t ld
 
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
               uint32_t* packed) {
+  RequireCpuIsa(CpuIsa::kAmx, "AmxPackB");
   PackB(trans_b, N, K, b, ldb, block0, block1, packed);
 }
 
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, int64_t block0, int64_t block1,
               uint32_t* packed) {
+  RequireCpuIsa(CpuIsa::kAmx, "AmxPackB");
   PackB(trans_b, N, K, b, ldb, block0, block1, packed);
 }
 
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
+  RequireCpuIsa(CpuIsa::kAmx, "AmxGemmBf16");
   Run(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
 }
 
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
+  RequireCpuIsa(CpuIsa::kAmx, "AmxGemmBf16");
   Run(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
 }
 

@@ -18,7 +18,7 @@
 
 #include "compiler/numerics/round_to_bf16.h"
 #include "gtest/gtest.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/same_bits.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -129,7 +129,7 @@ TEST_F(AmxGemmBf16Test, BitsDependOnKOnly) {
 }
 
 TEST_F(AmxGemmBf16Test, F32OperandsGiveTheBitsOfTheirRoundings) {
-  if (!CpuHasAvx512Bf16()) GTEST_SKIP() << "the f32 packing needs AVX512_BF16";
+  if (!CpuIsaAtLeast(CpuIsa::kAvx512Bf16)) GTEST_SKIP() << "the f32 packing needs AVX512_BF16";
   std::mt19937 rng(9);
   std::normal_distribution<float> normal(0.f, 1.f);
   for (const Gemm& g : {Gemm{70, 45, 100, false, true}, Gemm{40, 64, 1030, true, false}}) {

@@ -17,7 +17,7 @@
 #include "compiler/numerics/round_to_bf16.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/attention.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
@@ -125,7 +125,7 @@ Bf16TileKernel RequestedKernel() {
 TEST(AttentionBf16Bits, OutputsKeepTheirRecordedBits) {
   const Bf16TileKernel kernel = RequestedKernel();
   if (!Bf16TileKernelSupported(kernel)) GTEST_SKIP() << "this CPU lacks the requested bf16 tile kernel";
-  if (!CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2: the portable exp's bits were not recorded";
+  if (!CpuIsaAtLeast(CpuIsa::kAvx2)) GTEST_SKIP() << "no AVX2: the portable exp's bits were not recorded";
   ASSERT_EQ(ActiveBf16TileKernel(), kernel);
   const Expected* want = nullptr;
   for (const Expected& e : kExpected)
@@ -148,7 +148,7 @@ const char* const kFloatHashes[] = {
 };
 
 TEST(AttentionBf16Bits, FloatOutputsKeepTheirRecordedBits) {
-  if (!CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2: the portable exp's bits were not recorded";
+  if (!CpuIsaAtLeast(CpuIsa::kAvx2)) GTEST_SKIP() << "no AVX2: the portable exp's bits were not recorded";
   for (size_t i = 0; i < std::size(kCases); ++i)
     EXPECT_EQ(RunAndHash(kCases[i], AttentionGradSchedule::kFused, false), kFloatHashes[i]) << kCases[i].name;
 }

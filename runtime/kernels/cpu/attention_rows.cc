@@ -1,9 +1,9 @@
 // Implements the row steps. The AVX-512 loops handle the last n % 16 elements under a lane
 // mask, so there is no scalar tail to keep in step with the vector body.
 #include "runtime/kernels/cpu/attention_rows.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cstring>
@@ -18,7 +18,7 @@
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-const bool kHasAvx512 = CpuHasAvx512F();
+const bool kHasAvx512 = CpuIsaAtLeast(CpuIsa::kAvx512);
 
 // Lanes [0, min(16, n - j)) of a 16-lane block starting at j.
 [[gnu::target("avx512f"), gnu::always_inline]] inline __mmask16 Lanes(int64_t j, int64_t n) {
@@ -250,7 +250,7 @@ struct ExpSum {
 }
 
 // The fused steps' vector loops run where vec_math's kernels are its AVX-512 ones.
-const bool kFusedAvx512 = kHasAvx512 && CpuHasAvx2Fma();
+const bool kFusedAvx512 = kHasAvx512 && CpuIsaAtLeast(CpuIsa::kAvx2);
 
 bool Fused(RowPath path) { return path == RowPath::kAuto && kFusedAvx512; }
 

@@ -5,7 +5,7 @@
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_EXP_AVX512_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_EXP_AVX512_H_
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 

@@ -9,7 +9,7 @@
 // tile pairs once per call, A's rows in each block, so neither is narrowed into a copy first.
 #include "runtime/kernels/cpu/matmul_bf16.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "runtime/kernels/cpu/amx_gemm_bf16.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -31,11 +31,6 @@ namespace gpt_sft::runtime::kernels {
 namespace {
 
 constexpr char kEnv[] = "GPT_SFT_CPU_BF16_GEMM";
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_epi32) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 /// n f32 values to bf16 bit patterns, rounding as RoundToBf16 does (exact on bf16 values).
 /// Only called where oneDNN has bf16 dot products, which implies AVX512_BF16.
@@ -52,8 +47,6 @@ constexpr char kEnv[] = "GPT_SFT_CPU_BF16_GEMM";
     _mm512_mask_cvtepi32_storeu_epi16(y + i, tail, Bf16Halves(_mm512_maskz_loadu_ps(tail, x + i)));
   }
 }
-
-#pragma GCC diagnostic pop
 
 /// A [rows, cols] block of a row-major f32 matrix (leading dim ld) narrowed into a compact
 /// [rows, cols] bf16 one.
@@ -213,7 +206,10 @@ int64_t Bf16PreparedElementBytes(Bf16Gemm kernel) {
 }
 
 void PrepareBf16Operand(Bf16Gemm kernel, const float* x, int64_t n, void* out) {
-  if (Bf16GemmReadsBits(kernel)) return NarrowToBf16(x, static_cast<uint16_t*>(out), n);
+  if (Bf16GemmReadsBits(kernel)) {
+    RequireCpuIsa(CpuIsa::kAvx512Bf16, "PrepareBf16Operand on a bf16-bits kernel");
+    return NarrowToBf16(x, static_cast<uint16_t*>(out), n);
+  }
   RoundBlock(x, n, 1, n, static_cast<float*>(out));
 }
 
@@ -250,8 +246,7 @@ void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64
 }
 
 bool CpuHasAmxGemm() {
-  static const bool has = CpuHasAvx512Bf16() && AmxGemmBf16Supported();  // the narrowing's vcvtne2ps2bf16
-  return has;
+  return CpuIsaAtLeast(CpuIsa::kAmx) && AmxGemmBf16Supported();
 }
 
 Bf16Gemm CpuChoice() {

@@ -3,13 +3,13 @@
 // backward as the epilogue of the product that makes its cotangent.
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/pointwise.h"
@@ -25,11 +25,6 @@ namespace {
 // and the narrowing in one pass, 32 lanes at a time, with the operations of RoundBf16InPlace,
 // ReluSquareRange / ReluSquareGradRange (relu(x) = (x + |x|) / 2; no multiply-add to fuse, so
 // the same bits) and NarrowToBf16. The elements past the last 32 go through those functions.
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 [[gnu::target("avx512f"), gnu::always_inline]] inline __m512 Relu16(__m512 x) {
   return _mm512_mul_ps(_mm512_add_ps(x, _mm512_abs_ps(x)), _mm512_set1_ps(0.5f));
@@ -65,12 +60,10 @@ namespace {
   return i;
 }
 
-#pragma GCC diagnostic pop
-
 /// Whether the epilogues above run: prepared elements are bf16 bit patterns and the CPU has
 /// AVX512_BF16.
 bool NarrowsInOnePass(Bf16Gemm kernel) {
-  static const bool has = CpuHasAvx512Bf16();
+  static const bool has = CpuIsaAtLeast(CpuIsa::kAvx512Bf16);
   return Bf16GemmReadsBits(kernel) && has;
 }
 

@@ -6,12 +6,12 @@
 // definition's do (no fused multiply-add), in the vector loops and the scalar ones alike.
 #include "runtime/kernels/cpu/newton_schulz_bf16.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <cmath>
 #include <type_traits>
 
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
@@ -28,11 +28,6 @@ inline float Widen(float e) { return e; }
 /// Stores the bf16 value nearest x.
 inline void StoreRounded(float x, uint16_t* e) { *e = Bf16BitsOf(x); }
 inline void StoreRounded(float x, float* e) { *e = RoundToBf16(x); }
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 /// The epilogue of A A: c (A A) + b A.
 struct ScaledSum {
@@ -68,14 +63,12 @@ template <typename Op>
   return i;
 }
 
-#pragma GCC diagnostic pop
-
 /// out[i] = bf16(op(product[i], q[i])), prepared; out may be q.
 template <typename E, typename Op>
 void Epilogue(const float* product, const E* q, int64_t n, const Op& op, E* out) {
   int64_t done = 0;
   if constexpr (std::is_same_v<E, uint16_t>) {
-    static const bool vector = CpuHasAvx512Bf16();
+    static const bool vector = CpuIsaAtLeast(CpuIsa::kAvx512Bf16);
     if (vector) done = EpilogueAvx512(product, q, n, op, out);
   }
   for (int64_t i = done; i < n; ++i) StoreRounded(op(product[i], Widen(q[i])), out + i);

@@ -12,6 +12,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "base/cpu_isa.h"
+
 namespace gpt_sft::runtime::kernels {
 namespace {
 
@@ -22,8 +24,25 @@ struct Cached {
   int64_t scratchpad_bytes;
 };
 
+// oneDNN picks its own kernels from CPUID; capped at our level first (base/cpu_isa.h), so
+// under GPT_SFT_CPU_ISA it runs what a CPU of that level runs. set_max_cpu_isa works only
+// before oneDNN's first dispatch, hence here, before the engine.
+void CapOneDnnIsa() {
+  using isa = dnnl::cpu_isa;
+  switch (ActiveCpuIsa()) {
+    case CpuIsa::kGeneric: dnnl::set_max_cpu_isa(isa::sse41); break;  // its lowest JIT level
+    case CpuIsa::kAvx2: dnnl::set_max_cpu_isa(isa::avx2); break;
+    case CpuIsa::kAvx512: dnnl::set_max_cpu_isa(isa::avx512_core); break;
+    case CpuIsa::kAvx512Bf16: dnnl::set_max_cpu_isa(isa::avx512_core_bf16); break;
+    case CpuIsa::kAmx: break;
+  }
+}
+
 dnnl::engine& Engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  static dnnl::engine* engine = [] {
+    CapOneDnnIsa();
+    return new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return *engine;
 }
 
@@ -71,6 +90,8 @@ const Cached& Primitive(const Key& key) {
 
 bool OneDnnHasBf16DotProduct() {
   static const bool has = [] {
+    if (!CpuIsaAtLeast(CpuIsa::kAvx512Bf16)) return false;
+    Engine();  // caps oneDNN's level before it is asked
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
     return (isa & bf16) == bf16;  // the ISA values are nested bit sets

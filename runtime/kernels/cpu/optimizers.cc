@@ -3,14 +3,14 @@
 // Newton-Schulz uses matmul.h's Gemm.
 #include "runtime/kernels/cpu/optimizers.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <type_traits>
 
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/newton_schulz_bf16.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -100,7 +100,7 @@ void StepRange(T* p, const T* step, int64_t begin, int64_t end, double scale) {
 }
 
 bool HasAvx512() {
-  static const bool has = CpuHasAvx512F();
+  static const bool has = CpuIsaAtLeast(CpuIsa::kAvx512);
   return has;
 }
 

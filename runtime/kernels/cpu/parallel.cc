@@ -8,7 +8,7 @@
 
 #include <cblas.h>
 #if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 #endif
 
 #include <algorithm>

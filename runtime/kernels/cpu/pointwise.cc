@@ -6,7 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
@@ -65,7 +65,7 @@ inline void ReluSquareGradLoop(const T* x, const T* dy, T* dx, int64_t n) {
   ReluSquareGradLoop(x, dy, dx, n);
 }
 
-const bool kHasAvx512 = CpuHasAvx512F();
+const bool kHasAvx512 = CpuIsaAtLeast(CpuIsa::kAvx512);
 
 }  // namespace
 

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "compiler/numerics/rotary_table.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/thread_scratch.h"
@@ -68,7 +68,7 @@ void RotateRowBf16Portable(const float* x, float* y, int64_t half, const float* 
 
 /// The loop on 16 lanes where the CPU has AVX512F, else as the baseline compiles it.
 void RotateRowBf16(const float* x, float* y, int64_t half, const float* cos, const float* sin, float sign) {
-  static const bool avx512 = CpuHasAvx512F();
+  static const bool avx512 = CpuIsaAtLeast(CpuIsa::kAvx512);
   if (avx512) return RotateRowBf16Avx512(x, y, half, cos, sin, sign);
   RotateRowBf16Portable(x, y, half, cos, sin, sign);
 }

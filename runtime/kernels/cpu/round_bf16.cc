@@ -1,9 +1,9 @@
 // Implements RoundBf16 and RoundBf16InPlace: RoundToBf16's integer steps, on AVX512 vectors
 // where the CPU has AVX512F (a runtime check), else a plain loop.
 #include "runtime/kernels/cpu/round_bf16.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
@@ -23,7 +23,7 @@ namespace {
 }
 
 bool HasAvx512() {
-  static const bool has = CpuHasAvx512F();
+  static const bool has = CpuIsaAtLeast(CpuIsa::kAvx512);
   return has;
 }
 

@@ -5,14 +5,9 @@
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_AVX512_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_ROUND_BF16_AVX512_H_
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 /// The bf16 values nearest the 16 f32 values whose bits are `bits` (ties to even; a NaN
 /// quieted so it stays one), as f32 bit patterns: the low halves cleared.
@@ -57,8 +52,6 @@ namespace gpt_sft::runtime::kernels {
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi32_epi16(Bf16Halves(lo))),
                             _mm512_cvtepi32_epi16(Bf16Halves(hi)), 1);
 }
-
-#pragma GCC diagnostic pop
 
 }  // namespace gpt_sft::runtime::kernels
 

@@ -3,18 +3,15 @@
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 
 #include <gtest/gtest.h>
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 /// The first of `count` groups of 32 patterns starting at `first` whose narrowing differs from
 /// the integer steps', or -1.
@@ -35,10 +32,8 @@ namespace {
   return -1;
 }
 
-#pragma GCC diagnostic pop
-
 TEST(NarrowBf16x32, EveryPatternMatchesTheIntegerSteps) {
-  if (!CpuHasAvx512Bf16()) GTEST_SKIP() << "this CPU has no AVX512_BF16";
+  if (!CpuIsaAtLeast(CpuIsa::kAvx512Bf16)) GTEST_SKIP() << "this CPU has no AVX512_BF16";
   // Lane i of a group holds first + 32 g + i: consecutive patterns, so each group of 32 is
   // all normal numbers save where it crosses a boundary of the kinds, and the lanes of every
   // kind are each covered once over the 2^27 groups.

@@ -5,9 +5,9 @@
 // input is rounded first it is one of 65536 values too, so a second table keyed on its bits
 // holds the whole formula and the division goes (the softcap of the logits, the common case).
 #include "runtime/kernels/cpu/softcap_bf16.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <cmath>
 #include <cstring>
@@ -62,11 +62,6 @@ const float* SoftcapBf16Table(float cap) {
 
 namespace {
 
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 [[gnu::target("avx512f")]] int64_t SoftcapBf16Avx512(const float* table, const float* x, int64_t n, float cap,
                                                     bool round_input, float* y) {
   const __m512 vcap = _mm512_set1_ps(cap);
@@ -87,10 +82,8 @@ namespace {
   return i;
 }
 
-#pragma GCC diagnostic pop
-
 bool HasAvx512() {
-  static const bool has = CpuHasAvx512F();
+  static const bool has = CpuIsaAtLeast(CpuIsa::kAvx512);
   return has;
 }
 

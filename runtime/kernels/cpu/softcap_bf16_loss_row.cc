@@ -2,13 +2,13 @@
 // rounds as the chain's scalar and vector forms do (no multiply-subtract fused).
 #include "runtime/kernels/cpu/softcap_bf16_loss_row.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
@@ -16,11 +16,6 @@
 
 namespace gpt_sft::runtime::kernels {
 namespace {
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_*) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 [[gnu::target("avx512f,avx512bw,avx512bf16,avx2")]] float SoftcapWithMaxAvx512(const float* table, float* x,
                                                                                int64_t V) {
@@ -74,12 +69,10 @@ inline float GradElement(float e, float factor, float y, float cap) {
   for (; j < V; ++j) dy[j] = Bf16BitsOf(GradElement(exps[j], factor, y[j], cap));
 }
 
-#pragma GCC diagnostic pop
-
 }  // namespace
 
 bool SoftcapBf16LossRowFused() {
-  static const bool has = CpuHasAvx512Bf16() && CpuHasAvx2Fma();
+  static const bool has = CpuIsaAtLeast(CpuIsa::kAvx512Bf16) && CpuIsaAtLeast(CpuIsa::kAvx2);
   return has;
 }
 

@@ -13,7 +13,9 @@
 // i-k-j loop.
 #include "runtime/kernels/cpu/tile_gemm.h"
 
-#include <immintrin.h>
+#include "base/cpu_isa.h"
+
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -251,9 +253,8 @@ void Avx512(int64_t m, int64_t n, int64_t k, const typename S::T* a, AStride as,
 //===-- dispatch -------------------------------------------------------------------------===//
 
 TileGemmIsa DetectIsa() {
-  __builtin_cpu_init();  // needed when this runs from a static initializer
-  if (__builtin_cpu_supports("avx512f")) return TileGemmIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return TileGemmIsa::kAvx2;
+  if (CpuIsaAtLeast(CpuIsa::kAvx512)) return TileGemmIsa::kAvx512;
+  if (CpuIsaAtLeast(CpuIsa::kAvx2)) return TileGemmIsa::kAvx2;
   return TileGemmIsa::kPortable;
 }
 const TileGemmIsa kIsa = DetectIsa();

@@ -8,18 +8,15 @@
 // registers, as tile_gemm.cc's AVX-512 kernel, the last vector masked for n % 16. AMX: below.
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
-#include <cpuid.h>
-#include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/kernels/cpu/amx_tiles.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "runtime/kernels/cpu/tiles_amx.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
 
@@ -32,24 +29,10 @@ constexpr int64_t kLanes = 16;
 constexpr char kEnv[] = "GPT_SFT_CPU_BF16_TILE";
 
 // AVX512BW for the packing (every CPU with AVX512_BF16 or AMX has it).
-const bool kHasDpBf16 = CpuHasAvx512Bf16();
+const bool kHasDpBf16 = CpuIsaAtLeast(CpuIsa::kAvx512Bf16);
 
-// AMX: the CPU's AMX-TILE and AMX-BF16 (CPUID 7.0 EDX bits 24, 22) and AVX512F/BW for the
-// packing, and Linux's permission to use the tile data state (asked once, per process).
-bool DetectAmx() {
-  unsigned eax, ebx, ecx, edx;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  if (!(edx & (1u << 24)) || !(edx & (1u << 22)) || !__builtin_cpu_supports("avx512f") ||
-      !__builtin_cpu_supports("avx512bw"))
-    return false;
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-}
-
-bool HasAmx() {
-  static const bool kHas = DetectAmx();
-  return kHas;
-}
+// AMX-TILE and AMX-BF16 with Linux's grant of the tile state (base/cpu_isa.h asks).
+bool HasAmx() { return CpuIsaAtLeast(CpuIsa::kAmx); }
 
 bool Supported(Bf16TileKernel kernel) {
   switch (kernel) {
@@ -80,11 +63,6 @@ Bf16TileKernel ChooseKernel() {
 
 int64_t Pairs(int64_t k) { return (k + 1) / 2; }
 int64_t RoundUp16(int64_t n) { return (n + kLanes - 1) / kLanes * kLanes; }
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors and warns about them
-// where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // Rows 2p and 2p+1 of x [k, len] (row stride ld) as 32-bit pairs out[p][0, width) (width a
 // multiple of 16, at least len; RoundUp16(len) by default): the low half from row 2p, the
@@ -163,8 +141,6 @@ template <int R, int NV>
     for (int v = 0; v < NV; ++v)
       _mm512_mask_storeu_ps(c + r * ldc + v * kLanes, v + 1 == NV ? last : __mmask16(0xffff), acc[r][v]);
 }
-
-#pragma GCC diagnostic pop
 
 // DpBlock with R = rows (1 <= rows <= kR) chosen at run time.
 template <int NV, int kR = kRows>
@@ -383,12 +359,17 @@ int64_t PackedBf16BElements(int64_t k, int64_t n) {
 }
 
 void PackBf16A(int64_t m, int64_t k, const float* a, int64_t lda, uint32_t* out) {
+  RequireCpuIsa(CpuIsa::kAvx512, "PackBf16A");
   PackAmxA(m, k, a, lda, false, out, nullptr);
 }
 
-void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) { PackAmxB(k, n, b, ldb, out); }
+void PackBf16B(int64_t k, int64_t n, const float* b, int64_t ldb, uint32_t* out) {
+  RequireCpuIsa(CpuIsa::kAvx512, "PackBf16B");
+  PackAmxB(k, n, b, ldb, out);
+}
 
 void PackBf16BTransposed(int64_t k, int64_t n, const float* bt, int64_t ldbt, uint32_t* out) {
+  RequireCpuIsa(CpuIsa::kAvx512, "PackBf16BTransposed");
   PackAmxBTransposed(k, n, bt, ldbt, out);
 }
 

@@ -39,6 +39,8 @@ void TileGemmBf16(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
 /// Operands packed once for several products (attention's K, V tiles, read by every query
 /// block). Only the AMX kernel reads packed operands (Bf16TileKernelReadsPacked()); the others
 /// pack their own. Sizes in uint32_t elements; A plain [m, k] (row stride lda), B [k, n].
+/// The packers are AVX-512 code: call them only where CpuIsaAtLeast(CpuIsa::kAvx512)
+/// (always so where Bf16TileKernelReadsPacked()); below it they abort.
 bool Bf16TileKernelReadsPacked();
 int64_t PackedBf16AElements(int64_t m, int64_t k);
 int64_t PackedBf16BElements(int64_t k, int64_t n);

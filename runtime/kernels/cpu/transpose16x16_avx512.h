@@ -4,14 +4,9 @@
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_TRANSPOSE16X16_AVX512_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_TRANSPOSE16X16_AVX512_H_
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
-
-// GCC 12's avx512fintrin.h reads its own deliberately undefined vectors
-// (_mm512_undefined_epi32) and warns about them where its intrinsics are inlined.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // r[i] holds row i of a 16 x 16 block of 32-bit values; afterwards r[c] holds its column c:
 // pairs of rows interleaved by 32 bits, then by 64, then 128-bit lanes gathered twice.
@@ -38,8 +33,6 @@ namespace gpt_sft::runtime::kernels {
     r[c + 8] = _mm512_shuffle_i32x4(t[c], t[8 + c], 0xdd);
   }
 }
-
-#pragma GCC diagnostic pop
 
 }  // namespace gpt_sft::runtime::kernels
 

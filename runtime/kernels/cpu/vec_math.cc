@@ -3,11 +3,11 @@
 // r in [-ln2/2, ln2/2] (ln2 split in two parts for an exact product), exp(r) by a degree-7
 // polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
 #include "runtime/kernels/cpu/vec_math.h"
-#include "runtime/kernels/cpu/cpu_features.h"
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/exp_avx512.h"
 #include "runtime/kernels/cpu/vec_math_isa.h"
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,8 +17,8 @@
 namespace gpt_sft::runtime::kernels {
 namespace {
 
-const bool kHasAvx2 = CpuHasAvx2Fma();
-const bool kHasAvx512 = kHasAvx2 && CpuHasAvx512F();
+const bool kHasAvx2 = CpuIsaAtLeast(CpuIsa::kAvx2);
+const bool kHasAvx512 = kHasAvx2 && CpuIsaAtLeast(CpuIsa::kAvx512);
 
 [[gnu::target("avx2,fma")]] inline __m256 Exp8(__m256 x) {
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
@@ -209,7 +209,9 @@ template <typename T>
 double ExpPortable(const T* x, int64_t n, T mult, T shift, T scale, T* out) {
   double sum = 0;
   for (int64_t j = 0; j < n; ++j) {
-    const T e = std::exp(mult * x[j] - shift);
+    const T arg = mult * x[j] - shift;
+    // Below log(FLT_MIN) the vector kernels give 0, not a subnormal: the same on every level.
+    const T e = std::is_same_v<T, float> && arg < T(-87.33654f) ? T(0) : std::exp(arg);
     sum += e;
     if (out != nullptr) out[j] = scale * e;
   }
@@ -220,24 +222,31 @@ double ExpPortable(const T* x, int64_t n, T mult, T shift, T scale, T* out) {
 
 namespace vec_math_isa {
 
+bool HasAvx2() { return kHasAvx2; }
 bool HasAvx512() { return kHasAvx512; }
 double ExpAffineAvx2(const float* x, int64_t n, float mult, float shift, float* out) {
+  RequireCpuIsa(CpuIsa::kAvx2, "vec_math_isa::ExpAffineAvx2");
   return ExpAvx2(x, n, mult, shift, 1.f, out);
 }
 double ExpAffineAvx512(const float* x, int64_t n, float mult, float shift, float* out) {
+  RequireCpuIsa(CpuIsa::kAvx512, "vec_math_isa::ExpAffineAvx512");
   return ExpAvx512(x, n, mult, shift, 1.f, out);
 }
 void ScaledTanhAvx2(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  RequireCpuIsa(CpuIsa::kAvx2, "vec_math_isa::ScaledTanhAvx2");
   TanhAvx2(x, n, in_scale, out_scale, out);
 }
 void ScaledTanhAvx512(const float* x, int64_t n, float in_scale, float out_scale, float* out) {
+  RequireCpuIsa(CpuIsa::kAvx512, "vec_math_isa::ScaledTanhAvx512");
   TanhAvx512(x, n, in_scale, out_scale, out);
 }
 
 void ScaleSoftcapGradAvx2(const float* y, int64_t n, float factor, float cap, float* out) {
+  RequireCpuIsa(CpuIsa::kAvx2, "vec_math_isa::ScaleSoftcapGradAvx2");
   ::gpt_sft::runtime::kernels::ScaleSoftcapGradAvx2(y, n, factor, cap, out);
 }
 void ScaleSoftcapGradAvx512(const float* y, int64_t n, float factor, float cap, float* out) {
+  RequireCpuIsa(CpuIsa::kAvx512, "vec_math_isa::ScaleSoftcapGradAvx512");
   ::gpt_sft::runtime::kernels::ScaleSoftcapGradAvx512(y, n, factor, cap, out);
 }
 void ScaleSoftcapGradScalar(const float* y, int64_t n, float factor, float cap, float* out) {

@@ -8,6 +8,8 @@
 
 namespace gpt_sft::runtime::kernels::vec_math_isa {
 
+/// The levels of the kernels below (base/cpu_isa.h); called below its level, a kernel aborts.
+bool HasAvx2();
 bool HasAvx512();
 double ExpAffineAvx2(const float* x, int64_t n, float mult, float shift, float* out);
 double ExpAffineAvx512(const float* x, int64_t n, float mult, float shift, float* out);

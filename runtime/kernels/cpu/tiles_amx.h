@@ -6,7 +6,7 @@
 #ifndef GPT_SFT_RUNTIME_KERNELS_CPU_AMX_TILES_H_
 #define GPT_SFT_RUNTIME_KERNELS_CPU_AMX_TILES_H_
 
-#include <immintrin.h>
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <cstdint>
 
