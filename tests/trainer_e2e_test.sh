@@ -28,7 +28,11 @@ expect '^Step 00005 \| synthetic_mc_acc: [0-9]\.[0-9]{6}, simple_spelling_acc: [
 expect '^Step 00000/00006 \| Training loss: [0-9]+\.[0-9]{6}\| lrm: 1\.000000\| num_tokens: [0-9,]+$' "$log"
 expect '^Step 00004/00006 \| Training loss: ' "$log"
 grep -q '^Step 00005/00006 | Training loss' "$log" && fail "the last iteration was trained (nanochat evaluates only)"
-expect '^\[VALIDATION\] Summary: compiled \(device cpu\) \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \(training\), 0 \(evaluation: the interpreter\) \| peak memory [0-9.]+ GB RSS$' "$log"
+expect '^\[VALIDATION\] Summary: compiled \(device cpu\) \| steps 5 \| tokens/sec [0-9]+ .*recompilations 0 \(training\), 0 \(evaluation: the interpreter\) \| peak memory [0-9.]+ GB RSS \| CPU ISA [a-z0-9_]+' "$log"
+# The level the kernels ran at; under a cap (BUILD: trainer_e2e_test_<cap>), exactly the cap.
+if [[ -n "${GPT_SFT_CPU_ISA:-}" ]]; then
+  expect "^\\[VALIDATION\\] Summary: .* \\| CPU ISA ${GPT_SFT_CPU_ISA}( \\(capped by GPT_SFT_CPU_ISA; the CPU has [a-z0-9_]+\\))?\$" "$log"
+fi
 first=$(grep -oE '^Step 00000/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
 last=$(grep -oE '^Step 00004/00006 \| Training loss: [0-9.]+' "$log" | awk '{print $NF}')
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || fail "training loss did not fall: $first -> $last"

@@ -42,9 +42,16 @@ def test_on_emulated_cpus(test, levels = ["avx2", "generic"], size = "large", ar
     for level in levels:
         _binary_test(test.lstrip(":") + "_on_emulated_" + level, EMULATED_CPUS[level], test, size, {}, args, tags)
 
-def every_cc_test_at_isa_caps(caps = ISA_CAPS, exclude = []):
-    """test_at_isa_caps for every cc_test defined so far in this package (call it last), so a
-    kernel test added later runs under the caps too."""
+def every_cc_test_at_every_isa_level():
+    """test_at_isa_caps and test_on_emulated_cpus for every cc_test defined so far in this
+    package (call it last), so a kernel test added later runs at every level too."""
     for name, rule in native.existing_rules().items():
-        if rule["kind"] == "cc_test" and name not in exclude:
-            test_at_isa_caps(":" + name, caps = caps, size = rule.get("size") or "medium")
+        if rule["kind"] == "cc_test":
+            test_at_isa_caps(":" + name, size = rule.get("size") or "medium")
+            test_on_emulated_cpus(":" + name)
+
+def sh_test_at_isa_caps(name, caps = ISA_CAPS, **kwargs):
+    """An sh_test, and <name>_<cap> for each cap: the same test with GPT_SFT_CPU_ISA=<cap>."""
+    native.sh_test(name = name, **kwargs)
+    for cap in caps:
+        native.sh_test(name = name + "_" + cap, env = {"GPT_SFT_CPU_ISA": cap}, **kwargs)
