@@ -12,6 +12,7 @@
 
 #include "compiler/numerics/round_to_bf16.h"
 #include "runtime/kernels/cpu/exp_avx512.h"
+#include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/vec_math.h"
 
@@ -290,6 +291,7 @@ template <typename T>
 void RoundRowToBf16(T* x, int64_t n, RowPath path) {
   if constexpr (std::is_same_v<T, float>) {
     if (Vector<T>(path)) return RoundBf16Avx512(x, n);
+    if (path == RowPath::kAuto) return RoundBf16InPlace(x, n);  // AVX2 where the level has it
     for (int64_t j = 0; j < n; ++j) x[j] = compiler::RoundToBf16(x[j]);
   }
 }

@@ -9,6 +9,8 @@
 #include "runtime/kernels/cpu/parallel.h"
 
 namespace gpt_sft::runtime::kernels {
+
+const char* OpenBlasCoreName() { return openblas_get_corename(); }
 namespace {
 
 CBLAS_TRANSPOSE Op(bool t) { return t ? CblasTrans : CblasNoTrans; }

@@ -13,6 +13,10 @@
 
 namespace gpt_sft::runtime::kernels {
 
+/// The kernels OpenBLAS chose for this CPU (its own CPUID dispatch, e.g. "SkylakeX" or "Haswell";
+/// OPENBLAS_CORETYPE overrides it), for logs and benchmark reports. OpenBLAS decides this when it
+/// loads, before GPT_SFT_CPU_ISA is read, so a cap does not lower it.
+const char* OpenBlasCoreName();
 template <typename T> void Matmul(const T* x, const T* w, T* y, int64_t M, int64_t N, int64_t K);
 /// Matmul with `epilogue(m0, m1)` run on each of Gemm's row blocks right after BLAS wrote it
 /// (in cache, on the same thread): the same bits for y as Matmul. A ChunkBody refers to the

@@ -63,11 +63,11 @@ void RoundRows(float* c, int64_t ldc, int64_t rows, int64_t cols) {
 }
 
 /// The fp32 fallback's counterpart of NarrowBlock: a [rows, cols] block rounded to bf16 values
-/// kept as f32 (RoundToBf16, portable: this path runs on CPUs without AVX512).
+/// kept as f32 (this path runs on CPUs without AVX512_BF16: RoundBf16Into's AVX-512, AVX2 or
+/// portable steps).
 void RoundBlock(const float* x, int64_t ld, int64_t rows, int64_t cols, float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] = RoundToBf16(x[r * ld + c]);
-  }
+  if (ld == cols) return RoundBf16Into(x, y, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) RoundBf16Into(x + r * ld, y + r * cols, cols);
 }
 
 /// The A rows one block multiplies, prepared like B into the running thread's buffer (op(A)'s

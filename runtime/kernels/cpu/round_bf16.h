@@ -35,9 +35,12 @@ inline float FromBf16Bits(uint16_t bits) {
 /// y[i] = RoundToBf16(x[i]) for n elements, parallel over chunks; y may alias x.
 void RoundBf16(const float* x, float* y, int64_t n);
 
-/// RoundToBf16 over x[0, n) in place on the calling thread: 16 lanes at a time where the CPU
-/// has AVX512F (the same integer steps, so the same bits), else one at a time. For kernels
-/// that round a row or chunk they just wrote, while it is in cache (the rounding epilogues).
+/// y[i] = RoundToBf16(x[i]) for n elements on the calling thread: 16 lanes at a time at the
+/// avx512 ISA level, 8 at avx2 (the same integer steps, so the same bits), else one at a time.
+/// y may be x. For kernels that round a row or chunk they just wrote, while it is in cache
+/// (the rounding epilogues), or copy an operand rounded (the fp32 GEMM fallback).
+void RoundBf16Into(const float* x, float* y, int64_t n);
+/// RoundBf16Into(x, x, n).
 void RoundBf16InPlace(float* x, int64_t n);
 
 }  // namespace gpt_sft::runtime::kernels

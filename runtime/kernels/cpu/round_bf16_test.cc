@@ -56,7 +56,8 @@ TEST(RoundBf16, EveryElementInPlace) {
   EXPECT_EQ(x, expected);
 }
 
-// The vector path (AVX512 where the CPU has it) and the scalar tail give RoundToBf16's bits on
+// The vector path (AVX-512 or AVX2 by the ISA level: the test runs under every cap) and the
+// scalar tail give RoundToBf16's bits on
 // every kind of input: ties both ways, overflow to inf, NaNs (payloads kept, quieted),
 // subnormals, signed zeros; at lengths that leave tails of every size.
 TEST(RoundBf16, InPlaceMatchesTheScalarRoundingBitForBit) {
@@ -64,7 +65,8 @@ TEST(RoundBf16, InPlaceMatchesTheScalarRoundingBitForBit) {
                                     0xff7fffffu, 0x7f800000u, 0xff800000u, 0x7f800001u, 0xffc12345u, 0x7fbfffffu,
                                     0x00000001u, 0x807fffffu, 0x3f7fffffu};
   for (uint32_t i = 0; i < 5000; ++i) patterns.push_back(i * 2654435761u);  // spread over all patterns
-  for (int64_t n : {int64_t(0), int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(patterns.size())}) {
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(7), int64_t(8), int64_t(9), int64_t(15), int64_t(16), int64_t(17),
+                    int64_t(patterns.size())}) {
     std::vector<float> x(n), expected(n);
     for (int64_t i = 0; i < n; ++i) x[i] = FromBits(patterns[i]);
     for (int64_t i = 0; i < n; ++i) expected[i] = RoundToBf16(x[i]);
@@ -73,6 +75,22 @@ TEST(RoundBf16, InPlaceMatchesTheScalarRoundingBitForBit) {
       ASSERT_EQ(Bits(x[i]), Bits(expected[i])) << "n " << n << " element " << i << " pattern " << std::hex << patterns[i];
     }
   }
+}
+
+// Every sign, exponent and top mantissa bits (all 2^16 top halves) with the low halves where
+// rounding turns: below, at and above the tie, either kept lsb, and the NaN payloads there;
+// copied (RoundBf16Into) and in place.
+TEST(RoundBf16, EveryTopHalfAtEveryTurningLowHalf) {
+  constexpr uint32_t kLow[] = {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu, 0x4000u, 0xc000u};
+  std::vector<float> x, expected;
+  for (uint32_t top = 0; top < 0x10000u; ++top)
+    for (uint32_t low : kLow) x.push_back(FromBits(top << 16 | low));
+  for (float v : x) expected.push_back(RoundToBf16(v));
+  std::vector<float> copy(x.size());
+  RoundBf16Into(x.data(), copy.data(), int64_t(x.size()) - 3);  // a tail of 5 past the 8s and 16s
+  for (size_t i = 0; i + 3 < x.size(); ++i) ASSERT_EQ(Bits(copy[i]), Bits(expected[i])) << std::hex << Bits(x[i]);
+  RoundBf16InPlace(x.data(), int64_t(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(Bits(x[i]), Bits(expected[i])) << i;
 }
 
 }  // namespace

@@ -76,10 +76,14 @@ bool SoftcapBf16LossRowFused() {
   return has;
 }
 
-float SoftcapBf16InPlaceWithMax(const float* table, float* x, int64_t V) { return SoftcapWithMaxAvx512(table, x, V); }
+float SoftcapBf16InPlaceWithMax(const float* table, float* x, int64_t V) {
+  RequireCpuIsa(CpuIsa::kAvx512Bf16, "SoftcapBf16InPlaceWithMax");
+  return SoftcapWithMaxAvx512(table, x, V);
+}
 
 double SoftcapBf16RowLossAndNarrowedGrad(const float* y, float m, int32_t target, int64_t V, double scale, float cap,
                                          float* exps, uint16_t* dy) {
+  RequireCpuIsa(CpuIsa::kAvx512Bf16, "SoftcapBf16RowLossAndNarrowedGrad");
   const double sum = ExpShifted(y, V, m, 1.0f, exps);
   const float factor = float(scale / sum);
   const float at_target = exps[target] * factor - float(scale);
