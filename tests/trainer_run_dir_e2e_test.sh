@@ -51,14 +51,23 @@ for compile in false true; do
     || fail "compile=$compile: the resumed run's final weights differ"
   echo "compile=$compile: resumed at step 3, losses of steps 0-7 and the final weights bit-identical"
 done
-# Without the optimizer's state (its last tensors zeroed) or two micro-batches off, the resumed
-# losses differ: the comparison above sees what resume restores.
+# Every file of a step is checked on load: the optimizer's state with its last tensors zeroed, or
+# train_state.json edited to two micro-batches off, is refused naming the file, and the run
+# directory is left as it was but for its lock (before the checksums such a step resumed into
+# other losses).
 opt="$tmp/no_optimizer/step_000003/optim_000003.safetensors"
 dd if=/dev/zero of="$opt" bs=4096 count=1 seek=$(( $(stat -c %s "$opt") / 4096 - 1 )) conv=notrunc 2> /dev/null
 sed -i -E 's/"micro_batches_per_rank": 6/"micro_batches_per_rank": 8/' "$tmp/wrong_data/step_000003/train_state.json"
 for control in no_optimizer wrong_data; do
-  train "$tmp/control.log" --max_iterations=9 --compile=false --output_dir="$tmp/$control" --resume
-  [[ "$(losses "$tmp/$control")" != "$(losses "$tmp/full_false")" ]] || fail "$control: resumed losses still equal"
+  before="$(cd "$tmp/$control" && find . -type f ! -name .lock | sort | xargs sha256sum)"
+  "$trainer" "${tiny[@]}" --max_iterations=9 --compile=false --output_dir="$tmp/$control" --resume \
+    > "$tmp/control.log" 2>&1 && fail "$control: resumed from a corrupt step"
+  case $control in
+    no_optimizer) expect "trainer: error: .*/step_000003/optim_000003.safetensors: '[^']+' does not match its checksum" "$tmp/control.log" ;;
+    wrong_data) expect 'trainer: error: .*/step_000003/train_state.json: does not match its checksum' "$tmp/control.log" ;;
+  esac
+  after="$(cd "$tmp/$control" && find . -type f ! -name .lock | sort | xargs sha256sum)"
+  [[ "$after" == "$before" ]] || fail "$control: the refused resume changed the run directory: $(diff <(echo "$before") <(echo "$after"))"
 done
 
 # 1b. kill -9 at a random instant of a run that saves every step (most of its time is spent

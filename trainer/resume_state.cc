@@ -22,7 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kStateFile[] = "train_state.json";
-constexpr int kFormatVersion = 1;
+// 2: the file carries its checksum (1, without, is still read).
+constexpr int kFormatVersion = 2;
 
 std::string Exact(double v) { return absl::StrFormat("%.17g", v); }
 
@@ -40,6 +41,14 @@ std::string TrainingDataShape(const data::TrainingDataOptions& d) {
   return shape + "]";
 }
 
+// The file's own checksum: FNV-1a 64 of the canonical dump (sorted keys, no spaces) of every
+// other field, so a flipped bit that still parses is refused. Files written before it have none.
+constexpr char kChecksumField[] = "checksum";
+std::string ContentChecksum(base::Json j) {
+  j.erase(kChecksumField);
+  return absl::StrFormat("%016x", base::Fnv1a64(j.dump()));
+}
+
 std::string ToJson(const ResumeState& r) {
   base::Json j;
   j["format_version"] = kFormatVersion;
@@ -50,12 +59,25 @@ std::string ToJson(const ResumeState& r) {
   base::Json shape = base::Json::object();
   for (const auto& [k, v] : r.shape) shape[k] = v;
   j["run_shape"] = shape;
+  j[kChecksumField] = ContentChecksum(j);
   return j.dump(2) + "\n";
 }
 
 absl::StatusOr<ResumeState> ReadResumeState(const std::string& path) {
   absl::StatusOr<base::Json> j = base::ReadJsonFile(path);
   if (!j.ok()) return j.status();
+  const bool summed = j->is_object() && !(j->contains("format_version") && (*j)["format_version"] == 1);
+  if (summed) {
+    if (!j->contains(kChecksumField)) {
+      return absl::DataLossError(absl::StrCat(path, ": no \"", kChecksumField, "\" field: the file is corrupt"));
+    }
+    const base::Json& written = (*j)[kChecksumField];
+    const std::string want = ContentChecksum(*j);
+    if (!written.is_string() || written.get<std::string>() != want) {
+      return absl::DataLossError(absl::StrCat(path, ": does not match its checksum (", want, ", written ",
+                                              written.dump(), "): the file is corrupt"));
+    }
+  }
   ResumeState r;
   int version = 0;
   base::Json shape;
@@ -65,8 +87,9 @@ absl::StatusOr<ResumeState> ReadResumeState(const std::string& path) {
                          base::ReadField(*j, "run_shape", shape, path)}) {
     if (!s.ok()) return s;
   }
-  if (version != kFormatVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": format_version ", version, "; this trainer reads ", kFormatVersion));
+  if (version != kFormatVersion && version != 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": format_version ", version, "; this trainer reads 1 and ", kFormatVersion));
   }
   if (!shape.is_object()) return absl::DataLossError(absl::StrCat(path, ": run_shape is not an object"));
   for (const auto& [k, v] : shape.items()) {

@@ -3,7 +3,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <utility>
 
+#include "base/read_file.h"
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -132,6 +135,55 @@ TEST(OptimizerStateFile, RoundTripsAndNamesADamagedFile) {
   ExpectSameState(*ReadOptimizerStateFile(path), state);
   fs::resize_file(path, fs::file_size(path) - 4);
   EXPECT_THAT(ReadOptimizerStateFile(path).status().message(), HasSubstr(path));
+}
+
+}  // namespace
+}  // namespace gpt_sft::trainer
+
+namespace gpt_sft::trainer {
+namespace {
+
+// Every file of a step is checked on load: with a flipped bit anywhere in train_state.json (every
+// byte, two bits each) or in the optimizer file (every 5th byte, two bits each), or either file
+// truncated, the step is refused naming the file, or loads exactly as saved; never otherwise.
+TEST(ResumeState, AFlippedBitOrTruncationInAnyFileOfTheStepIsRefused) {
+  const std::string run = FreshTestDir();
+  const runtime::ParamStore params = TinyStore(3);
+  TrainerOptions o;
+  ASSERT_TRUE(SaveRunStep(run, params, {4, 2.0, {}}, StateFor(params, 4, 0.5f),
+                          {4, 32, 1700000000, 1234, RunShapeOf(o, params.config(), 10, 500)})
+                  .ok());
+  for (const auto& [file, stride] : {std::pair{std::string("train_state.json"), size_t(1)},
+                                     std::pair{std::string("optim_000004.safetensors"), size_t(5)}}) {
+    const std::string path = run + "/step_000004/" + file;
+    const std::string bytes = *base::ReadFile(path);
+    // Refused naming the file, or (a flip in JSON layout or a name nothing reads) the very same step.
+    const auto refused = [&](const std::string& content, const std::string& what) {
+      std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+      absl::StatusOr<LoadedRunStep> loaded = LoadLatestRunStep(run);
+      if (!loaded.ok()) {
+        EXPECT_THAT(loaded.status().message(), HasSubstr(file)) << what;
+        return;
+      }
+      ExpectSameState(loaded->optimizer, StateFor(params, 4, 0.5f));
+      EXPECT_EQ(loaded->resume.step, 4) << what;
+      EXPECT_EQ(loaded->resume.micro_batches, 32) << what;
+      EXPECT_EQ(loaded->resume.run, 1700000000) << what;
+      EXPECT_EQ(loaded->resume.metrics_bytes, 1234) << what;
+      EXPECT_EQ(loaded->resume.shape, RunShapeOf(o, params.config(), 10, 500)) << what;
+    };
+    for (size_t at = 0; at < bytes.size(); at += stride) {
+      for (int bit : {0, 6}) {
+        std::string flipped = bytes;
+        flipped[at] = char(flipped[at] ^ (1 << bit));
+        refused(flipped, "bit " + std::to_string(bit) + " of byte " + std::to_string(at));
+      }
+    }
+    refused(bytes.substr(0, bytes.size() / 2), "half");
+    refused(bytes.substr(0, bytes.size() - 1), "all but the last byte");
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+    ASSERT_TRUE(LoadLatestRunStep(run).ok()) << file;
+  }
 }
 
 }  // namespace

@@ -317,7 +317,8 @@ std::string Bf16GemmDescription() {
     case Bf16Gemm::kFp32: break;
   }
   return OneDnnHasBf16DotProduct() ? "fp32 (sgemm on bf16 values; " + why + ")"
-                                   : "fp32 (sgemm on bf16 values; this CPU has no AVX512_BF16)";
+                                   : "fp32 (sgemm on bf16 values; the ISA level, " + CpuIsaDescription() +
+                                         ", has no AVX512_BF16)";
 }
 
 namespace {
