@@ -42,13 +42,15 @@ def test_on_emulated_cpus(test, levels = ["avx2", "generic"], size = "large", ar
     for level in levels:
         _binary_test(test.lstrip(":") + "_on_emulated_" + level, EMULATED_CPUS[level], test, size, {}, args, tags)
 
-def every_cc_test_at_every_isa_level():
+def every_cc_test_at_every_isa_level(not_emulated = []):
     """test_at_isa_caps and test_on_emulated_cpus for every cc_test defined so far in this
-    package (call it last), so a kernel test added later runs at every level too."""
+    package (call it last), so a kernel test added later runs at every level too. Tests named
+    in `not_emulated` (too slow under emulation) run under the caps only."""
     for name, rule in native.existing_rules().items():
         if rule["kind"] == "cc_test":
             test_at_isa_caps(":" + name, size = rule.get("size") or "medium")
-            test_on_emulated_cpus(":" + name)
+            if name not in not_emulated:
+                test_on_emulated_cpus(":" + name)
 
 def sh_test_at_isa_caps(name, caps = ISA_CAPS, **kwargs):
     """An sh_test, and <name>_<cap> for each cap: the same test with GPT_SFT_CPU_ISA=<cap>."""
