@@ -15,6 +15,7 @@ expect() { grep -qE -- "$1" "$2" || fail "no line matching '$1' in $2: $(tail -2
 NANOCHAT_BASE_DIR="$base" "$trainer" --demo --max_iterations=6 --eval_every=3 --eval_steps=2 \
   --num_threads=2 > "$tmp/demo.log" 2>&1 || fail "demo failed: $(tail -20 "$tmp/demo.log")"
 log="$tmp/demo.log"
+expect '^\[demo\] the embedded demo \(the flags given override its options\)\. It fine-tunes' "$log"
 expect '^\[demo\] training a 4096-token BPE tokenizer' "$log"
 expect '^\[demo\] writing a randomly initialised base model \(depth 2' "$log"
 expect '^\[VALIDATION\] ✓ Model is compiled \(static batch \[4, 512\]; device cpu[^;]*; artifact [0-9a-f]{16}[^,]*, compiled in [0-9.]+ s; arena [0-9.]+ MiB' "$log"
@@ -126,4 +127,13 @@ cp "$base/base_checkpoints/d2/meta_000000.json" "$tmp/corrupt/base_checkpoints/d
 head -c 100000 "$base/base_checkpoints/d2/model_000000.safetensors" > "$tmp/corrupt/base_checkpoints/d2/model_000000.safetensors"
 bad "model_000000.safetensors" --base_dir="$tmp/corrupt"
 [[ ! -e "$tmp/corrupt/chatsft_checkpoints" ]] || fail "a failed load still created the run directory"
+# The demo's setup under a base dir that cannot be made (under a file; under /proc, which no
+# user may write): a message naming the directory and exit 1, not an uncaught exception (134).
+touch "$tmp/a_file"
+for unwritable in "$tmp/a_file/base" /proc/gpt_sft_forbidden; do
+  NANOCHAT_BASE_DIR="$unwritable" "$trainer" --demo > "$tmp/unwritable.log" 2>&1
+  rc=$?
+  [[ $rc == 1 ]] || fail "--demo with base dir $unwritable: rc $rc, not 1: $(tail -5 "$tmp/unwritable.log")"
+  expect "^trainer: error: cannot create $unwritable/tokenizer for the tokenizer: .*choose another --base_dir" "$tmp/unwritable.log"
+done
 echo "PASS"

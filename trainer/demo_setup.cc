@@ -20,6 +20,14 @@ const char* const kDemoTexts[] = {"external/english_text/GPL-3", "external/engli
                                   "external/wordlist/words"};
 
 absl::Status TrainTokenizer(const std::string& path, int vocab_size, const char* tag, std::ostream& log) {
+  // The directory first, so an unwritable --base_dir is an error before seconds of training.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(absl::StrCat("cannot create ", dir.string(), " for the tokenizer: ",
+                                                    ec.message(), " (choose another --base_dir)"));
+  }
   std::vector<std::string> texts;
   int64_t bytes = 0;
   for (const char* name : kDemoTexts) {
@@ -37,7 +45,6 @@ absl::Status TrainTokenizer(const std::string& path, int vocab_size, const char*
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<data::Tokenizer> tok = data::Tokenizer::Train(texts, vocab_size);
   if (!tok.ok()) return tok.status();
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   if (absl::Status s = tok->Save(path); !s.ok()) return s;
   log << tag << " tokenizer: " << tok->vocab_size() << " tokens in "
       << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s, saved to " << path

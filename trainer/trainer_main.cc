@@ -172,8 +172,11 @@ std::set<std::string> GivenFlags(int argc, char** argv) {
 absl::StatusOr<TrainerOptions> DemoSetup(const std::set<std::string>& given, bool create, std::ostream& log) {
   absl::StatusOr<std::string> base_dir = runtime::NanochatBaseDir();
   if (!base_dir.ok()) return base_dir.status();
-  log << "[demo] no flags given: the embedded demo. It fine-tunes a small model on the offline task mixture under "
-      << *base_dir << ", creating what is missing first." << std::endl;
+  // "no flags" only when none was given; --demo, or flags beside it, override its options.
+  log << (given.empty() ? "[demo] no flags given: the embedded demo."
+                         : "[demo] the embedded demo (the flags given override its options).")
+      << " It fine-tunes a small model on the offline task mixture under " << *base_dir
+      << ", creating what is missing first." << std::endl;
   TrainerOptions options = FromFlags(DemoOptions(*base_dir), /*only_given=*/true, given);
   if (create) {
     if (absl::Status s = EnsureDemoModel(options.base_dir, log); !s.ok()) return s;

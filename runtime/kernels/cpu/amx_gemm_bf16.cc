@@ -19,20 +19,19 @@
 // or N go through a 32 x 32 buffer.
 #include "runtime/kernels/cpu/amx_gemm_bf16.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
 #include "base/cpu_isa.h"
-#include "runtime/kernels/cpu/tiles_amx.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/thread_scratch.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
+#include "runtime/kernels/cpu/tiles_amx.h"
 #include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/workspace.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -16,9 +16,9 @@
 #include <random>
 #include <vector>
 
+#include "base/cpu_isa.h"
 #include "compiler/numerics/round_to_bf16.h"
 #include "gtest/gtest.h"
-#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/same_bits.h"
 
 namespace gpt_sft::runtime::kernels {

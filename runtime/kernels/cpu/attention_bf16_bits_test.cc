@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "base/cpu_isa.h"
 #include "compiler/numerics/round_to_bf16.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/attention.h"
-#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
 namespace gpt_sft::runtime::kernels {

@@ -1,20 +1,19 @@
 // Implements the row steps. The AVX-512 loops handle the last n % 16 elements under a lane
 // mask, so there is no scalar tail to keep in step with the vector body.
 #include "runtime/kernels/cpu/attention_rows.h"
-#include "base/cpu_isa.h"
-
-#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "base/cpu_isa.h"
 #include "compiler/numerics/round_to_bf16.h"
 #include "runtime/kernels/cpu/exp_avx512.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

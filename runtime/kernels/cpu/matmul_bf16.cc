@@ -9,16 +9,14 @@
 // tile pairs once per call, A's rows in each block, so neither is narrowed into a copy first.
 #include "runtime/kernels/cpu/matmul_bf16.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
-#include "runtime/kernels/cpu/amx_gemm_bf16.h"
 #include "base/cpu_isa.h"
+#include "runtime/kernels/cpu/amx_gemm_bf16.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/onednn_gemm.h"
 #include "runtime/kernels/cpu/parallel.h"
@@ -26,6 +24,7 @@
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/thread_scratch.h"
 #include "runtime/kernels/cpu/workspace.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -3,8 +3,6 @@
 // backward as the epilogue of the product that makes its cotangent.
 #include "runtime/kernels/cpu/matmul_relu_square.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/thread_scratch.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -6,8 +6,6 @@
 // definition's do (no fused multiply-add), in the vector loops and the scalar ones alike.
 #include "runtime/kernels/cpu/newton_schulz_bf16.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <cmath>
 #include <type_traits>
 
@@ -16,6 +14,7 @@
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -3,8 +3,6 @@
 // Newton-Schulz uses matmul.h's Gemm.
 #include "runtime/kernels/cpu/optimizers.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +13,7 @@
 #include "runtime/kernels/cpu/newton_schulz_bf16.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -8,7 +8,6 @@
 
 #include <cblas.h>
 #if defined(__x86_64__) || defined(__i386__)
-#include "runtime/kernels/cpu/x86_intrinsics.h"
 #endif
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "runtime/kernels/cpu/thread_scratch.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

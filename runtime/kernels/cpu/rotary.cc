@@ -8,8 +8,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "compiler/numerics/rotary_table.h"
 #include "base/cpu_isa.h"
+#include "compiler/numerics/rotary_table.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/thread_scratch.h"

@@ -1,13 +1,12 @@
 // Implements RoundBf16, RoundBf16Into and RoundBf16InPlace: RoundToBf16's integer steps on
 // AVX-512 or AVX2 vectors by the ISA level (base/cpu_isa.h), else a plain loop.
 #include "runtime/kernels/cpu/round_bf16.h"
+
 #include "base/cpu_isa.h"
-
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16_avx2.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

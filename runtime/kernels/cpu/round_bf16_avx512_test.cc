@@ -3,12 +3,12 @@
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 
 #include <gtest/gtest.h>
-#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <cstdint>
 #include <cstring>
 
 #include "base/cpu_isa.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -5,9 +5,6 @@
 // input is rounded first it is one of 65536 values too, so a second table keyed on its bits
 // holds the whole formula and the division goes (the softcap of the logits, the common case).
 #include "runtime/kernels/cpu/softcap_bf16.h"
-#include "base/cpu_isa.h"
-
-#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <cmath>
 #include <cstring>
@@ -16,10 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx2.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

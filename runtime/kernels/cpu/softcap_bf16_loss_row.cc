@@ -2,8 +2,6 @@
 // rounds as the chain's scalar and vector forms do (no multiply-subtract fused).
 #include "runtime/kernels/cpu/softcap_bf16_loss_row.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -13,6 +11,7 @@
 #include "runtime/kernels/cpu/round_bf16_avx512.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
 #include "runtime/kernels/cpu/vec_math.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -13,14 +13,12 @@
 // i-k-j loop.
 #include "runtime/kernels/cpu/tile_gemm.h"
 
-#include "base/cpu_isa.h"
-
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <type_traits>
 
+#include "base/cpu_isa.h"
 #include "runtime/kernels/cpu/tile_gemm_isa.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -8,17 +8,16 @@
 // registers, as tile_gemm.cc's AVX-512 kernel, the last vector masked for n % 16. AMX: below.
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"
 
-#include "runtime/kernels/cpu/x86_intrinsics.h"
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include "runtime/kernels/cpu/tiles_amx.h"
 #include "base/cpu_isa.h"
-#include "runtime/kernels/cpu/transpose16x16_avx512.h"
 #include "runtime/kernels/cpu/tile_gemm.h"
+#include "runtime/kernels/cpu/tiles_amx.h"
+#include "runtime/kernels/cpu/transpose16x16_avx512.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {

@@ -3,16 +3,16 @@
 // r in [-ln2/2, ln2/2] (ln2 split in two parts for an exact product), exp(r) by a degree-7
 // polynomial, times 2^k built in the exponent bits; inputs below -87.3 give 0.
 #include "runtime/kernels/cpu/vec_math.h"
-#include "base/cpu_isa.h"
-#include "runtime/kernels/cpu/exp_avx512.h"
-#include "runtime/kernels/cpu/vec_math_isa.h"
-
-#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
+
+#include "base/cpu_isa.h"
+#include "runtime/kernels/cpu/exp_avx512.h"
+#include "runtime/kernels/cpu/vec_math_isa.h"
+#include "runtime/kernels/cpu/x86_intrinsics.h"
 
 namespace gpt_sft::runtime::kernels {
 namespace {
