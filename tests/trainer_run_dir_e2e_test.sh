@@ -70,6 +70,28 @@ for control in no_optimizer wrong_data; do
   [[ "$after" == "$before" ]] || fail "$control: the refused resume changed the run directory: $(diff <(echo "$before") <(echo "$after"))"
 done
 
+# 1a. No training into NaN: learning rates of 1e30 overflow the tiny model within a few steps.
+# Saving no step: the first step whose loss is not finite stops the run before its update, the
+# error names it. Saving every step: the first save after the overflow is refused naming the
+# tensor, and the step before it stays the newest. Nothing non-finite is ever written.
+huge=(--matrix_lr=1e30 --embedding_lr=1e30 --unembedding_lr=1e30 --compile=false --max_iterations=8)
+for case in loss save; do
+  dir="$tmp/nan_$case"
+  if [[ $case == loss ]]; then flags=(); else flags=(--save_every=1); fi
+  "$trainer" "${tiny[@]}" "${huge[@]}" "${flags[@]}" --output_dir="$dir" > "$tmp/nan.log" 2>&1 && fail "$case: trained into NaN with rc 0"
+  case $case in
+    loss)
+      expect "^trainer: error: step [0-9]: the training loss is not finite \(this rank's micro-batch [01] of 2 gave (nan|inf|-inf)\); the step's update was not applied and nothing of it saved. No step of this run was saved" "$tmp/nan.log"
+      ls "$dir" | grep -q '^step_' && fail "loss: a step was saved: $(ls "$dir")" ;;
+    save)
+      expect "^trainer: error: step [0-9]: (parameter|optimizer state) [^ ]+ holds a non-finite value \(element [0-9]+ is (nan|inf|-inf)\) after the update; the step is not saved. The newest saved step, .*/step_00000[0-9], is the run's last good state" "$tmp/nan.log"
+      bad=$(grep -oE '^trainer: error: step [0-9]' "$tmp/nan.log" | grep -oE '[0-9]$')
+      newest=$(ls "$dir" | grep '^step_' | sort | tail -1)
+      [[ "$newest" == "step_00000$((bad - 1))" ]] || fail "save: refused step $bad, newest saved $newest"
+      grep -q "/$newest, is the run's last good state" "$tmp/nan.log" || fail "save: the error does not name $newest" ;;
+  esac
+done
+
 # 1b. kill -9 at a random instant of a run that saves every step (most of its time is spent
 # saving), then --resume: every trial ends with the uninterrupted run's losses.
 train "$tmp/k_full.log" --max_iterations=120 --compile=false --output_dir="$tmp/k_full"

@@ -177,6 +177,42 @@ absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::Conversat
   return result->mean_loss;
 }
 
+/// Where a run stopped by a non-finite value can go on from: its newest saved step, or none.
+std::string LastGoodState(const std::string& out_dir) {
+  absl::StatusOr<int64_t> last = runtime::FindLastStep(out_dir);
+  if (!last.ok()) {
+    return absl::StrCat("No step of this run was saved in ", out_dir,
+                        ": lower the learning rates (--matrix_lr, --embedding_lr, --unembedding_lr) and start again");
+  }
+  return absl::StrCat("The newest saved step, ", out_dir, "/", runtime::StepDirName(*last),
+                      ", is the run's last good state: lower the learning rates (--matrix_lr, --embedding_lr, "
+                      "--unembedding_lr) and --resume from it");
+}
+
+/// OK when every weight and every optimizer state value is finite; else DataLoss naming the
+/// step, the first tensor holding a non-finite value and the element.
+absl::Status CheckAllFinite(const runtime::ParamStore& params, const OptimizerState& optimizer, int64_t step,
+                            const std::string& out_dir) {
+  const auto bad = [&](const std::string& what, const float* data, int64_t n) -> absl::Status {
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isfinite(data[i])) continue;
+      return absl::DataLossError(absl::StrFormat(
+          "step %d: %s holds a non-finite value (element %d is %g) after the update; the step is not saved. %s",
+          step, what, i, data[i], LastGoodState(out_dir)));
+    }
+    return absl::OkStatus();
+  };
+  for (const runtime::Param& p : params.params()) {
+    if (absl::Status s = bad("parameter " + p.name, p.data(), p.numel()); !s.ok()) return s;
+  }
+  for (const auto& [name, t] : optimizer.tensors) {
+    if (absl::Status s = bad("optimizer state " + name, static_cast<const float*>(t.raw_data()), t.numel()); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
 /// Sums `values` over every rank, in place (f64: token counts stay exact).
 absl::Status SumOverRanks(runtime::collectives::Communicator& world, std::vector<double>& values) {
   return world.AllReduce(values.data(), int64_t(values.size()), runtime::collectives::DataType::kFloat64,
@@ -476,6 +512,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     if (!leader) return runtime::ResolvedCheckpoint{};
     absl::StatusOr<OptimizerState> optimizer = training.ExportOptimizerState();
     if (!optimizer.ok()) return optimizer.status();
+    // Nothing non-finite is ever saved: an update that overflowed ends the run here, the last
+    // saved step staying the newest (the loss check above catches it one step later).
+    if (absl::Status s = CheckAllFinite(*setup->params, *optimizer, step, out_dir); !s.ok()) return s;
     runtime::CheckpointRecord record;
     record.step = step;
     if (val_loss_step == step && std::isfinite(val_loss)) record.val_loss = val_loss;
@@ -541,6 +580,8 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     const auto start = Clock::now();
     double loss = 0, loss_sum = 0;
     int64_t supervised = 0, positions = 0;
+    int first_bad_micro = -1;  // this rank's first micro-batch whose loss is not finite, and its loss
+    double first_bad_loss = 0;
     std::vector<std::pair<int64_t, int64_t>> shapes;
     for (int m = 0; m < accum; ++m) {
       absl::StatusOr<data::Batch> batch = (*train)->Next();
@@ -555,16 +596,31 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
       absl::StatusOr<double> micro = training.MicroStep(ToStepBatch(*batch, config.packed));
       if (!micro.ok()) return micro.status();
+      if (!std::isfinite(*micro) && first_bad_micro < 0) {
+        first_bad_micro = m;
+        first_bad_loss = *micro;
+      }
       loss = *micro;  // nanochat logs the last micro-batch's loss
       loss_sum += *micro;
       supervised += batch->supervised_tokens;
       positions += batch->NumPositions();
     }
-    const double lrm = 1.0 - double(it) / num_iterations;
-    if (absl::Status s = training.OptimizerStep(lrm); !s.ok()) return s;
-    // The step's figures over every rank: nanochat all-reduces num_tokens the same way.
+    // The step's figures over every rank (nanochat all-reduces num_tokens the same way), before
+    // the update: a loss that is not finite on any rank makes the sum so on every rank, so all
+    // stop here together, the update not applied and nothing of this step saved.
     std::vector<double> totals = {loss_sum, double(supervised), double(positions)};
     if (absl::Status s = SumOverRanks(world, totals); !s.ok()) return s;
+    if (!std::isfinite(totals[0])) {
+      const std::string where =
+          first_bad_micro >= 0 ? absl::StrFormat("this rank's micro-batch %d of %d gave %g", first_bad_micro, accum, first_bad_loss)
+                               : std::string("another rank's");
+      return absl::DataLossError(absl::StrFormat(
+          "step %d: the training loss is not finite (%s); the step's update was not applied and nothing of it "
+          "saved. %s",
+          it, where, LastGoodState(out_dir)));
+    }
+    const double lrm = 1.0 - double(it) / num_iterations;
+    if (absl::Status s = training.OptimizerStep(lrm); !s.ok()) return s;
     const double loss_mean = totals[0] / (double(accum) * o.world_size);
     supervised = int64_t(totals[1]);
     positions = int64_t(totals[2]);
