@@ -92,6 +92,21 @@ for case in loss save; do
   esac
 done
 
+# 1c. A directory belongs to one run: a fresh start (no --resume) where another run saved
+# steps is refused before anything is written, naming that run and the ways out; --overwrite
+# moves that run's files aside (nothing deleted) and metrics.jsonl then holds one run alone.
+cp -a "$tmp/full_false" "$tmp/taken"
+before="$(cd "$tmp/taken" && find . -type f ! -name .lock | sort | xargs sha256sum)"
+"$trainer" "${tiny[@]}" --compile=false --max_iterations=4 --output_dir="$tmp/taken" > "$tmp/taken.log" 2>&1 \
+  && fail "a fresh run started in a directory that holds another run"
+expect "^trainer: error: --output_dir=$tmp/taken holds another run \(run [0-9]+, saved up to step 8, 8 metrics record\(s\)\)\. Continue it with --resume, or start this run in a new --output_dir; --overwrite" "$tmp/taken.log"
+[[ "$(cd "$tmp/taken" && find . -type f ! -name .lock | sort | xargs sha256sum)" == "$before" ]] || fail "the refused start changed the directory"
+train "$tmp/taken.log" --compile=false --max_iterations=4 --output_dir="$tmp/taken" --overwrite
+expect "^\[run dir\] --overwrite: moved the earlier run \(run [0-9]+, saved up to step 8, 8 metrics record\(s\)\) to $tmp/taken.replaced.1$" "$tmp/taken.log"
+[[ "$(cd "$tmp/taken.replaced.1" && find . -type f ! -name .lock | sort | xargs sha256sum)" == "$before" ]] || fail "--overwrite: the earlier run was not moved whole"
+[[ "$(grep -oE '"run":[0-9]+' "$tmp/taken/metrics.jsonl" | sort -u | wc -l)" == 1 ]] || fail "--overwrite: metrics.jsonl mixes runs"
+[[ "$(wc -l < "$tmp/taken/metrics.jsonl")" == 3 ]] || fail "--overwrite: $(wc -l < "$tmp/taken/metrics.jsonl") records, not 3"
+
 # 1b. kill -9 at a random instant of a run that saves every step (most of its time is spent
 # saving), then --resume: every trial ends with the uninterrupted run's losses.
 train "$tmp/k_full.log" --max_iterations=120 --compile=false --output_dir="$tmp/k_full"

@@ -8,10 +8,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/step_directory.h"
 
 namespace gpt_sft::trainer {
@@ -80,6 +83,51 @@ absl::StatusOr<std::unique_ptr<RunDirectory>> RunDirectory::Open(const std::stri
   if (!removed.ok()) return removed.status();
   dir->removed_ = *std::move(removed);
   return dir;
+}
+
+std::optional<RunDirectory::EarlierRun> RunDirectory::FindEarlierRun() const {
+  EarlierRun earlier;
+  if (absl::StatusOr<int64_t> last = runtime::FindLastStep(path_); last.ok()) earlier.last_step = *last;
+  std::ifstream metrics(fs::path(path_) / "metrics.jsonl");
+  std::string line, last_line;
+  while (std::getline(metrics, line)) {
+    if (line.empty()) continue;
+    ++earlier.records;
+    last_line = line;
+  }
+  const size_t at = last_line.find("\"run\":");
+  int64_t id = 0;
+  if (at != std::string::npos &&
+      absl::SimpleAtoi(last_line.substr(at + 6, last_line.find_first_of(",}", at) - at - 6), &id)) {
+    earlier.run_id = id;
+  }
+  if (!earlier.last_step && earlier.records == 0) return std::nullopt;
+  return earlier;
+}
+
+absl::StatusOr<std::string> RunDirectory::MoveEntriesAside() {
+  std::error_code ec;
+  std::string aside;
+  for (int n = 1;; ++n) {
+    aside = absl::StrCat(path_, ".replaced.", n);
+    if (!fs::exists(aside, ec) && !ec) break;
+    if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot inspect ", aside, ": ", ec.message()));
+  }
+  fs::create_directory(aside, ec);
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create ", aside, ": ", ec.message()));
+  std::vector<fs::path> entries;
+  for (fs::directory_iterator it(path_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename() != ".lock") entries.push_back(it->path());
+  }
+  if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot list ", path_, ": ", ec.message()));
+  for (const fs::path& entry : entries) {
+    fs::rename(entry, fs::path(aside) / entry.filename(), ec);  // same file system: a rename each
+    if (ec) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot move ", entry.string(), " into ", aside, ": ",
+                                                        ec.message(), " (what was moved is there; nothing was deleted)"));
+    }
+  }
+  return aside;
 }
 
 RunDirectory::~RunDirectory() {

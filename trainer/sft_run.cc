@@ -377,11 +377,25 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     resumed = *std::move(loaded);
     if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
     if (leader) log << "[resume] continuing the run from " << resumed->dir << std::endl;
-  } else if (absl::StatusOr<int64_t> last = runtime::FindLastStep(out_dir); leader && last.ok()) {
-    log << "[run dir] note: " << out_dir << " holds checkpoints up to step " << *last
-        << "; this run starts afresh and replaces a step of the same number when it saves one (--resume "
-           "continues from step "
-        << *last << " instead)" << std::endl;
+  } else if (leader) {
+    // A directory belongs to one run: a fresh start beside another run's steps or records would
+    // replace some of its steps and mix the two in metrics.jsonl.
+    if (const std::optional<RunDirectory::EarlierRun> earlier = run_dir->FindEarlierRun()) {
+      const std::string what = absl::StrCat(
+          earlier->run_id ? absl::StrCat("run ", *earlier->run_id) : std::string("a run"),
+          earlier->last_step ? absl::StrCat(", saved up to step ", *earlier->last_step) : std::string(", no step saved"),
+          ", ", earlier->records, " metrics record(s)");
+      if (!o.overwrite) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            o.output_dir.empty() ? absl::StrCat("--base_dir=", setup->base_dir, ": the run directory ", out_dir)
+                                 : "--output_dir=" + out_dir,
+            " holds another run (", what, "). Continue it with --resume, or start this run in a new --output_dir; "
+            "--overwrite starts afresh here after moving that run's files aside (nothing is deleted)"));
+      }
+      absl::StatusOr<std::string> aside = run_dir->MoveEntriesAside();
+      if (!aside.ok()) return aside.status();
+      log << "[run dir] --overwrite: moved the earlier run (" << what << ") to " << *aside << std::endl;
+    }
   }
   const compiler::ModelConfig& model = setup->params->config();
   const compiler::StepConfig config = StepConfigFor(o, model);

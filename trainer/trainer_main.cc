@@ -88,6 +88,9 @@ ABSL_FLAG(int, save_every, 0,
 ABSL_FLAG(bool, resume, false,
           "continue from the latest step saved in the output dir, exactly (optimizer state, data position, "
           "metrics.jsonl); the flags that shape the steps must be the same");
+ABSL_FLAG(bool, overwrite, false,
+          "start afresh in an output dir that holds another run: that run's files are moved aside into "
+          "<output_dir>.replaced.<N>/ (never deleted); without it such a start is refused");
 ABSL_FLAG(bool, verify_checkpoint, true, "reload the saved checkpoint and check it bit-exact, with the same validation loss");
 ABSL_FLAG(bool, test_only_force_recompile, false, "test-only: compile the step a second time at step 1 (a planted recompilation)");
 ABSL_FLAG(bool, demo, false, "the embedded demo (also what no flags at all means); other flags given override its settings");
@@ -134,6 +137,7 @@ TrainerOptions FromFlags(TrainerOptions o, bool only_given, const std::set<std::
   if (use("compile_cache_dir")) o.compile_cache_dir = data::UserPath(absl::GetFlag(FLAGS_compile_cache_dir));
   if (use("save_every")) o.save_every = absl::GetFlag(FLAGS_save_every);
   if (use("resume")) o.resume = absl::GetFlag(FLAGS_resume);
+  if (use("overwrite")) o.overwrite = absl::GetFlag(FLAGS_overwrite);
   if (use("verify_checkpoint")) o.verify_checkpoint = absl::GetFlag(FLAGS_verify_checkpoint);
   if (use("test_only_force_recompile")) o.test_only_force_recompile = absl::GetFlag(FLAGS_test_only_force_recompile);
   return o;
