@@ -63,11 +63,13 @@ chat_abs=$(realpath "$chat")
 # compiled and eager; both paths start from the same weights and batch, so their first
 # training losses agree (the compiled step matches the interpreter), and a second compiled
 # run of a config loads its step from the compile cache.
+runs=0  # each run in a directory of its own: a directory belongs to one run
 for packing in pad bestfit; do
   for compile in true false true; do
+    runs=$((runs + 1))
     "$trainer" --base_dir="$base" --model_source=base --max_iterations=2 --max_seq_len=256 \
       --target_examples_per_step=8 --eval_steps=1 --eval_metrics_max_problems=4 --packing=$packing --num_threads=2 \
-      --compile=$compile \
+      --compile=$compile --output_dir="$tmp/finetune_$runs" \
       > "$tmp/resume.log" 2>&1 || fail "resume ($packing, compile=$compile) failed: $(tail -20 "$tmp/resume.log")"
     expect '^Loading the base model from .*/base_checkpoints/d2/model_000000\.safetensors$' "$tmp/resume.log"
     grep -q '^\[demo\]' "$tmp/resume.log" && fail "explicit flags ran the demo"
