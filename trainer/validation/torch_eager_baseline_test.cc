@@ -108,7 +108,9 @@ TEST(MeasureTorchEager, RunsThePeerWithTest2sConfig) {
   // And the criterion reads it: 0.5 s over Test 2's 0.202 s.
   std::vector<TestRun> tests = SyntheticTests();
   for (const Criterion& c : EvaluateCriteria(tests, {}, b)) {
-    if (c.id == "speedup_vs_torch_eager") EXPECT_EQ(c.status, CriterionStatus::kPass) << c.measured;
+    if (c.id == "speedup_vs_torch_eager") {
+      EXPECT_EQ(c.status, CriterionStatus::kPass) << c.measured;
+    }
   }
 }
 
