@@ -92,6 +92,14 @@ for case in loss save; do
   esac
 done
 
+# 1b. --resume of a finished run says so and changes nothing (it used to rewrite run_summary.json
+# with 0 steps and zero losses).
+before="$(cd "$tmp/full_false" && find . -type f ! -name .lock | sort | xargs sha256sum)"
+"$trainer" "${tiny[@]}" --compile=false --max_iterations=9 --output_dir="$tmp/full_false" --resume > "$tmp/finished.log" 2>&1 \
+  && fail "--resume of a finished run succeeded"
+expect "^trainer: error: --resume: the run in $tmp/full_false is finished: $tmp/full_false/step_000008 is its last step \(9 iterations" "$tmp/finished.log"
+[[ "$(cd "$tmp/full_false" && find . -type f ! -name .lock | sort | xargs sha256sum)" == "$before" ]] || fail "--resume of a finished run changed its files"
+
 # 1c. A directory belongs to one run: a fresh start (no --resume) where another run saved
 # steps is refused before anything is written, naming that run and the ways out; --overwrite
 # moves that run's files aside (nothing deleted) and metrics.jsonl then holds one run alone.
@@ -107,7 +115,7 @@ expect "^\[run dir\] --overwrite: moved the earlier run \(run [0-9]+, saved up t
 [[ "$(grep -oE '"run":[0-9]+' "$tmp/taken/metrics.jsonl" | sort -u | wc -l)" == 1 ]] || fail "--overwrite: metrics.jsonl mixes runs"
 [[ "$(wc -l < "$tmp/taken/metrics.jsonl")" == 3 ]] || fail "--overwrite: $(wc -l < "$tmp/taken/metrics.jsonl") records, not 3"
 
-# 1b. kill -9 at a random instant of a run that saves every step (most of its time is spent
+# 1d. kill -9 at a random instant of a run that saves every step (most of its time is spent
 # saving), then --resume: every trial ends with the uninterrupted run's losses.
 train "$tmp/k_full.log" --max_iterations=120 --compile=false --output_dir="$tmp/k_full"
 cleaned=0

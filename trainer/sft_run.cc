@@ -373,6 +373,14 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   if (o.resume) {
     absl::StatusOr<LoadedRunStep> loaded = LoadStepToResume(out_dir, run_shape);
     if (!loaded.ok()) return loaded.status();
+    // A finished run has nothing left to train (--max_iterations is part of its shape): resuming
+    // it would only rewrite its summary, so it is refused and nothing changes.
+    if (loaded->resume.step >= num_iterations - 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--resume: the run in ", out_dir, " is finished: ", loaded->dir, " is its last step (", num_iterations,
+          " iterations, the last of which only evaluates); nothing is left to train and nothing was changed. "
+          "Start a new run in another --output_dir, or here with --overwrite"));
+    }
     setup->params = std::make_unique<runtime::ParamStore>(std::move(loaded->params));
     resumed = *std::move(loaded);
     if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
