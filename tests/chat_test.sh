@@ -32,10 +32,18 @@ grep -q 'reply tokens' "$tmp/err1" || fail "no speed line on stderr: $(cat "$tmp
 "$chat" "${args[@]}" --step=7 --prompt="Hello, who are you?" > "$tmp/out2" 2> "$tmp/err2" || fail "chat --step=7 failed: $(cat "$tmp/err2")"
 cmp -s "$tmp/out1" "$tmp/out2" || fail "same seed, different replies: $(cat "$tmp/out1") vs $(cat "$tmp/out2")"
 
-# stdin: one reply per non-empty line.
-printf 'first prompt\n\nsecond prompt\n' | "$chat" "${args[@]}" --temperature=0 > "$tmp/out3" 2> "$tmp/err3" \
+# stdin: one reply per line that holds more than blanks (a '\r' before the newline is dropped);
+# chat names the step it loaded.
+printf 'first prompt\r\n\n   \t \nsecond prompt\n' | "$chat" "${args[@]}" --temperature=0 > "$tmp/out3" 2> "$tmp/err3" \
   || fail "chat on stdin failed: $(cat "$tmp/err3")"
 [[ $(grep -c 'reply tokens' "$tmp/err3") -eq 2 ]] || fail "expected two replies for two stdin lines: $(cat "$tmp/err3")"
+grep -q "^\[chat\] step 7 of $tmp/ckpt (" "$tmp/err3" || fail "chat does not name the step it loaded: $(head -3 "$tmp/err3")"
+# A turn too long for the model is refused, and the conversation goes on (it used to end, rc 2).
+long=$(head -c 400000 /dev/zero | tr '\0' 'a' | sed 's/aaaaa/abc d/g')
+printf 'hi\n%s\nagain\n' "$long" | "$chat" "${args[@]}" --temperature=0 > "$tmp/out4" 2> "$tmp/err4" \
+  || fail "chat ended on an over-long turn: $(tail -3 "$tmp/err4")"
+grep -q '^\[not sent: .*would hold [0-9]* positions.*shorten the turn' "$tmp/err4" || fail "no refusal of the long turn: $(tail -3 "$tmp/err4")"
+[[ $(grep -c 'reply tokens' "$tmp/err4") -eq 2 ]] || fail "expected replies to the two short turns: $(cat "$tmp/err4" | cut -c1-200)"
 
 # A conversation: the second turn's prompt holds the first turn and its reply; 'clear'
 # starts anew (the third prompt is as short as the first); 'quit' ends before the last line.

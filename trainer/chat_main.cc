@@ -89,7 +89,7 @@ absl::Status Converse(const data::Tokenizer& tok, Generator& gen, const Generate
     if (terminal) std::cout << "\nUser: " << std::flush;
     if (!std::getline(std::cin, line)) break;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+    if (line.find_first_not_of(" \t\r\f\v") == std::string::npos) continue;  // blank: no turn
     if (line == "quit" || line == "exit") break;
     if (line == "clear") {
       session.Clear();
@@ -104,6 +104,13 @@ absl::Status Converse(const data::Tokenizer& tok, Generator& gen, const Generate
     }
     if (terminal) std::cout << "Assistant: " << std::flush;
     absl::StatusOr<std::vector<int32_t>> reply = Reply(prompt, tok, gen, options);
+    if (!reply.ok() && reply.status().code() == absl::StatusCode::kOutOfRange) {
+      // A turn too long for the model is refused; the conversation goes on without it.
+      session.UndoUserTurn();
+      std::cerr << "[not sent: " << reply.status().message() << "; shorten the turn, or 'clear' starts anew]"
+                << std::endl;
+      continue;
+    }
     if (!reply.ok()) return reply.status();
     session.AssistantTurn(*reply);
   }
@@ -127,6 +134,11 @@ int Run() {
   }
   auto model = LoadChatCheckpoint(Paths());
   if (!model.ok()) return fail(model.status());
+  // Which weights answer: the step, so a reply can be traced to a checkpoint.
+  std::cerr << "[chat] step " << model->meta.record.step << " of "
+            << (Paths().checkpoint_dir.empty() ? std::string("the newest run under the base dir")
+                                               : Paths().checkpoint_dir)
+            << " (" << model->params.NumParams() << " parameters)" << std::endl;
   auto tok = LoadChatTokenizer(Paths(), model->params.config().vocab_size);
   if (!tok.ok()) return fail(tok.status());
   options.stop_tokens = {tok->SpecialId(data::SpecialToken::kAssistantEnd), tok->SpecialId(data::SpecialToken::kBos)};

@@ -27,6 +27,9 @@ class ChatSession {
   /// Appends the user's turn and <|assistant_start|>; returns every token so far (the prompt
   /// to complete).
   const std::vector<int32_t>& UserTurn(std::string_view text);
+  /// Takes back the last UserTurn (a turn the model could not take: too long), so the
+  /// conversation goes on from where it was.
+  void UndoUserTurn();
   /// Appends the reply (its tokens as sampled, without the stop token) and <|assistant_end|>.
   void AssistantTurn(absl::Span<const int32_t> reply);
   /// Forgets every turn (nanochat's 'clear').
@@ -39,6 +42,7 @@ class ChatSession {
   const data::Tokenizer& tok_;
   std::vector<int32_t> tokens_;
   int turns_ = 0;
+  size_t before_user_turn_ = 0;  // tokens_.size() before the last UserTurn
 };
 
 }  // namespace gpt_sft::trainer

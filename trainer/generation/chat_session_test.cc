@@ -33,6 +33,21 @@ TEST(ChatSessionTest, PromptsAreTheRenderedConversationSoFar) {
   EXPECT_EQ(session.turns(), 2);
 }
 
+// A turn the model cannot take is taken back: the conversation is as before it.
+TEST(ChatSessionTest, UndoUserTurnRestoresTheConversation) {
+  const data::Tokenizer& tok = Trained();
+  ChatSession session(tok);
+  session.UserTurn("what is six times seven");
+  session.AssistantTurn(tok.Encode("42."));
+  const std::vector<int32_t> before = session.tokens();
+  session.UserTurn("a turn far too long");
+  session.UndoUserTurn();
+  EXPECT_EQ(session.tokens(), before);
+  EXPECT_EQ(session.turns(), 1);
+  session.UndoUserTurn();  // nothing more to take back
+  EXPECT_EQ(session.tokens(), before);
+}
+
 // A reply is kept as the tokens sampled, even where re-encoding its text would differ.
 TEST(ChatSessionTest, KeepsTheSampledTokensOfAReply) {
   const data::Tokenizer& tok = Trained();
