@@ -119,6 +119,7 @@ bad "--model_source=sft is not one of: base, mid" --base_dir="$base" --model_sou
 bad "--dtype=float16 is not supported" --base_dir="$base" --dtype=float16
 bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
 bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0
+bad "--nproc_per_node=0 must be at least 1" --base_dir="$base" --nproc_per_node=0
 bad "Unknown command line flag 'learning_rate'" --base_dir="$base" --learning_rate=0.1
 bad "no usable tokenizer" --base_dir="$tmp/empty"
 bad "mid_checkpoints" --base_dir="$base" --model_source=mid

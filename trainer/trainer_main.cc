@@ -218,6 +218,11 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
   demo = demo || absl::GetFlag(FLAGS_demo);
   TrainerOptions options = FromFlags(TrainerOptions(), /*only_given=*/false, given);
   const bool launched = runtime::collectives::LaunchedByMpirun();
+  if (options.nproc_per_node < 1) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat("--nproc_per_node=", options.nproc_per_node,
+                                                        " must be at least 1 (the ranks on this machine)")),
+                2);
+  }
   if (!launched && options.nproc_per_node > 1) {
     // Set up once here, before the ranks exist; then become mpirun.
     if (demo) {
