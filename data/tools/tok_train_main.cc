@@ -55,7 +55,8 @@ absl::StatusOr<std::vector<std::string>> ReadInputs(const std::string& input) {
   std::vector<std::string> texts;
   for (absl::string_view path : absl::StrSplit(input, ',', absl::SkipEmpty())) {
     const std::string user_path = UserPath(std::string(path));
-    if (std::filesystem::is_directory(user_path)) {
+    std::error_code ec;  // a path that cannot be inspected is reported by the open below
+    if (std::filesystem::is_directory(user_path, ec)) {
       return absl::InvalidArgumentError(absl::StrCat("--input: ", path, " is a directory, not a text file"));
     }
     std::ifstream in{user_path, std::ios::binary};

@@ -86,6 +86,14 @@ ABSL_FLAG(std::string, peer_malloc, "both",
 namespace gpt_sft::trainer {
 namespace {
 
+// The bench's scratch (a compile cache, a batch file) removed; a failure to remove it is said,
+// never thrown (the figures already taken stay valid).
+void RemoveScratch(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
+  if (ec) std::cerr << "bench: note: cannot remove " << path << ": " << ec.message() << std::endl;
+}
+
 using runtime::Tensor;
 
 double Median(std::vector<double> v) {
@@ -224,7 +232,7 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
   if (!store.ok()) return store.status();
   store->InitNanochat(/*seed=*/1234);
   const std::string cache = absl::StrFormat("/tmp/gpt-sft-bench-cache-%d", getpid());
-  std::filesystem::remove_all(cache);
+  RemoveScratch(cache);
   CompiledResult result;
   const bool profile = absl::GetFlag(FLAGS_profile);
   {
@@ -233,7 +241,7 @@ absl::StatusOr<CompiledResult> RunCompiled(const compiler::StepConfig& config, i
     result.cold_compile_seconds = (*cold)->compile_report().compile_seconds;
   }
   absl::StatusOr<std::unique_ptr<DeviceStep>> step = MakeDeviceStep(config, &*store, cache, threads, profile);
-  std::filesystem::remove_all(cache);
+  RemoveScratch(cache);
   if (!step.ok()) return step.status();
   if (!(*step)->compile_report().cache_hit) return absl::InternalError("the second compile missed the cache");
   result.warm_load_seconds = (*step)->compile_report().seconds;
@@ -328,7 +336,7 @@ absl::StatusOr<nlohmann::ordered_json> RunMixture(const std::string& path, compi
     } else {
       const std::string cache = absl::StrFormat("/tmp/gpt-sft-bench-mixture-cache-%d", getpid());
       absl::StatusOr<std::unique_ptr<DeviceStep>> step = MakeDeviceStep(config, &*store, cache, threads, false);
-      std::filesystem::remove_all(cache);
+      RemoveScratch(cache);
       if (!step.ok()) return step.status();
       timed = TimeMixture(**step, *mix, warmup);
     }
@@ -432,7 +440,7 @@ absl::Status RunPeer(const compiler::StepConfig& config, int threads, int warmup
   std::cout << "\npeer OMP_WAIT_POLICY: " << wait_policy << " (--peer_omp_wait_policy)";
   bench::PeerModesResult peer = bench::RunPeerModes(options, *interpreter, *modes, *mallocs,
                                                     config.model.FlopsPerToken(), std::cout);
-  std::filesystem::remove(options.batch_file);
+  RemoveScratch(options.batch_file);
   report["torch"] = peer.json;
   report["torch"]["omp_wait_policy"] = wait_policy;
   const std::vector<std::pair<std::string, double>> speedups = bench::PeerSpeedups(ours, peer.seconds);
