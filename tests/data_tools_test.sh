@@ -31,9 +31,9 @@ grep -q "missing.jsonl" "$tmp/err.log" || fail "error does not name the missing 
 
 # A malformed line: the error names file:line.
 printf '[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]\n[{"role":\n' > "$tmp/bad.jsonl"
-if "$dump_batch" --tokenizer="$tmp/tok.bpe" --jsonl="$tmp/bad.jsonl" 2> "$tmp/err.log"; then
-  fail "dump_batch accepted a malformed JSONL line"
-fi
+"$dump_batch" --tokenizer="$tmp/tok.bpe" --jsonl="$tmp/bad.jsonl" 2> "$tmp/err.log"
+rc=$?
+[[ $rc == 1 ]] || fail "dump_batch on a malformed JSONL line: rc $rc, not 1 (the trainer's code for bad data)"
 grep -q "bad.jsonl:2: malformed JSON" "$tmp/err.log" || fail "error does not name bad.jsonl:2: $(cat "$tmp/err.log")"
 
 # The user's conversations alone (system messages, assistant parts), the held-out split, and

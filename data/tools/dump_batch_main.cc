@@ -171,7 +171,10 @@ int Main() {
   auto tokenizer = std::make_shared<const Tokenizer>(*std::move(tok));
 
   absl::StatusOr<TrainingData> data = BuildTrainingData(data_options);
-  if (!data.ok()) return fail(data.status());
+  if (!data.ok()) {  // a bad line in a file the flags named: exit 1, as the trainer's (2 is for flags)
+    fail(data.status());
+    return 1;
+  }
   std::cerr << data->description;
   const std::shared_ptr<const TaskMixture> mixture = split == "val" ? data->val : data->train;
 
