@@ -60,12 +60,7 @@ CpuIsa Detect() {
 
 std::string LevelList() { return "generic, avx2, avx512, avx512_bf16, amx"; }
 
-struct Decision {
-  CpuIsa active;
-  bool capped;
-};
-
-Decision Decide() {
+CpuIsa Decide() {
   const CpuIsa native = NativeCpuIsa();
   const char* cap = std::getenv(kCpuIsaEnv);
   const auto resolved = ResolveCpuIsa(native, cap);
@@ -74,13 +69,7 @@ Decision Decide() {
     std::fflush(stderr);
     std::_Exit(2);
   }
-  const CpuIsa active = std::get<CpuIsa>(resolved);
-  return {active, active != native};
-}
-
-const Decision& TheDecision() {
-  static const Decision decision = Decide();
-  return decision;
+  return std::get<CpuIsa>(resolved);
 }
 
 }  // namespace
@@ -113,7 +102,10 @@ std::variant<CpuIsa, std::string> ResolveCpuIsa(CpuIsa native, const char* cap) 
   return *asked;
 }
 
-CpuIsa ActiveCpuIsa() { return TheDecision().active; }
+CpuIsa ActiveCpuIsa() {
+  static const CpuIsa active = Decide();
+  return active;
+}
 
 void RequireCpuIsa(CpuIsa level, const char* entry) {
   if (CpuIsaAtLeast(level)) return;
@@ -124,9 +116,9 @@ void RequireCpuIsa(CpuIsa level, const char* entry) {
 }
 
 std::string CpuIsaDescription() {
-  const Decision& d = TheDecision();
-  if (!d.capped) return CpuIsaName(d.active);
-  return std::string(CpuIsaName(d.active)) + " (capped by " + kCpuIsaEnv + "; the CPU has " +
+  const CpuIsa active = ActiveCpuIsa();
+  if (active == NativeCpuIsa()) return CpuIsaName(active);
+  return std::string(CpuIsaName(active)) + " (capped by " + kCpuIsaEnv + "; the CPU has " +
          CpuIsaName(NativeCpuIsa()) + ")";
 }
 

@@ -41,8 +41,8 @@ std::string TrainingDataShape(const data::TrainingDataOptions& d) {
   return shape + "]";
 }
 
-// The file's own checksum: FNV-1a 64 of the canonical dump (sorted keys, no spaces) of every
-// other field, so a flipped bit that still parses is refused. Files written before it have none.
+// The file's own checksum: FNV-1a 64 of the compact dump (no spaces, the fields in file order)
+// of every other field, so a flipped bit that still parses is refused. Format 1 files have none.
 constexpr char kChecksumField[] = "checksum";
 std::string ContentChecksum(base::Json j) {
   j.erase(kChecksumField);

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/step_directory.h"
@@ -95,11 +95,9 @@ std::optional<RunDirectory::EarlierRun> RunDirectory::FindEarlierRun() const {
     ++earlier.records;
     last_line = line;
   }
-  const size_t at = last_line.find("\"run\":");
-  int64_t id = 0;
-  if (at != std::string::npos &&
-      absl::SimpleAtoi(last_line.substr(at + 6, last_line.find_first_of(",}", at) - at - 6), &id)) {
-    earlier.run_id = id;
+  const nlohmann::json last = nlohmann::json::parse(last_line, nullptr, /*allow_exceptions=*/false);
+  if (last.is_object() && last.contains("run") && last["run"].is_number_integer()) {
+    earlier.run_id = last["run"].get<int64_t>();
   }
   if (!earlier.last_step && earlier.records == 0) return std::nullopt;
   return earlier;

@@ -258,6 +258,7 @@ namespace {
 template <typename Src>
 void PackB(bool trans_b, int64_t N, int64_t K, const Src* b, int64_t ldb, int64_t block0, int64_t block1,
            uint32_t* packed) {
+  RequireCpuIsa(CpuIsa::kAmx, "AmxPackB");
   if (!trans_b) return PackPlainBlocks(N, K, b, ldb, block0, block1, packed);
   for (int64_t p = block0; p < block1; ++p) PackTransposedBlock(N, K, b, ldb, p * kBlock, packed + p * Pairs16(K) * kBlock);
 }
@@ -266,6 +267,7 @@ void PackB(bool trans_b, int64_t N, int64_t K, const Src* b, int64_t ldb, int64_
 template <typename Src>
 void Run(bool trans_a, int64_t M, int64_t N, int64_t K, const Src* a, int64_t lda, const uint32_t* packed_b,
          bool accumulate, float* c, int64_t ldc) {
+  RequireCpuIsa(CpuIsa::kAmx, "AmxGemmBf16");
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     if (!accumulate)
@@ -279,25 +281,21 @@ void Run(bool trans_a, int64_t M, int64_t N, int64_t K, const Src* a, int64_t ld
 
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const uint16_t* b, int64_t ldb, int64_t block0, int64_t block1,
               uint32_t* packed) {
-  RequireCpuIsa(CpuIsa::kAmx, "AmxPackB");
   PackB(trans_b, N, K, b, ldb, block0, block1, packed);
 }
 
 void AmxPackB(bool trans_b, int64_t N, int64_t K, const float* b, int64_t ldb, int64_t block0, int64_t block1,
               uint32_t* packed) {
-  RequireCpuIsa(CpuIsa::kAmx, "AmxPackB");
   PackB(trans_b, N, K, b, ldb, block0, block1, packed);
 }
 
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const uint16_t* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
-  RequireCpuIsa(CpuIsa::kAmx, "AmxGemmBf16");
   Run(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
 }
 
 void AmxGemmBf16(bool trans_a, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
                  const uint32_t* packed_b, bool accumulate, float* c, int64_t ldc) {
-  RequireCpuIsa(CpuIsa::kAmx, "AmxGemmBf16");
   Run(trans_a, M, N, K, a, lda, packed_b, accumulate, c, ldc);
 }
 

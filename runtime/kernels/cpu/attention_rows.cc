@@ -250,7 +250,7 @@ struct ExpSum {
 }
 
 // The fused steps' vector loops run where vec_math's kernels are its AVX-512 ones.
-const bool kFusedAvx512 = kHasAvx512 && CpuIsaAtLeast(CpuIsa::kAvx2);
+const bool kFusedAvx512 = kHasAvx512;  // the avx512 level includes AVX2 and FMA
 
 bool Fused(RowPath path) { return path == RowPath::kAuto && kFusedAvx512; }
 

@@ -244,12 +244,8 @@ void SplitBf16Gemm(Bf16Gemm kernel, bool trans_a, bool trans_b, int64_t M, int64
   ForEachGemmBlock(M, N, K, rows);
 }
 
-bool CpuHasAmxGemm() {
-  return CpuIsaAtLeast(CpuIsa::kAmx) && AmxGemmBf16Supported();
-}
-
 Bf16Gemm CpuChoice() {
-  if (CpuHasAmxGemm()) return Bf16Gemm::kAmx;
+  if (CpuIsaAtLeast(CpuIsa::kAmx)) return Bf16Gemm::kAmx;
   return OneDnnHasBf16DotProduct() ? Bf16Gemm::kOneDnn : Bf16Gemm::kFp32;
 }
 
@@ -275,7 +271,7 @@ Bf16Gemm Choose() {
 
 bool Bf16GemmSupported(Bf16Gemm kernel) {
   switch (kernel) {
-    case Bf16Gemm::kAmx: return CpuHasAmxGemm();
+    case Bf16Gemm::kAmx: return CpuIsaAtLeast(CpuIsa::kAmx);
     case Bf16Gemm::kOneDnn: return OneDnnHasBf16DotProduct();
     case Bf16Gemm::kFp32: return true;
   }

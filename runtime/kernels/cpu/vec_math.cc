@@ -18,7 +18,7 @@ namespace gpt_sft::runtime::kernels {
 namespace {
 
 const bool kHasAvx2 = CpuIsaAtLeast(CpuIsa::kAvx2);
-const bool kHasAvx512 = kHasAvx2 && CpuIsaAtLeast(CpuIsa::kAvx512);
+const bool kHasAvx512 = CpuIsaAtLeast(CpuIsa::kAvx512);
 
 [[gnu::target("avx2,fma")]] inline __m256 Exp8(__m256 x) {
   const __m256 underflow = _mm256_cmp_ps(x, _mm256_set1_ps(-87.33654f), _CMP_LT_OQ);
