@@ -2,9 +2,9 @@
 # End to end over `trainer --nproc_per_node=2` on the tiny demo config: the trainer relaunches
 # itself as 2 MPI ranks, only rank 0 prints the step lines and writes the checkpoint, the run's
 # validation loss matches the 1-rank run's over the same global batch, a flag that disagrees
-# with mpirun's world is an error naming both, and a rank killed mid-run ends the whole job
-# (non-zero, within 30 s) without a checkpoint or a temp file left behind; --device=cuda ranks
-# take NCCL, one GPU each (here, without a GPU: the rank and the reason).
+# with mpirun's world is an error naming both; --device=cuda ranks take NCCL, one GPU each
+# (here, without a GPU: the rank and the reason). Dead ranks and stop signals:
+# trainer_rank_faults_e2e_test.
 set -uo pipefail
 trainer="$1"; run_ranks="$2"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
@@ -58,51 +58,10 @@ sums() { grep -oE '"param_checksum": "[0-9a-f]+"' "$1"/step_000005/meta_000005.j
   && fail "a --nproc_per_node that disagrees with mpirun was accepted"
 expect 'trainer: error: rank [01] of 2: --nproc_per_node=3 but mpirun started 2 ranks' "$tmp/bad.log"
 
-# 3. Kill rank 1 mid-run: the job ends, non-zero, within 30 s, and writes nothing partial.
-fault="$tmp/fault"
-"$trainer" --demo --max_iterations=400 --eval_every=1000 --eval_steps=2 --nproc_per_node=2 \
-  --collective_timeout_s=20 --output_dir="$fault" > "$tmp/fault.log" 2>&1 &
-job=$!
-for _ in $(seq 1 240); do grep -q '^Step 00002/' "$tmp/fault.log" && break; sleep 0.5; done
-grep -q '^Step 00002/' "$tmp/fault.log" || { kill -9 "$job"; fail "the run never reached step 2: $(tail "$tmp/fault.log")"; }
-self=$(readlink -f "$trainer")
-victim=""
-for pid in $(pgrep -f -- "--output_dir=$fault"); do
-  [[ "$(readlink -f /proc/"$pid"/exe 2>/dev/null)" == "$self" ]] || continue
-  tr '\0' '\n' < /proc/"$pid"/environ 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$pid
-done
-[[ -n "$victim" ]] || { kill -9 "$job"; fail "found no rank 1 process"; }
-kill -9 "$victim"
-start=$SECONDS
-while kill -0 "$job" 2>/dev/null && (( SECONDS - start < 30 )); do sleep 0.5; done
-if kill -0 "$job" 2>/dev/null; then
-  pkill -9 -f -- "--output_dir=$fault"; fail "the job was still running 30 s after rank 1 died"
-fi
-wait "$job" && fail "the job exited 0 after rank 1 was killed"
-sleep 1
-pgrep -f -- "--output_dir=$fault" > /dev/null && fail "ranks outlived the job: $(pgrep -af -- "--output_dir=$fault")"
-ls "$fault"/model_* "$fault"/step_* "$fault"/*.tmp.* "$fault"/.step_* 2>/dev/null && fail "a checkpoint or temp file was left in $fault"
-fault_seconds=$((SECONDS - start))
-
-# 3b. Ctrl-C on a 2-rank job (SIGINT to its process group): mpirun passes it on to the ranks as
-#     SIGTERM; both stop after the same step and rank 0 saves that step whole.
-stop="$tmp/stop"
-setsid "$trainer" --demo --max_iterations=400 --eval_every=1000 --eval_steps=2 --nproc_per_node=2 \
-  --output_dir="$stop" > "$tmp/stop.log" 2>&1 &
-job=$!
-for _ in $(seq 1 240); do grep -q '^Step 00002/' "$tmp/stop.log" && break; sleep 0.5; done
-grep -q '^Step 00002/' "$tmp/stop.log" || { kill -9 -- -"$job"; fail "the run never reached step 2: $(tail "$tmp/stop.log")"; }
-kill -INT -- -"$job"
-wait "$job" && fail "a stopped 2-rank job exited 0"
-expect "^\[stop\] SIG(INT|TERM): saved step [0-9]+ to $stop/step_[0-9]+; continue the run with the same flags and --resume$" "$tmp/stop.log"
-k=$(grep -oE '^\[stop\] SIG[A-Z]+: saved step [0-9]+' "$tmp/stop.log" | awk '{print $NF}')
-[[ -f "$stop/step_$(printf %06d "$k")/train_state.json" ]] || fail "no step $k in $stop: $(ls -A "$stop")"
-ls -A "$stop" | grep -q 'tmp' && fail "a temp file was left in $stop: $(ls -A "$stop")"
-
-# 4. GPU ranks (one GPU each, gradients through NCCL): without a GPU (this machine) every rank
+# 3. GPU ranks (one GPU each, gradients through NCCL): without a GPU (this machine) every rank
 #    says which rank, which device and why, and the job ends non-zero.
 "$trainer" "${common[@]}" --device=cuda --nproc_per_node=2 --output_dir="$tmp/cuda" > "$tmp/cuda.log" 2>&1 \
   && fail "--device=cuda on 2 ranks ran without a GPU"
 expect 'trainer: error: rank 0 of 2: --device=cuda: cuda: no NVIDIA driver' "$tmp/cuda.log"
 expect 'trainer: error: rank 1 of 2: --device=cuda: cuda: no NVIDIA driver' "$tmp/cuda.log"
-echo "PASS (job ended ${fault_seconds} s after rank 1 was killed)"
+echo PASS

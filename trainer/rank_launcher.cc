@@ -1,5 +1,8 @@
 #include "trainer/rank_launcher.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -7,12 +10,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/runfiles.h"
 
@@ -44,7 +49,57 @@ int EnvInt(const char* name) {
 
 bool RelaunchedByTrainer() { return EnvInt(kRelaunchedVariable) == 1; }
 
-absl::Status RelaunchAsRanks(int nproc, int argc, char** argv) {
+namespace {
+
+// The supervisor's state, shared with its signal handler.
+volatile sig_atomic_t mpirun_pid = 0;
+volatile sig_atomic_t stop_signal = 0;
+
+void WriteStderr(const char* text) {
+  ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
+  (void)ignored;
+}
+
+// The user's SIGINT/SIGTERM (or SIGHUP): passed on to every rank as SIGUSR2; a second one too,
+// which the ranks take as "exit at once".
+void OnSupervisorSignal(int sig) {
+  if (stop_signal == 0) {
+    stop_signal = sig;
+    WriteStderr(sig == SIGINT    ? "\ntrainer: SIGINT: every rank finishes the step in flight, then rank 0 saves "
+                                   "it (Ctrl-C again to stop at once, without saving)\n"
+                : sig == SIGTERM ? "\ntrainer: SIGTERM: every rank finishes the step in flight, then rank 0 saves "
+                                   "it (a second signal stops at once, without saving)\n"
+                                 : "\ntrainer: SIGHUP: every rank finishes the step in flight, then rank 0 saves "
+                                   "it (a second signal stops at once, without saving)\n");
+  } else {
+    WriteStderr("\ntrainer: a second stop signal: the ranks exit now, without saving\n");
+  }
+  if (mpirun_pid > 0) kill(mpirun_pid, SIGUSR2);
+}
+
+constexpr int kSupervisedSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// In the child, before exec: mpirun gets its own process group, the default dispositions, and
+// SIGTERM (a teardown) if the supervisor dies.
+[[noreturn]] void ExecMpirun(std::vector<char*>& c_args, pid_t supervisor, const sigset_t& old_mask) {
+  setpgid(0, 0);
+  for (int sig : kSupervisedSignals) signal(sig, SIG_DFL);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != supervisor) _exit(1);  // the supervisor died before the line above
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  ::execv(c_args[0], c_args.data());
+  const std::string message = absl::StrCat("trainer: error: cannot start ", c_args[1], ": ", std::strerror(errno), "\n");
+  WriteStderr(message.c_str());
+  _exit(127);
+}
+
+int ExitStatusOf(int wait_status) {
+  return WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
+}
+
+}  // namespace
+
+absl::StatusOr<int> RunAsRanks(int nproc, int argc, char** argv) {
   const std::string mpirun = FindMpirun();
   if (mpirun.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -63,8 +118,48 @@ absl::Status RelaunchAsRanks(int nproc, int argc, char** argv) {
   for (std::string& a : args) c_args.push_back(a.data());
   c_args.push_back(nullptr);
   ::setenv(kRelaunchedVariable, "1", /*overwrite=*/1);
-  ::execv(c_args[0], c_args.data());
-  return absl::InternalError(absl::StrCat("cannot start ", *script, " with ", mpirun, ": ", std::strerror(errno)));
+
+  // The handlers go in before the fork and the signals stay blocked until mpirun_pid is known,
+  // so a Ctrl-C at any instant reaches the ranks.
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = OnSupervisorSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigset_t supervised, old_mask;
+  sigemptyset(&supervised);
+  for (int sig : kSupervisedSignals) {
+    sigaction(sig, &action, nullptr);
+    sigaddset(&supervised, sig);
+  }
+  sigprocmask(SIG_BLOCK, &supervised, &old_mask);
+  const pid_t supervisor = getpid();
+  const pid_t child = fork();
+  if (child < 0) {
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    return absl::InternalError(absl::StrCat("cannot start ", *script, ": fork: ", std::strerror(errno)));
+  }
+  if (child == 0) ExecMpirun(c_args, supervisor, old_mask);
+  setpgid(child, child);  // also here: no signal may reach mpirun through our group meanwhile
+  mpirun_pid = child;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+
+  int wait_status = 0;
+  while (waitpid(child, &wait_status, 0) < 0) {
+    if (errno != EINTR) return absl::InternalError(absl::StrCat("waitpid(mpirun): ", std::strerror(errno)));
+  }
+  mpirun_pid = 0;
+  const int status = ExitStatusOf(wait_status);
+  // Stopped as asked: the ranks exit 0 after a passed-on stop (128 + SIGUSR2 after a second).
+  if (stop_signal != 0 && (status == 0 || status == 128 + SIGUSR2)) return 128 + stop_signal;
+  // 130/143: a rank was sent the stop itself; the ranks' [stop] lines said where they stopped.
+  if (status != 0 && status != 128 + SIGINT && status != 128 + SIGTERM) {
+    std::cerr << absl::StrFormat("trainer: error: the job of %d ranks ended with status %d (mpirun's; the lines "
+                                 "above say which rank failed and why)\n",
+                                 nproc, status)
+              << std::flush;
+  }
+  return status;
 }
 
 int LocalRankCount() {

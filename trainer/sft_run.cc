@@ -550,7 +550,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
     if (!stop.ok()) return stop.status();
     if (*stop != 0) {
-      const std::string signal = *stop == SIGINT ? "SIGINT" : *stop == SIGTERM ? "SIGTERM" : "a signal";
+      const std::string signal = StopSignalName(*stop);
       if (it != first_iteration) {
         absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(it, {});
         if (!saved.ok()) return saved.status();
@@ -560,6 +560,13 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         }
       } else if (leader) {
         log << "[stop] " << signal << " before step " << it << " was trained: nothing new to save" << std::endl;
+      }
+      if (world.world_size() > 1) {
+        // No rank leaves before rank 0 has saved: mpirun ends the others when one exits non-zero.
+        if (absl::Status s = world.Barrier(); !s.ok()) return s;
+        std::cerr << absl::StrCat("[stop] rank ", world.rank(), " of ", world.world_size(), ": stopped before step ",
+                                  it, "\n")
+                  << std::flush;
       }
       result.checkpoint_dir = out_dir;
       result.checkpoint_step = it;
@@ -759,7 +766,11 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         << absl::StrFormat("%.2f GB RSS", *peak_rss / 1e9) << (o.world_size > 1 ? " (the largest rank)" : "")
         << " | CPU ISA " << CpuIsaDescription() << std::endl;
   }
-  result.stopped_by_signal = StopSignalReceived();  // arrived while the run finished: it saved
+  // A stop that arrived while the run finished (it saved): every rank exits alike, and only
+  // after rank 0 has written everything (the agreement is a barrier too).
+  absl::StatusOr<int> late_stop = StopSignalOnAnyRank(world);
+  if (!late_stop.ok()) return late_stop.status();
+  result.stopped_by_signal = *late_stop;
   if (!checkpoint_ok) {
     return absl::DataLossError(absl::StrCat("the checkpoint saved to ", out_dir, " does not reload as trained: ",
                                             summary.checkpoint.mismatch.empty() ? "validation loss differs"

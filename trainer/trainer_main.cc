@@ -8,7 +8,10 @@
 // model are created under the base dir when missing (trainer/demo_setup.h), then fine-tuned
 // on the offline task mixture; flags given beside --demo override the demo's settings. With
 // flags it is nanochat's chat_sft (trainer/sft_run.h).
+#include <signal.h>
+
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -151,6 +154,8 @@ int Fail(const absl::Status& status, int code, const runtime::collectives::Commu
     std::cerr << absl::StrCat("trainer: error: rank ", world->rank(), " of ", world->world_size(), ": ",
                               status.message(), "\n")
               << std::flush;
+    // mpirun is already ending the job (a rank died): MPI_Abort would only wait on it.
+    if (!LauncherTeardown().empty()) std::_Exit(code);
     runtime::collectives::AbortMpiWorld(code);
   }
   std::cerr << "trainer: error: " << status.message() << std::endl;
@@ -193,6 +198,7 @@ absl::StatusOr<TrainerOptions> DemoSetup(const std::set<std::string>& given, boo
 absl::Status DemoSetupOnRankZero(const runtime::collectives::Communicator& world) {
   runtime::collectives::MpiOptions patient;
   patient.timeout = std::chrono::hours(1);
+  patient.abandon_reason = LauncherTeardown;
   absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> setup_world =
       runtime::collectives::MakeMpiCommunicator(patient);
   if (!setup_world.ok()) return setup_world.status();
@@ -204,6 +210,8 @@ absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> StartWorld(c
   if (!runtime::collectives::LaunchedByMpirun()) return runtime::collectives::MakeSingleRankCommunicator();
   runtime::collectives::MpiOptions mpi;
   mpi.timeout = std::chrono::milliseconds(int64_t(options.collective_timeout_s * 1000));
+  // mpirun tearing the job down (a rank died): a wait for the dead rank ends at once, naming it.
+  mpi.abandon_reason = LauncherTeardown;
   absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world =
       runtime::collectives::MakeMpiCommunicator(mpi);
   return world;
@@ -233,12 +241,17 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
     options.world_size = options.nproc_per_node;
     if (absl::Status s = ValidateOptions(options); !s.ok()) return Fail(s, 2);
     std::cout << "[ranks] starting " << options.nproc_per_node << " ranks on this machine through mpirun" << std::endl;
-    return Fail(RelaunchAsRanks(options.nproc_per_node, argc, argv), 1);
+    absl::StatusOr<int> job = RunAsRanks(options.nproc_per_node, argc, argv);
+    return job.ok() ? *job : Fail(job.status(), 1);
   }
+  // Ranks take a stop (or mpirun's teardown) from their first instant: a rank without the
+  // handlers would die of the SIGUSR2 a stop during its setup passes on.
+  if (launched) InstallStopSignalHandlers();
 
   absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> world = StartWorld(options);
   if (!world.ok()) return Fail(world.status(), 2);
   runtime::collectives::Communicator& ranks = **world;
+  SetStopSignalRank(ranks.rank(), ranks.world_size());
   if (given.count("nproc_per_node") && options.nproc_per_node != ranks.world_size()) {
     return Fail(absl::InvalidArgumentError(absl::StrCat("--nproc_per_node=", options.nproc_per_node,
                                                         " but mpirun started ", ranks.world_size(),
@@ -273,7 +286,10 @@ int Main(bool demo, const std::set<std::string>& given, int argc, char** argv) {
   InstallStopSignalHandlers();
   absl::StatusOr<SftResult> result = RunSft(options, log, ranks);
   if (!result.ok()) return Fail(result.status(), 1, &ranks);
-  if (result->stopped_by_signal != 0) return 128 + result->stopped_by_signal;
+  if (result->stopped_by_signal != 0) {
+    // The launching trainer passed the user's signal on as SIGUSR2 and exits 128 + that signal.
+    return result->stopped_by_signal == SIGUSR2 && RelaunchedByTrainer() ? 0 : 128 + result->stopped_by_signal;
+  }
   if (leader) {
     // Absolute, and the tokenizer sits in the run directory: the command works from a fresh shell.
     const std::string chat = absl::StrCat("./bazelw run //trainer:chat -- --checkpoint_dir=",

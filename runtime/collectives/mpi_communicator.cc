@@ -318,7 +318,15 @@ class MpiCommunicator final : public Communicator {
                                  statuses.data());
       if (rc != MPI_SUCCESS) return MpiFailure(call, sequence, "MPI_Testall", FirstError(rc, statuses));
       if (done) break;
-      if (Clock::now() >= deadline) return TimedOut(call, sequence, arrivals);
+      if (Clock::now() >= deadline) {
+        return Unfinished(call, sequence, arrivals,
+                          absl::DeadlineExceededError(absl::StrCat("timed out after ", options_.timeout.count(), " ms")));
+      }
+      if (options_.abandon_reason) {
+        if (std::string why = options_.abandon_reason(); !why.empty()) {
+          return Unfinished(call, sequence, arrivals, absl::AbortedError(absl::StrCat("abandoned: ", why)));
+        }
+      }
       // Spin (yielding the core to other ranks) for small messages' latency, then sleep so a
       // long wait does not burn a core.
       if (polls < 2000) {
@@ -346,14 +354,15 @@ class MpiCommunicator final : public Communicator {
     return rc;
   }
 
-  absl::Status TimedOut(const CallInfo& call, int64_t sequence, Arrivals& arrivals) {
+  // The call stopped waiting (`why`: its code and first words): which ranks never reached it.
+  absl::Status Unfinished(const CallInfo& call, int64_t sequence, Arrivals& arrivals, const absl::Status& why) {
     std::vector<int> missing;
     for (size_t i = 0; i < arrivals.receive_peer.size(); ++i) {
       int arrived = 0;
       MPI_Test(&arrivals.requests[i], &arrived, MPI_STATUS_IGNORE);
       if (!arrived) missing.push_back(arrivals.receive_peer[i]);
     }
-    std::string text = absl::StrCat(Describe(call, sequence), ": timed out after ", options_.timeout.count(), " ms: ");
+    std::string text = absl::StrCat(Describe(call, sequence), ": ", why.message(), ": ");
     if (missing.empty()) {
       absl::StrAppend(&text, "every rank reached it but it did not complete (ranks passed different counts or "
                              "types, or a link failed)");
@@ -361,7 +370,7 @@ class MpiCommunicator final : public Communicator {
       absl::StrAppend(&text, missing.size() == 1 ? "rank " : "ranks ", absl::StrJoin(missing, ", "),
                       missing.size() == 1 ? " never reached it" : " never reached it (dead or hung)");
     }
-    poisoned_ = absl::DeadlineExceededError(text);
+    poisoned_ = absl::Status(why.code(), text);
     return poisoned_;
   }
 

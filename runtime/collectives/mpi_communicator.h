@@ -12,14 +12,16 @@
 // MPI_Iallreduce) and polls MPI_Testall with short sleeps. A call that misses the deadline
 // returns DeadlineExceeded naming the operation, its sequence number, count, type and the
 // ranks that never reached it; from then on the communicator is poisoned and every call fails
-// fast with that first error. A buffer handed to the call that timed out may still be written
+// fast with that first error. MpiOptions::abandon_reason ends a wait early the same way. A buffer handed to the call that timed out may still be written
 // by MPI later: the caller must not reuse it and should end the job (AbortMpiWorld) so that a
 // hung peer does not keep the job alive.
 #ifndef GPT_SFT_RUNTIME_COLLECTIVES_MPI_COMMUNICATOR_H_
 #define GPT_SFT_RUNTIME_COLLECTIVES_MPI_COMMUNICATOR_H_
 
 #include <chrono>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "runtime/collectives/communicator.h"
@@ -29,6 +31,10 @@ namespace gpt_sft::runtime::collectives {
 struct MpiOptions {
   /// How long one call may wait for the other ranks (the trainer's --collective_timeout).
   std::chrono::milliseconds timeout{60000};
+  /// Asked while a call waits: a non-empty answer (why the job is ending, e.g. the launcher is
+  /// tearing it down after a rank died) ends the wait at once, failed like a timeout (naming the
+  /// ranks that never reached the call, the communicator poisoned). Unset: only the deadline.
+  std::function<std::string()> abandon_reason;
 };
 
 /// A communicator over every rank of MPI_COMM_WORLD (collective: every rank calls it).

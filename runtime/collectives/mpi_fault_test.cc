@@ -76,5 +76,34 @@ TEST(MpiFault, AHungRankIsNamedWithinTheTimeout) {
   EXPECT_TRUE(spare->Barrier().ok());
 }
 
+TEST(MpiFault, AnAbandonedWaitEndsAtOnceNamingTheMissingRank) {
+  // The trainer abandons waits when mpirun tears the job down (a rank died): well inside the
+  // timeout, the waiting ranks fail naming the rank that never came.
+  std::unique_ptr<Communicator> spare = MakeOrDie(milliseconds(60000));
+  const auto start = std::chrono::steady_clock::now();
+  MpiOptions options{milliseconds(60000)};
+  options.abandon_reason = [start]() -> std::string {
+    return std::chrono::steady_clock::now() - start > milliseconds(1500) ? "the test ends the job" : "";
+  };
+  auto made = MakeMpiCommunicator(options);
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<Communicator> world = *std::move(made);
+  const int absent = world->world_size() - 1;
+  ASSERT_GT(world->world_size(), 1);
+  if (world->rank() != absent) {
+    auto* buffer = new std::vector<float>(10, 1.0f);  // MPI may write it later: never freed
+    const absl::Status status = world->AllReduce(buffer->data(), 10, DataType::kFloat32, ReduceOp::kSum);
+    const auto waited = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
+    EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+    EXPECT_TRUE(Contains(status, "abandoned: the test ends the job: rank " + std::to_string(absent) +
+                                     " never reached it"))
+        << status;
+    EXPECT_LT(waited, milliseconds(30000));  // not the 60 s deadline
+    EXPECT_EQ(world->Barrier().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  // The absent rank never calls `world` again; the spare world ends the test in step.
+  EXPECT_TRUE(spare->Barrier().ok());
+}
+
 }  // namespace
 }  // namespace gpt_sft::runtime::collectives

@@ -12,11 +12,13 @@
 #   * a writable TMPDIR (Bazel's TEST_TMPDIR in tests) for OpenMPI's session directory;
 #   * OMPI_MCA_mpi_yield_when_idle=1: a waiting rank yields its core, which oversubscribed
 #     ranks need to make progress.
-#   * OMPI_MCA_odls_base_sigkill_timeout=10 (unless set): on Ctrl-C mpirun sends the ranks
-#     SIGTERM and, after this many seconds, SIGKILL. OpenMPI's default of 1 s killed ranks
-#     that were still finishing the step in flight and saving it (the trainer's stop on a
-#     signal); a rank that died still ends the job within about this bound. Raise it for models
-#     whose step and save take longer.
+#   * --stdin none: no rank reads mpirun's stdin, so mpirun never reads the terminal (the
+#     trainer runs mpirun in a process group of its own, where reading it would stop mpirun).
+#   * OMPI_MCA_odls_base_sigkill_timeout=1 (unless set): when a rank dies, mpirun sends the
+#     others SIGCONT, then SIGTERM after this many seconds, then SIGKILL as long again. The
+#     trainer takes mpirun's own SIGTERM as the job's end (it stops at once, naming the rank it
+#     waited for), so a dead rank ends the job within about this bound. A clean stop does not
+#     go through mpirun's SIGTERM: the trainer sends mpirun SIGUSR2, which mpirun forwards.
 # Exit status: mpirun's. When a rank exits non-zero (or without MPI_Finalize) mpirun stops the
 # other ranks and exits non-zero itself.
 set -euo pipefail
@@ -36,7 +38,7 @@ shift 2
 export OMPI_ALLOW_RUN_AS_ROOT=1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=1
-export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-10}"
+export OMPI_MCA_odls_base_sigkill_timeout="${OMPI_MCA_odls_base_sigkill_timeout:-1}"
 export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
 
-exec "$mpirun" -np "$ranks" --oversubscribe --bind-to none --mca btl self,vader,tcp "$@"
+exec "$mpirun" -np "$ranks" --oversubscribe --bind-to none --stdin none --mca btl self,vader,tcp "$@"
