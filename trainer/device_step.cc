@@ -206,6 +206,18 @@ absl::StatusOr<double> DeviceStep::MicroStep(const StepBatch& batch) {
   return double(loss);
 }
 
+absl::StatusOr<std::optional<NonFiniteValue>> DeviceStep::FirstNonFiniteGradient() {
+  // One host copy at a time (on the cpu device a memcpy; on a GPU a download of each gradient,
+  // which a reduction inside the compiled step would avoid).
+  for (size_t i = 0; i < params_->params().size(); ++i) {
+    absl::StatusOr<Tensor> g = Gradient(i);
+    if (!g.ok()) return g.status();
+    const std::string& name = params_->params()[i].name;
+    if (auto found = FindNonFinite(name, static_cast<const float*>(g->raw_data()), g->numel())) return found;
+  }
+  return std::nullopt;
+}
+
 absl::Status DeviceStep::OptimizerStep(double lr_multiplier) {
   const float lrm = static_cast<float>(lr_multiplier), step = static_cast<float>(steps_taken_ + 1);
   if (absl::Status s = executable_->Upload("lr_multiplier", &lrm, sizeof(lrm)); !s.ok()) return s;

@@ -89,6 +89,7 @@ class DeviceStep : public TrainStep {
   std::string mode() const override { return "compiled"; }
   std::string ValidationLine() const override;
   absl::StatusOr<double> MicroStep(const StepBatch& batch) override;
+  absl::StatusOr<std::optional<NonFiniteValue>> FirstNonFiniteGradient() override;
   absl::Status OptimizerStep(double lr_multiplier) override;
   absl::Status SyncParamsToHost() override;
   absl::Status BeginEvaluation() override;

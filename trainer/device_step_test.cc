@@ -254,6 +254,48 @@ TEST(EagerStepState, ImportedOptimizerStateContinuesTheRunExactly) {
   EXPECT_NE((*second)->ImportOptimizerState(*state).message().find("renamed"), std::string::npos);
 }
 
+// The loop's guard before every update: a NaN or infinity in any accumulated gradient is found
+// and named (tensor, element), and nothing is reported while all are finite.
+TEST_P(DeviceStepTest, FirstNonFiniteGradientNamesTheTensorAndElement) {
+  const compiler::StepConfig config = Config(false, 2);
+  runtime::ParamStore params = RandomParams();
+  auto step = Make(config, &params);
+  ASSERT_TRUE(step.ok()) << step.status();
+  ASSERT_TRUE((*step)->MicroStep(ToStepBatch(RandomBatch(3), false)).ok());
+  absl::StatusOr<std::optional<NonFiniteValue>> clean = (*step)->FirstNonFiniteGradient();
+  ASSERT_TRUE(clean.ok()) << clean.status();
+  EXPECT_FALSE(clean->has_value()) << (*clean)->tensor;
+  const runtime::Param& victim = params.params().back();
+  absl::StatusOr<runtime::Tensor> grad = (*step)->Gradient(params.params().size() - 1);
+  ASSERT_TRUE(grad.ok());
+  static_cast<float*>(grad->raw_data())[5] = INFINITY;
+  ASSERT_TRUE((*step)->executable().Upload(compiler::GradName(victim.name), grad->raw_data(),
+                                           static_cast<int64_t>(grad->bytes())).ok());
+  absl::StatusOr<std::optional<NonFiniteValue>> found = (*step)->FirstNonFiniteGradient();
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->tensor, victim.name);
+  EXPECT_EQ((*found)->element, 5);
+  EXPECT_TRUE(std::isinf((*found)->value));
+}
+
+TEST(EagerStepState, FirstNonFiniteGradientNamesTheTensorAndElement) {
+  const compiler::StepConfig config = Config(false, 2);
+  runtime::ParamStore params = RandomParams();
+  auto step = EagerStep::Create(config, &params);
+  ASSERT_TRUE(step.ok());
+  ASSERT_TRUE((*step)->MicroStep(ToStepBatch(RandomBatch(3), false)).ok());
+  absl::StatusOr<std::optional<NonFiniteValue>> clean = (*step)->FirstNonFiniteGradient();
+  ASSERT_TRUE(clean.ok());
+  EXPECT_FALSE(clean->has_value());
+  runtime::Tensor shared = (*step)->grad(1);  // shares the step's gradient buffer
+  static_cast<float*>(shared.raw_data())[7] = std::nanf("");
+  absl::StatusOr<std::optional<NonFiniteValue>> found = (*step)->FirstNonFiniteGradient();
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->tensor, params.params()[1].name);
+  EXPECT_EQ((*found)->element, 7);
+  EXPECT_TRUE(std::isnan((*found)->value));
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, DeviceStepTest, ::testing::Values("cpu", "opencl", "opencl_clblast"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

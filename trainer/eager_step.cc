@@ -111,6 +111,15 @@ absl::StatusOr<double> EagerStep::MicroStep(const StepBatch& batch) {
   return (*results)[0].ScalarAsDouble();
 }
 
+absl::StatusOr<std::optional<NonFiniteValue>> EagerStep::FirstNonFiniteGradient() {
+  const std::vector<runtime::Param>& params = params_->params();
+  for (size_t i = 0; i < grads_.size(); ++i) {
+    const Tensor& g = grads_[i];
+    if (auto found = FindNonFinite(params[i].name, static_cast<const float*>(g.raw_data()), g.numel())) return found;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<double> EagerStep::Loss(const StepBatch& batch) {
   std::vector<Tensor> args = ParamViews();
   for (Tensor& t : BatchArgs(batch)) args.push_back(std::move(t));

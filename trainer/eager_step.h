@@ -50,6 +50,7 @@ class EagerStep : public TrainStep {
 
   /// nanochat's AdamW + Muon update with every group at initial_lr x `lr_multiplier`, in
   /// place on the ParamStore; then the gradients are zero and the step count is one more.
+  absl::StatusOr<std::optional<NonFiniteValue>> FirstNonFiniteGradient() override;
   absl::Status OptimizerStep(double lr_multiplier) override;
 
   absl::StatusOr<OptimizerState> ExportOptimizerState() override;

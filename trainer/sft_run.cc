@@ -41,6 +41,7 @@
 #include "trainer/eager_step.h"
 #include "compiler/codegen/step_compiler.h"
 #include "trainer/metrics_log.h"
+#include "trainer/non_finite_scan.h"
 #include "trainer/param_checksum.h"
 #include "trainer/run_summary.h"
 #include "base/runfiles.h"
@@ -194,13 +195,11 @@ std::string LastGoodState(const std::string& out_dir) {
 absl::Status CheckAllFinite(const runtime::ParamStore& params, const OptimizerState& optimizer, int64_t step,
                             const std::string& out_dir) {
   const auto bad = [&](const std::string& what, const float* data, int64_t n) -> absl::Status {
-    for (int64_t i = 0; i < n; ++i) {
-      if (std::isfinite(data[i])) continue;
-      return absl::DataLossError(absl::StrFormat(
-          "step %d: %s holds a non-finite value (element %d is %g) after the update; the step is not saved. %s",
-          step, what, i, data[i], LastGoodState(out_dir)));
-    }
-    return absl::OkStatus();
+    const int64_t i = FirstNonFiniteIndex(data, n);
+    if (i < 0) return absl::OkStatus();
+    return absl::DataLossError(absl::StrFormat(
+        "step %d: %s holds a non-finite value (element %d is %g) after the update; the step is not saved. %s", step,
+        what, i, data[i], LastGoodState(out_dir)));
   };
   for (const runtime::Param& p : params.params()) {
     if (absl::Status s = bad("parameter " + p.name, p.data(), p.numel()); !s.ok()) return s;
@@ -211,6 +210,32 @@ absl::Status CheckAllFinite(const runtime::ParamStore& params, const OptimizerSt
     }
   }
   return absl::OkStatus();
+}
+
+/// Before step `step`'s update: every rank's accumulated gradients are finite, or the run ends
+/// here, the update not applied, naming the first bad gradient (on this rank or another).
+absl::Status CheckGradientsFinite(TrainStep& training, runtime::collectives::Communicator& world, int64_t step,
+                                  const std::string& out_dir) {
+  absl::StatusOr<std::optional<NonFiniteValue>> bad = training.FirstNonFiniteGradient();
+  if (!bad.ok()) return bad.status();
+  double any = bad->has_value() ? 1 : 0;
+  if (world.world_size() > 1) {
+    if (absl::Status s = world.AllReduce(&any, 1, runtime::collectives::DataType::kFloat64,
+                                         runtime::collectives::ReduceOp::kMax);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (any == 0) return absl::OkStatus();
+  const std::string where =
+      bad->has_value() ? absl::StrFormat("the gradient of %s, element %d, is %g%s", (*bad)->tensor, (*bad)->element,
+                                         (*bad)->value,
+                                         world.world_size() > 1 ? absl::StrCat(" on rank ", world.rank()) : "")
+                       : std::string("another rank's gradient is");
+  return absl::DataLossError(absl::StrFormat(
+      "step %d: a gradient is not finite (%s) though the loss is; the step's update was not applied and nothing of "
+      "it saved. %s",
+      step, where, LastGoodState(out_dir)));
 }
 
 /// Sums `values` over every rank, in place (f64: token counts stay exact).
@@ -648,6 +673,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
           "saved. %s",
           it, where, LastGoodState(out_dir)));
     }
+    if (absl::Status s = CheckGradientsFinite(training, world, it, out_dir); !s.ok()) return s;
     const double lrm = 1.0 - double(it) / num_iterations;
     if (absl::Status s = training.OptimizerStep(lrm); !s.ok()) return s;
     const double loss_mean = totals[0] / (double(accum) * o.world_size);

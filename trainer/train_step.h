@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "runtime/base/tensor.h"
+#include "trainer/non_finite_scan.h"
 #include "trainer/optimizer_state.h"
 #include "trainer/run_summary.h"
 
@@ -40,6 +41,11 @@ class TrainStep {
   /// Forward and backward of one micro-batch; adds the gradient of loss / grad_accum_steps
   /// into the gradients. Returns the micro-batch's loss (its mean over counted targets).
   virtual absl::StatusOr<double> MicroStep(const StepBatch& batch) = 0;
+
+  /// The first parameter (ParamStore order) whose accumulated gradient holds a NaN or an
+  /// infinity, or nullopt. This rank's gradients, before the update averages them over the
+  /// ranks: the loop asks every rank before every update, so none is applied from a bad one.
+  virtual absl::StatusOr<std::optional<NonFiniteValue>> FirstNonFiniteGradient() = 0;
 
   /// nanochat's AdamW + Muon update at initial_lr x `lr_multiplier`; then the gradients are
   /// zero and the step count is one more.
