@@ -32,7 +32,7 @@ done
 
 # 3. SFT from the export (the .pt file named directly; tokenizer.pkl found in <base>/tokenizer/).
 "$trainer" --init_from="$tmp/nanochat/chatsft_checkpoints/d2/model_000002.pt" --base_dir="$tmp/again" \
-  --max_iterations=1 --eval_every=1 "${small[@]}" > "$tmp/two.log" 2>&1 || fail "re-import failed: $(tail -20 "$tmp/two.log")"
+  --max_iterations=2 --eval_every=1 "${small[@]}" > "$tmp/two.log" 2>&1 || fail "re-import failed: $(tail -20 "$tmp/two.log")"
 again=$(grep -oE '^Step 00000 \| Validation loss: [0-9.]+' "$tmp/two.log" | awk '{print $NF}')
 awk -v a="$trained" -v b="$again" -v f="$first" 'BEGIN { d = a - b; if (d < 0) d = -d; g = a - f; if (g < 0) g = -g;
   exit !(d < 2e-3 && g > 10 * d) }' \

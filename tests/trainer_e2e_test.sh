@@ -118,6 +118,18 @@ bad "--target_examples_per_step=30 is not a multiple of --device_batch_size=4" -
 bad "--model_source=sft is not one of: base, mid" --base_dir="$base" --model_source=sft
 bad "--dtype=float16 is not supported" --base_dir="$base" --dtype=float16
 bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
+bad "--max_iterations=1 takes no optimizer step: the last iteration only evaluates" --base_dir="$base" --max_iterations=1
+bad "--max_iterations=0 takes no optimizer step" --base_dir="$base" --max_iterations=0
+# Checked once the data is read, still before any file: nothing in the output dir.
+bad "--max_seq_len=3 holds no supervised target: every conversation of the first training step" \
+  --base_dir="$base" --max_seq_len=3 --output_dir="$tmp/too_short"
+[[ ! -e "$tmp/too_short" ]] || fail "the refused --max_seq_len=3 created its output dir: $(ls -A "$tmp/too_short")"
+for i in 1 2 3 4; do echo '[{"role":"user","content":"hi"},{"role":"assistant","content":"hello there"}]'; done > "$tmp/one_step.jsonl"
+cp "$tmp/one_step.jsonl" "$tmp/one_step_val.jsonl"
+bad "the run would take no optimizer step: the training data has 4 rows for --target_examples_per_step=4 per step, 1 iteration" \
+  --base_dir="$base" --jsonl="$tmp/one_step.jsonl" --val_jsonl="$tmp/one_step_val.jsonl" --builtin_tasks=false \
+  --max_iterations=-1 --output_dir="$tmp/one_row"
+[[ ! -e "$tmp/one_row" ]] || fail "the refused one-step run created its output dir"
 bad "--device_batch_size=0 must be positive" --base_dir="$base" --device_batch_size=0
 bad "--nproc_per_node=0 must be at least 1" --base_dir="$base" --nproc_per_node=0
 bad "Unknown command line flag 'learning_rate'" --base_dir="$base" --learning_rate=0.1

@@ -22,7 +22,7 @@ expect '^\[VALIDATION\] Summary: compiled \(device opencl\) \| steps 2 .*recompi
 grep -q '"device": "opencl"' "$base/chatsft_checkpoints/d2/run_summary.json" || fail "run_summary.json does not name the device"
 
 # No OpenCL device: exit 2, naming --device, and nothing written.
-OCL_ICD_VENDORS="$tmp/no_icds" NANOCHAT_BASE_DIR="$base" "$trainer" --device=opencl --max_iterations=1 \
+OCL_ICD_VENDORS="$tmp/no_icds" NANOCHAT_BASE_DIR="$base" "$trainer" --device=opencl --max_iterations=2 \
   --output_dir="$tmp/never" > "$tmp/bad.log" 2>&1
 rc=$?
 [[ $rc == 2 ]] || fail "no OpenCL device: exit $rc, expected 2: $(cat "$tmp/bad.log")"

@@ -212,6 +212,47 @@ absl::Status CheckAllFinite(const runtime::ParamStore& params, const OptimizerSt
   return absl::OkStatus();
 }
 
+/// Supervised targets in the first `batches` batches of a one-rank loader over `source`.
+absl::StatusOr<int64_t> SupervisedTargetsAhead(const data::ConversationSource& source, data::LoaderOptions options,
+                                               int64_t batches) {
+  options.rank = 0;
+  options.world_size = 1;
+  absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&source, options);
+  if (!loader.ok()) return loader.status();
+  int64_t supervised = 0;
+  for (int64_t i = 0; i < batches; ++i) {
+    absl::StatusOr<data::Batch> batch = (*loader)->Next();
+    if (!batch.ok()) return batch.status();
+    supervised += data::CountSupervised(*batch);
+  }
+  return supervised;
+}
+
+/// A --max_seq_len too short for any supervised target (every row cut before the first
+/// assistant token) is refused before any file is made, naming the flag: the first training
+/// step and the validation batches are rendered (milliseconds) and must each hold a target.
+absl::Status CheckSequencesHoldTargets(const TrainerOptions& o, const Setup& setup, int eval_steps_per_rank) {
+  const data::LoaderOptions options = LoaderOptionsFor(o, *setup.tokenizer);
+  const int64_t accum = o.target_examples_per_step / o.device_batch_size;
+  const struct {
+    const char* what;
+    std::shared_ptr<const data::TaskMixture> rows;
+    int64_t batches;
+  } checks[] = {{"the first training step", setup.train, accum},
+                {"the validation batches", setup.val, int64_t{eval_steps_per_rank} * o.world_size}};
+  for (const auto& check : checks) {
+    data::TaskSource source(check.rows, setup.tokenizer, 4 * (o.max_seq_len + 1));
+    absl::StatusOr<int64_t> supervised = SupervisedTargetsAhead(source, options, check.batches);
+    if (!supervised.ok()) return supervised.status();
+    if (*supervised > 0) continue;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_seq_len=", o.max_seq_len, " holds no supervised target: every conversation of ", check.what, " (",
+        check.batches, " batch(es) of ", o.device_batch_size, " rows) is cut before its first assistant token; "
+        "give a longer --max_seq_len (nanochat's is 2048)"));
+  }
+  return absl::OkStatus();
+}
+
 /// Before step `step`'s update: every rank's accumulated gradients are finite, or the run ends
 /// here, the update not applied, naming the first bad gradient (on this rank or another).
 absl::Status CheckGradientsFinite(TrainStep& training, runtime::collectives::Communicator& world, int64_t step,
@@ -368,12 +409,16 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
   int64_t num_iterations = setup->train->size() / o.target_examples_per_step;
   if (o.max_iterations >= 0 && o.max_iterations < num_iterations) num_iterations = o.max_iterations;
-  if (num_iterations < 1) {
+  // The last iteration only evaluates (as nanochat's): fewer than 2 would save an untrained model.
+  if (num_iterations < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--max_iterations=", o.max_iterations, " leaves no step to run (at least 1 is needed); the training data has ",
-        setup->train->size(), " rows for --target_examples_per_step=", o.target_examples_per_step,
-        " per step (more data, --jsonl_repeat or a smaller --target_examples_per_step make steps)"));
+        "the run would take no optimizer step: the training data has ", setup->train->size(),
+        " rows for --target_examples_per_step=", o.target_examples_per_step, " per step, ", num_iterations,
+        " iteration(s), and the last one only evaluates (more data, --jsonl_repeat or a smaller "
+        "--target_examples_per_step make steps)"));
   }
+  const int eval_steps_per_rank = std::max(1, o.eval_steps / o.world_size);
+  if (absl::Status s = CheckSequencesHoldTargets(o, *setup, eval_steps_per_rank); !s.ok()) return s;
 
   // The run directory: checked, created and locked by rank 0 before any work, so a bad path or a
   // second run into it fails now, not after compiling. --resume takes its latest step's weights.
@@ -439,7 +484,6 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   // --eval_steps counts batches over all ranks (each rank takes its share of them), so the
   // validation loss is over the same rows whatever the world size and N-rank runs compare
   // with one-rank runs. nanochat's chat_sft runs eval_steps of its own shard on every rank.
-  const int eval_steps_per_rank = std::max(1, o.eval_steps / o.world_size);
   if (leader) {
     log << "Target examples per step: " << o.target_examples_per_step << "\n"
         << "Device batch size: " << o.device_batch_size << "\n"

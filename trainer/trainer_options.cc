@@ -21,7 +21,12 @@ absl::Status NonNegative(const char* flag, double value) {
 
 absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.max_iterations < -1) {
-    return Invalid(absl::StrCat("--max_iterations=", o.max_iterations, " must be -1 (one epoch) or >= 0"));
+    return Invalid(absl::StrCat("--max_iterations=", o.max_iterations, " must be -1 (one epoch) or >= 2"));
+  }
+  if (o.max_iterations == 0 || o.max_iterations == 1) {
+    return Invalid(absl::StrCat("--max_iterations=", o.max_iterations,
+                                " takes no optimizer step: the last iteration only evaluates (as nanochat's "
+                                "chat_sft does); ask for at least 2"));
   }
   if (o.model_source != "base" && o.model_source != "mid") {
     return Invalid("--model_source=" + o.model_source + " is not one of: base, mid");
