@@ -93,23 +93,35 @@ absl::StatusOr<int64_t> FindLastStep(const std::string& checkpoint_dir) {
   std::error_code ec;
   fs::directory_iterator it(checkpoint_dir, ec);
   if (ec) return absl::NotFoundError(absl::StrCat("cannot list ", checkpoint_dir, ": ", ec.message()));
-  std::optional<int64_t> last;
+  std::optional<int64_t> last, last_whole;
   for (const fs::directory_entry& e : it) {
     const std::string file = e.path().filename().string();
     std::optional<int64_t> step;
+    bool whole = true;
     absl::string_view name = file;
     if (absl::ConsumePrefix(&name, "model_") && absl::ConsumeSuffix(&name, ".safetensors")) {
       step = ParseDigits(name);
     } else if (absl::ConsumePrefix(&name, "step_") && e.is_directory(ec)) {
-      // A step directory appears whole (one rename), but one a person made by hand may not.
+      // A step directory appears whole (one rename): one without its model file was damaged
+      // afterwards (or made by hand), which is not skipped in silence.
       step = ParseDigits(name);
-      if (step && !fs::exists(e.path() / ModelFileName(*step), ec)) step.reset();
+      whole = step && fs::exists(e.path() / ModelFileName(*step), ec);
     }
-    if (step && (!last || *step > *last)) last = step;
+    if (!step) continue;
+    if (!last || *step > *last) last = step;
+    if (whole && (!last_whole || *step > *last_whole)) last_whole = step;
   }
   if (!last) {
     return absl::NotFoundError(
         absl::StrCat("no model_<step>.safetensors or step_<step>/ in ", checkpoint_dir, "; pass --step"));
+  }
+  if (last != last_whole) {
+    return absl::DataLossError(absl::StrCat(
+        "the newest step of ", checkpoint_dir, ", ", StepDirName(*last), "/, has no ", ModelFileName(*last),
+        ": it was damaged after it was saved. ",
+        last_whole ? absl::StrCat("Pass --step=", *last_whole, " for the newest whole step, or remove ",
+                                  StepDirName(*last), "/")
+                   : std::string("No whole step is left")));
   }
   return *last;
 }

@@ -12,6 +12,7 @@ namespace gpt_sft::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using base::testing::FreshTestDir;
 using base::testing::WriteBytes;
@@ -55,6 +56,14 @@ TEST(CheckpointPaths, LastStepIsTheNumericMaxOfExactNames) {
   EXPECT_EQ(*FindLastStep(dir), 1000);
   fs::create_directories(dir + "/empty");
   EXPECT_THAT(FindLastStep(dir + "/empty").status().message(), HasSubstr("--step"));
+  // A newest step directory without its model file is damage, named, never skipped in silence.
+  fs::create_directories(dir + "/step_001001");
+  EXPECT_THAT(FindLastStep(dir).status().message(),
+              AllOf(HasSubstr("step_001001/, has no model_001001.safetensors"), HasSubstr("--step=1000")));
+  WriteBytes(dir + "/step_001001/model_001001.safetensors", "");
+  EXPECT_EQ(*FindLastStep(dir), 1001);
+  fs::create_directories(dir + "/step_000007");  // an older damaged one is not the newest
+  EXPECT_EQ(*FindLastStep(dir), 1001);
   EXPECT_THAT(FindLastStep(dir + "/nope").status().message(), HasSubstr(dir + "/nope"));
 }
 
