@@ -9,13 +9,24 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/fnv1a.h"
 #include "base/json_file.h"
 
 namespace gpt_sft::runtime {
 namespace {
 
 constexpr const char* kExtras = "gpt_sft";
-constexpr int kFormatVersion = 1;
+// 2: the file carries its own checksum (gpt_sft.meta_checksum); 1, without, is still read.
+constexpr int kFormatVersion = 2;
+constexpr const char* kChecksum = "meta_checksum";
+
+// FNV-1a 64 of the compact dump of the whole file without the checksum itself (fields in file
+// order): a flipped bit that still parses (a digit of val_loss, a letter of a metric) is refused.
+std::string MetaChecksum(nlohmann::ordered_json j) {
+  if (j.contains(kExtras) && j[kExtras].is_object()) j[kExtras].erase(kChecksum);
+  return absl::StrFormat("%016x", base::Fnv1a64(j.dump()));
+}
 
 bool Reserved(const std::string& key) {
   return key == "step" || key == "val_loss" || key == "model_config" || key == kExtras;
@@ -28,9 +39,13 @@ absl::Status Bad(absl::string_view file, absl::string_view what) {
 absl::Status ParseExtras(absl::string_view file, const nlohmann::ordered_json& x, CheckpointMeta& meta) {
   if (!x.is_object()) return Bad(file, "\"gpt_sft\" is not an object");
   try {
-    if (x.contains("format_version") && x.at("format_version").get<int>() != kFormatVersion) {
-      return Bad(file, absl::StrCat("gpt_sft.format_version ", x.at("format_version").dump(), " is not ", kFormatVersion,
-                                    ", the version this build reads"));
+    const int version = x.contains("format_version") ? x.at("format_version").get<int>() : 1;
+    if (version != kFormatVersion && version != 1) {
+      return Bad(file, absl::StrCat("gpt_sft.format_version ", x.at("format_version").dump(), " is not 1 or ",
+                                    kFormatVersion, ", the versions this build reads"));
+    }
+    if (version >= 2 && !x.contains(kChecksum)) {
+      return absl::DataLossError(absl::StrCat(file, ": no gpt_sft.", kChecksum, " field: the file is corrupt"));
     }
     if (x.contains("model_file")) meta.model_file = x.at("model_file").get<std::string>();
     if (x.contains("dtype")) meta.dtype = x.at("dtype").get<std::string>();
@@ -75,6 +90,7 @@ absl::StatusOr<std::string> MetaToJson(const CheckpointMeta& meta) {
     x["param_checksum"] = hex;
   }
   j[kExtras] = x;
+  j[kExtras][kChecksum] = MetaChecksum(j);
   return j.dump(2) + "\n";
 }
 
@@ -83,6 +99,21 @@ absl::StatusOr<CheckpointMeta> MetaFromJson(absl::string_view file, absl::string
   if (!parsed.ok()) return parsed.status();
   base::Json& j = *parsed;
   if (!j.is_object()) return Bad(file, "not a JSON object");
+  // A damaged "gpt_sft" key would hide our fields, checksum included, as a stranger's.
+  for (const auto& [key, value] : j.items()) {
+    if (key != kExtras && value.is_object() && value.contains(kChecksum)) {
+      return absl::DataLossError(absl::StrCat(file, ": the field \"", key, "\" holds ", kExtras, ".", kChecksum,
+                                              ": its name is damaged and the file is corrupt"));
+    }
+  }
+  if (j.contains(kExtras) && j[kExtras].is_object() && j[kExtras].contains(kChecksum)) {
+    const base::Json& written = j[kExtras][kChecksum];
+    const std::string want = MetaChecksum(j);
+    if (!written.is_string() || written.get<std::string>() != want) {
+      return absl::DataLossError(absl::StrCat(file, ": does not match its checksum (", want, ", written ",
+                                              written.dump(), "): the file is corrupt"));
+    }
+  }
   CheckpointMeta meta;
   if (!j.contains("step") || !j["step"].is_number_integer()) return Bad(file, "\"step\" is missing or not an integer");
   meta.record.step = j["step"].get<int64_t>();

@@ -25,7 +25,12 @@ CheckpointMeta Example() {
 }
 
 TEST(CheckpointMeta, JsonHasNanochatsKeysInOrderThenOurs) {
-  EXPECT_EQ(*MetaToJson(Example()), R"({
+  const std::string json = *MetaToJson(Example());
+  const size_t sum_at = json.find("    \"meta_checksum\": \"");
+  ASSERT_NE(sum_at, std::string::npos) << json;
+  const std::string sum_line = json.substr(sum_at, json.find('\n', sum_at) + 1 - sum_at);
+  EXPECT_THAT(sum_line, ::testing::MatchesRegex("    \"meta_checksum\": \"[0-9a-f]{16}\"\n"));
+  EXPECT_EQ(json.substr(0, sum_at) + json.substr(sum_at + sum_line.size()), R"({
   "step": 650,
   "val_loss": 1.25,
   "mmlu_acc": 0.5,
@@ -39,14 +44,50 @@ TEST(CheckpointMeta, JsonHasNanochatsKeysInOrderThenOurs) {
     "n_embd": 256
   },
   "gpt_sft": {
-    "format_version": 1,
+    "format_version": 2,
     "model_file": "model_000650.safetensors",
     "dtype": "F32",
     "num_params": 7340032,
-    "param_checksum": "0123456789abcdef"
-  }
+    "param_checksum": "0123456789abcdef",
+)"
+                                                                    R"(  }
 }
 )");
+}
+
+// Every single-bit flip anywhere in the file is refused (naming the file), or reads back the
+// same meta (e.g. 'e' and 'E' in an exponent): nothing wrong is ever taken for the truth.
+TEST(CheckpointMeta, EveryFlippedBitIsRefusedOrHarmless) {
+  const std::string json = *MetaToJson(Example());
+  const std::string expected = json;
+  int refused = 0, harmless = 0;
+  for (size_t i = 0; i < json.size(); ++i) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string flipped = json;
+      flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+      absl::StatusOr<CheckpointMeta> read = MetaFromJson("/ckpt/meta_000650.json", flipped);
+      if (!read.ok()) {
+        EXPECT_THAT(read.status().message(), HasSubstr("/ckpt/meta_000650.json"));
+        ++refused;
+        continue;
+      }
+      EXPECT_EQ(*MetaToJson(*read), expected) << "byte " << i << " bit " << bit << " was read as other content";
+      ++harmless;
+    }
+  }
+  EXPECT_GT(refused, 8 * int(json.size()) * 99 / 100) << harmless << " harmless flips";
+}
+
+TEST(CheckpointMeta, FormatOneWithoutAChecksumIsStillRead) {
+  std::string json = *MetaToJson(Example());
+  const size_t sum_at = json.find(",\n    \"meta_checksum\"");
+  ASSERT_NE(sum_at, std::string::npos);
+  json = json.substr(0, sum_at) + json.substr(json.find('\n', sum_at + 2));
+  const size_t version_at = json.find("\"format_version\": 2");
+  json[version_at + 18] = '1';
+  absl::StatusOr<CheckpointMeta> read = MetaFromJson("meta.json", json);
+  ASSERT_TRUE(read.ok()) << read.status() << json;
+  EXPECT_EQ(read->param_checksum, 0x0123456789abcdefULL);
 }
 
 TEST(CheckpointMeta, RoundTrips) {
@@ -110,7 +151,9 @@ TEST(CheckpointMeta, BadFilesAreErrorsNamingTheFileAndKey) {
       {R"({"step": 1, "model_config": {"sequence_len": 64, "vocab_size": 512, "n_layer": 2, "n_head": 3, "n_kv_head": 3, "n_embd": 128}})",
        "--n_head = 3"},
       {R"({"step": 1, )" + cfg + R"(, "gpt_sft": 3})", "\"gpt_sft\" is not an object"},
-      {R"({"step": 1, )" + cfg + R"(, "gpt_sft": {"format_version": 2}})", "format_version 2"},
+      {R"({"step": 1, )" + cfg + R"(, "gpt_sft": {"format_version": 3}})", "format_version 3"},
+      {R"({"step": 1, )" + cfg + R"(, "gpt_sft": {"format_version": 2}})", "no gpt_sft.meta_checksum field"},
+      {R"({"step": 1, )" + cfg + R"(, "gpt_sft": {"meta_checksum": "0000000000000000"}})", "does not match its checksum"},
       {R"({"step": 1, )" + cfg + R"(, "gpt_sft": {"param_checksum": "xyz"}})", "param_checksum \"xyz\""},
       {R"({"step": 1, )" + cfg + R"(, "gpt_sft": {"num_params": "many"}})", "wrong type"},
   };

@@ -1,4 +1,5 @@
 #include "runtime/checkpoint/checkpoint.h"
+#include "runtime/checkpoint/checkpoint_meta.h"
 
 #include <signal.h>
 #include <sys/resource.h>
@@ -186,10 +187,10 @@ TEST(Checkpoint, MissingOrMismatchedFilesAreErrorsNamingThem) {
   fs::rename(w.model_path, dir + "/model_000002.safetensors");
   EXPECT_THAT(LoadCheckpoint(dir, 1).status().message(), HasSubstr(w.model_path));
 
-  // The meta names another model file.
-  std::string meta = ReadBytes(w.meta_path);
-  meta.replace(meta.find("model_000001.safetensors"), 24, "model_000009.safetensors");
-  WriteBytes(w.meta_path, meta);
+  // The meta names another model file (a meta written so, its checksum its own).
+  CheckpointMeta other = *MetaFromJson(w.meta_path, ReadBytes(w.meta_path));
+  other.model_file = "model_000009.safetensors";
+  WriteBytes(w.meta_path, *MetaToJson(other));
   fs::rename(dir + "/model_000002.safetensors", w.model_path);
   EXPECT_THAT(LoadCheckpoint(dir, 1).status().message(), HasSubstr("belongs to model file model_000009.safetensors"));
 }

@@ -97,10 +97,12 @@ TEST(StepDirectory, FlatAndStepLayoutsResolveTogether) {
   EXPECT_EQ(CheckpointFilesOf(run, 2).model_path, run + "/model_000002.safetensors");
   EXPECT_EQ(CheckpointFilesOf(run, 5).model_path, run + "/step_000005/model_000005.safetensors");
   EXPECT_EQ(LoadCheckpoint(run, 2)->params.Checksum(), TinyStore(1).Checksum());
-  // A directory named like a step without its model (made by hand) does not count.
-  fs::create_directories(run + "/step_000009");
+  // A temp directory never counts; a newest step directory without its model (damaged, or made
+  // by hand) is an error naming it, never skipped in silence.
   fs::create_directories(run + "/.step_000011.tmp.123");
   EXPECT_EQ(*FindLastStep(run), 5);
+  fs::create_directories(run + "/step_000009");
+  EXPECT_EQ(FindLastStep(run).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST(StepDirectory, ResolveCheckpointFindsTheLatestStepOfAnSftRun) {
