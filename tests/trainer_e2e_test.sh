@@ -121,7 +121,7 @@ bad "--max_iterations=-5 must be -1" --base_dir="$base" --max_iterations=-5
 bad "--max_iterations=1 takes no optimizer step: the last iteration only evaluates" --base_dir="$base" --max_iterations=1
 bad "--max_iterations=0 takes no optimizer step" --base_dir="$base" --max_iterations=0
 # Checked once the data is read, still before any file: nothing in the output dir.
-bad "--max_seq_len=3 holds no supervised target: every conversation of the first training step" \
+bad "--max_seq_len=3 holds no supervised target: every conversation of the first 1 training step(s)" \
   --base_dir="$base" --max_seq_len=3 --output_dir="$tmp/too_short"
 [[ ! -e "$tmp/too_short" ]] || fail "the refused --max_seq_len=3 created its output dir: $(ls -A "$tmp/too_short")"
 for i in 1 2 3 4; do echo '[{"role":"user","content":"hi"},{"role":"assistant","content":"hello there"}]'; done > "$tmp/one_step.jsonl"

@@ -212,39 +212,42 @@ absl::Status CheckAllFinite(const runtime::ParamStore& params, const OptimizerSt
   return absl::OkStatus();
 }
 
-/// Supervised targets in the first `batches` batches of a one-rank loader over `source`.
-absl::StatusOr<int64_t> SupervisedTargetsAhead(const data::ConversationSource& source, data::LoaderOptions options,
-                                               int64_t batches) {
+/// Whether any of the first `batches` batches of a one-rank loader over `source` holds a
+/// supervised target (it stops at the first that does).
+absl::StatusOr<bool> AnySupervisedTargetAhead(const data::ConversationSource& source, data::LoaderOptions options,
+                                              int64_t batches) {
   options.rank = 0;
   options.world_size = 1;
   absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&source, options);
   if (!loader.ok()) return loader.status();
-  int64_t supervised = 0;
   for (int64_t i = 0; i < batches; ++i) {
     absl::StatusOr<data::Batch> batch = (*loader)->Next();
     if (!batch.ok()) return batch.status();
-    supervised += data::CountSupervised(*batch);
+    if (data::CountSupervised(*batch) > 0) return true;
   }
-  return supervised;
+  return false;
 }
 
 /// A --max_seq_len too short for any supervised target (every row cut before the first
-/// assistant token) is refused before any file is made, naming the flag: the first training
-/// step and the validation batches are rendered (milliseconds) and must each hold a target.
-absl::Status CheckSequencesHoldTargets(const TrainerOptions& o, const Setup& setup, int eval_steps_per_rank) {
+/// assistant token) is refused before any file is made, naming the flag: the validation batches
+/// (all of which would be empty) and the training batches of the run's first steps are rendered
+/// until one holds a target (milliseconds when one does).
+absl::Status CheckSequencesHoldTargets(const TrainerOptions& o, const Setup& setup, int64_t num_iterations,
+                                       int eval_steps_per_rank) {
   const data::LoaderOptions options = LoaderOptionsFor(o, *setup.tokenizer);
   const int64_t accum = o.target_examples_per_step / o.device_batch_size;
+  const int64_t first_steps = std::min<int64_t>(num_iterations - 1, 64);
   const struct {
-    const char* what;
+    std::string what;
     std::shared_ptr<const data::TaskMixture> rows;
     int64_t batches;
-  } checks[] = {{"the first training step", setup.train, accum},
+  } checks[] = {{absl::StrCat("the first ", first_steps, " training step(s)"), setup.train, first_steps * accum},
                 {"the validation batches", setup.val, int64_t{eval_steps_per_rank} * o.world_size}};
   for (const auto& check : checks) {
     data::TaskSource source(check.rows, setup.tokenizer, 4 * (o.max_seq_len + 1));
-    absl::StatusOr<int64_t> supervised = SupervisedTargetsAhead(source, options, check.batches);
-    if (!supervised.ok()) return supervised.status();
-    if (*supervised > 0) continue;
+    absl::StatusOr<bool> any = AnySupervisedTargetAhead(source, options, check.batches);
+    if (!any.ok()) return any.status();
+    if (*any) continue;
     return absl::InvalidArgumentError(absl::StrCat(
         "--max_seq_len=", o.max_seq_len, " holds no supervised target: every conversation of ", check.what, " (",
         check.batches, " batch(es) of ", o.device_batch_size, " rows) is cut before its first assistant token; "
@@ -418,7 +421,10 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         "--target_examples_per_step make steps)"));
   }
   const int eval_steps_per_rank = std::max(1, o.eval_steps / o.world_size);
-  if (absl::Status s = CheckSequencesHoldTargets(o, *setup, eval_steps_per_rank); !s.ok()) return s;
+  // (A resumed run passed this when it started; a changed --max_seq_len is the resume's error.)
+  if (!o.resume) {
+    if (absl::Status s = CheckSequencesHoldTargets(o, *setup, num_iterations, eval_steps_per_rank); !s.ok()) return s;
+  }
 
   // The run directory: checked, created and locked by rank 0 before any work, so a bad path or a
   // second run into it fails now, not after compiling. --resume takes its latest step's weights.
