@@ -7,8 +7,8 @@
 # loss each within 1% (relative) of f32's, and no single step more than 3% apart. A single
 # step's loss moves with its batch, so the 1% bound is on the mean and on the held-out
 # loss; the per-step bound catches a curve that drifts. Measured on this config at 100 steps
-# (README "bf16 as nanochat trains it"): last-10 mean 0.51% apart, validation 0.28%, the
-# largest single step 1.3%; at 20 steps the last-5 mean 0.14%.
+# (docs/performance.md, "Numerics"): last-10 mean 0.33% apart, validation 0.20%, the
+# largest single step 1.1%; at 20 steps the last-5 mean 0.14%.
 # The bf16 curve must also differ from f32's (the rounding is in the step).
 set -uo pipefail
 trainer="$1"

@@ -211,7 +211,7 @@ TEST_P(ExecutableAllocations, SecondRunAllocatesNothing) {
   const Case c = GetParam();
   if (c.bf16 && kernels::ActiveBf16Gemm() == kernels::Bf16Gemm::kOneDnn) {
     GTEST_SKIP() << "the bf16 matmuls run oneDNN here (AVX512_BF16 without AMX), whose primitive allocates on "
-                    "every call: a known gap (README)";
+                    "every call: a known gap (docs/kernels.md)";
   }
   constexpr int64_t kB = 2, kT = 160;  // three attention blocks, the last one short
   compiler::StepConfig config;

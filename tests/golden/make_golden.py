@@ -29,7 +29,7 @@ REGENERATE = "/usr/bin/python3 tests/golden/make_golden.py"
 CONFIG = {"sequence_len": 64, "vocab_size": 512, "n_layer": 2, "n_head": 1, "n_kv_head": 1, "n_embd": 128}
 BATCH, SEQ = 2, 64
 INIT_SEED = 20251013
-ZERO_OUTPUT_PROJECTIONS = False  # see README.md: with nanochat's zeros most step-0 gradients are 0
+ZERO_OUTPUT_PROJECTIONS = False  # see tests/golden/README.md: with nanochat's zeros most step-0 gradients are 0
 OPTIM = {"embedding_lr": 0.2, "unembedding_lr": 0.004, "matrix_lr": 0.02, "init_lr_frac": 0.02,
          "num_iterations": 10, "weight_decay": 0.0, "adam_betas": list(reference_optim.ADAM_BETAS),
          "adam_eps": reference_optim.ADAM_EPS, "muon_momentum": reference_optim.MUON_MOMENTUM,

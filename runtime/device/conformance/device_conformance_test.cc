@@ -1,8 +1,8 @@
 // The device seam's conformance suite: every driver built in runs the same cases (IREE's CTS
-// idea). A driver that cannot open a device here is skipped, saying why (README.md lists the
-// expected skips). Kernel fixtures per module format: a host shared object of range kernels
-// (testdata/range_kernels.c) for cpu, SPIR bitcode made at build time from testdata/axpy.spirv.mlir
-// for opencl; both compute y = 2 x + y.
+// idea). A driver that cannot open a device here is skipped, saying why (the expected skips:
+// runtime/device/conformance/README.md). Kernel fixtures per module format: a host shared object
+// of range kernels (testdata/range_kernels.c) for cpu, SPIR bitcode made at build time from
+// testdata/axpy.spirv.mlir for opencl; both compute y = 2 x + y.
 #include <cstring>
 #include <fstream>
 #include <numeric>
