@@ -4,7 +4,8 @@
 // GPU, element arithmetic in f64 as there (the stored values are rounded to f32 at the same
 // points), so the two paths agree to rounding:
 //   adamw_update  one element-wise kernel (grid-stride, 256 work-items); lr and step are read
-//                 from their rank-0 buffers; the step is rounded to an integer like the CPU's
+//                 from their rank-0 buffers and the bias corrections computed once per
+//                 work-item, before its loop; the step is rounded to an integer like the CPU's
 //                 llround. The CPU refuses step < 1 (bias correction 1 - b^0 = 0); a kernel
 //                 cannot fail, so there the update is a no-op: the results are the inputs;
 //   muon_update   1. momentum and Nesterov (element-wise, the Nesterov gradient to scratch),
@@ -67,10 +68,13 @@ mlir::LogicalResult EmitAdamW(lowering::OpLowering& lowering, gpt::AdamwUpdateOp
   const double beta1 = u.getBeta1().convertToDouble(), beta2 = u.getBeta2().convertToDouble(),
                eps = u.getEps().convertToDouble(), wd = u.getWeightDecay().convertToDouble();
   const int64_t n = llvm::cast<mlir::MemRefType>(g.getType()).getNumElements();
-  ElementwiseLaunch(host, loc, "adamw", n, [&](KernelBuilder& k, Value i) {
+  const int64_t grid = GridFor(n);
+  EmitLaunch(host, loc, "adamw", {grid, 1, 1}, {kBlock, 1, 1}, {}, [&](KernelBuilder& k, mlir::ValueRange) {
     mlir::ImplicitLocOpBuilder& b = k.b();
     mlir::Type f64 = b.getF64Type(), f32 = b.getF32Type();
     auto d = [&](double x) { return k.Float(f64, x); };
+    // The step's scalars once per work-item, before its grid-stride loop: the two f64 pows
+    // (libdevice's accurate pow, hundreds of instructions each) would otherwise run per element.
     Value raw_t = k.FCast(k.Load(step, {k.Index(0)}), f64);
     // step >= 1 (false for NaN too); t = llround(step) for such steps.
     Value valid = b.create<mlir::arith::CmpFOp>(mlir::arith::CmpFPredicate::OGE, raw_t, d(1));
@@ -80,15 +84,17 @@ mlir::LogicalResult EmitAdamW(lowering::OpLowering& lowering, gpt::AdamwUpdateOp
     Value bias2 = k.FSub(d(1), b.create<mlir::math::PowFOp>(d(beta2), t));
     Value step_size = k.FDiv(rate, bias1), sqrt_bias2 = k.Sqrt(bias2);
     Value decay = k.FSub(d(1), k.FMul(rate, d(wd)));
-    Value g32 = k.Load(g, {i}), m32 = k.Load(m, {i}), v32 = k.Load(v, {i}), p32 = k.Load(p, {i});
-    Value gi = k.FCast(g32, f64);
-    Value mi = k.FAdd(k.FMul(d(beta1), k.FCast(m32, f64)), k.FMul(d(1 - beta1), gi));
-    Value vi = k.FAdd(k.FMul(d(beta2), k.FCast(v32, f64)), k.FMul(k.FMul(d(1 - beta2), gi), gi));
-    Value update = k.FDiv(k.FMul(step_size, mi), k.FAdd(k.FDiv(k.Sqrt(vi), sqrt_bias2), d(eps)));
-    Value pi = k.FSub(k.FMul(k.FCast(p32, f64), decay), update);
-    k.Store(k.Select(valid, k.FCast(mi, f32), m32), nm, {i});
-    k.Store(k.Select(valid, k.FCast(vi, f32), v32), nv, {i});
-    k.Store(k.Select(valid, k.FCast(pi, f32), p32), np, {i});
+    k.For(k.GlobalId(), k.Index(n), k.Index(grid * kBlock), [&](Value i) {
+      Value g32 = k.Load(g, {i}), m32 = k.Load(m, {i}), v32 = k.Load(v, {i}), p32 = k.Load(p, {i});
+      Value gi = k.FCast(g32, f64);
+      Value mi = k.FAdd(k.FMul(d(beta1), k.FCast(m32, f64)), k.FMul(d(1 - beta1), gi));
+      Value vi = k.FAdd(k.FMul(d(beta2), k.FCast(v32, f64)), k.FMul(k.FMul(d(1 - beta2), gi), gi));
+      Value update = k.FDiv(k.FMul(step_size, mi), k.FAdd(k.FDiv(k.Sqrt(vi), sqrt_bias2), d(eps)));
+      Value pi = k.FSub(k.FMul(k.FCast(p32, f64), decay), update);
+      k.Store(k.Select(valid, k.FCast(mi, f32), m32), nm, {i});
+      k.Store(k.Select(valid, k.FCast(vi, f32), v32), nv, {i});
+      k.Store(k.Select(valid, k.FCast(pi, f32), p32), np, {i});
+    });
   });
   return mlir::success();
 }
