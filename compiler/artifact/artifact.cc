@@ -59,16 +59,18 @@ const char* ModuleFormatName(ModuleFormat format) {
     case ModuleFormat::kHostSharedObject: return "host-shared-object";
     case ModuleFormat::kSpir: return "spir";
     case ModuleFormat::kPtx: return "ptx";
+    case ModuleFormat::kCudaFatbin: return "cuda-fatbin";
   }
   return "?";
 }
 
 absl::StatusOr<ModuleFormat> ParseModuleFormat(std::string_view name) {
-  for (ModuleFormat f : {ModuleFormat::kHostSharedObject, ModuleFormat::kSpir, ModuleFormat::kPtx}) {
+  for (ModuleFormat f :
+       {ModuleFormat::kHostSharedObject, ModuleFormat::kSpir, ModuleFormat::kPtx, ModuleFormat::kCudaFatbin}) {
     if (name == ModuleFormatName(f)) return f;
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown kernel module format '", std::string(name), "' (host-shared-object, spir, ptx)"));
+      absl::StrCat("unknown kernel module format '", std::string(name), "' (host-shared-object, spir, ptx, cuda-fatbin)"));
 }
 
 int64_t Artifact::MaxArenaBytes() const {

@@ -105,7 +105,9 @@ enum class ModuleFormat {
   kHostSharedObject,  // an ELF shared object for the host CPU; kernels are range kernels
                       // void(void* const* buffers, int64 begin, int64 end) over grid[0] elements
   kSpir,              // SPIR 1.2 bitcode (OpenCL: clCreateProgramWithBinary, "-x spir")
-  kPtx,               // PTX text (CUDA: cuModuleLoadData)
+  kPtx,               // PTX text (CUDA: cuModuleLoadData; the driver JIT-compiles it at load)
+  kCudaFatbin,        // a CUDA fat binary: SASS for the chip it was assembled for, and the PTX
+                      // for any other GPU (cuModuleLoadData picks; no JIT on that chip)
 };
 const char* ModuleFormatName(ModuleFormat format);
 absl::StatusOr<ModuleFormat> ParseModuleFormat(std::string_view name);
@@ -115,6 +117,10 @@ struct KernelModule {
   ModuleFormat format = ModuleFormat::kSpir;
   std::string bytes;
   std::vector<std::string> symbols;  // the kernels it defines, for load-time checks
+  /// What the assembler said of each kernel when the compiler assembled the module
+  /// (`ptxas -v`: registers, stack frame, spills, shared memory); empty when nothing was
+  /// assembled at compile time.
+  std::string assembler_report;
 };
 
 struct Function {

@@ -102,7 +102,9 @@ json ManifestBody(const Artifact& a) {
   m["slots"] = slots;
   json modules = json::array();
   for (const KernelModule& mod : a.modules) {
-    modules.push_back({{"name", mod.name}, {"format", ModuleFormatName(mod.format)}, {"symbols", mod.symbols}});
+    json jm = {{"name", mod.name}, {"format", ModuleFormatName(mod.format)}, {"symbols", mod.symbols}};
+    if (!mod.assembler_report.empty()) jm["assembler_report"] = mod.assembler_report;
+    modules.push_back(jm);
   }
   m["modules"] = modules;
   json functions = json::array();
@@ -320,6 +322,9 @@ absl::StatusOr<Artifact> ParseArtifact(std::string_view bytes, std::string_view 
       mod.name = Get<std::string>(modules[i], "name", path);
       mod.format = Unwrap(ParseModuleFormat(Get<std::string>(modules[i], "format", path)), path + ".format");
       mod.symbols = Get<std::vector<std::string>>(modules[i], "symbols", path);
+      if (modules[i].contains("assembler_report")) {
+        mod.assembler_report = Get<std::string>(modules[i], "assembler_report", path);
+      }
       mod.bytes = ReadBlob(Get<json>(modules[i], "blob", path), data, path + ".blob");
       a.modules.push_back(std::move(mod));
     }

@@ -360,16 +360,19 @@ class CuDevice : public Device {
 
   absl::StatusOr<std::unique_ptr<Module>> LoadModule(ModuleFormat format, std::string_view bytes,
                                                      std::string_view name) override {
-    if (format != ModuleFormat::kPtx) {
-      return absl::UnimplementedError(absl::StrCat("the cuda driver loads PTX, not ", artifact::ModuleFormatName(format),
-                                                   " (module '", std::string(name), "')"));
+    if (format != ModuleFormat::kPtx && format != ModuleFormat::kCudaFatbin) {
+      return absl::UnimplementedError(absl::StrCat("the cuda driver loads PTX and CUDA fat binaries, not ",
+                                                   artifact::ModuleFormatName(format), " (module '", std::string(name),
+                                                   "')"));
     }
-    const std::string ptx(bytes);  // NUL-terminated, as cuModuleLoadDataEx reads PTX text
+    // A copy: NUL-terminated as cuModuleLoadDataEx reads PTX text, and malloc-aligned as it
+    // reads a fat binary's header (the driver runs its SASS here, or JIT-compiles its PTX).
+    const std::string image(bytes);
     std::string log(16384, '\0');
     CUjit_option options[] = {kJitErrorLogBuffer, kJitErrorLogBufferSizeBytes};
     void* values[] = {log.data(), reinterpret_cast<void*>(log.size())};
     CUmodule module = nullptr;
-    if (CUresult e = cu_->ModuleLoadDataEx(&module, ptx.c_str(), 2, options, values); e != kCudaSuccess) {
+    if (CUresult e = cu_->ModuleLoadDataEx(&module, image.data(), 2, options, values); e != kCudaSuccess) {
       log.resize(std::strlen(log.c_str()));
       return absl::InvalidArgumentError(absl::StrCat("module '", std::string(name), "' does not load on ",
                                                      description_, " (", CuErrorName(*cu_, e), "); JIT log:\n", log));
