@@ -85,8 +85,9 @@ void DeviceStepTest::ExpectCompiledMatchesEager(bool packed) {
       EXPECT_NEAR(*b, *a, 1e-5 * std::abs(*a)) << "step " << step << " micro " << m;
     }
     const double lrm = 1.0 - step / 6.0;
-    ASSERT_TRUE((*eager)->OptimizerStep(lrm).ok());
-    ASSERT_TRUE((*compiled)->OptimizerStep(lrm).ok());
+    const absl::Status eager_step = (*eager)->OptimizerStep(lrm), compiled_step = (*compiled)->OptimizerStep(lrm);
+    ASSERT_TRUE(eager_step.ok()) << eager_step;
+    ASSERT_TRUE(compiled_step.ok()) << compiled_step;
   }
   ASSERT_TRUE((*compiled)->SyncParamsToHost().ok());
   EXPECT_LT(MaxRelDiff(compiled_params, eager_params), 1e-4);

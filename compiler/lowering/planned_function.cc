@@ -83,6 +83,7 @@ class PlannedFunctionLowering {
 
   Value BufferOf(Value tensor);
   Value Scratch(MemRefType type);
+  Value ScratchPart(Value scratch, int64_t byte_offset, MemRefType type);
   Value Persistent(MemRefType type, Value key);
   Value FindPersistent(Value key) { return persistent_by_key_.lookup(key); }
   std::optional<std::pair<int64_t, int64_t>> PlannedArenaBytes(Value tensor);
@@ -234,6 +235,20 @@ Value PlannedFunctionLowering::Scratch(MemRefType type) {
   scratch_used_ = AlignUp(scratch_used_ + BytesOf(type), alignment_);
   scratch_max_ = std::max(scratch_max_, scratch_used_);
   return PendingView(Region::kScratch, relative, type);
+}
+
+Value PlannedFunctionLowering::ScratchPart(Value scratch, int64_t byte_offset, MemRefType type) {
+  auto view = scratch.getDefiningOp<mlir::memref::ViewOp>();
+  auto shift = view ? view.getByteShift().getDefiningOp<mlir::arith::ConstantIndexOp>() : nullptr;
+  for (const PendingOffset& p : pending_) {
+    if (p.op != shift || p.region != Region::kScratch) continue;
+    const int64_t whole = BytesOf(llvm::cast<MemRefType>(scratch.getType()));
+    if (byte_offset < 0 || byte_offset + BytesOf(type) > whole) {
+      llvm::report_fatal_error("ScratchPart: the part leaves its scratch (a lowering bug)");
+    }
+    return PendingView(p.region, p.relative + byte_offset, type);
+  }
+  llvm::report_fatal_error("ScratchPart: not a view that Scratch returned (a lowering bug)");
 }
 
 Value PlannedFunctionLowering::Persistent(MemRefType type, Value key) {
@@ -388,6 +403,9 @@ Value OpLowering::operand(unsigned i) { return driver_.BufferOf(op_->getOperand(
 Value OpLowering::result(unsigned i) { return driver_.BufferOf(op_->getResult(i)); }
 Value OpLowering::BufferOf(Value tensor) { return driver_.BufferOf(tensor); }
 Value OpLowering::Scratch(MemRefType type) { return driver_.Scratch(type); }
+Value OpLowering::ScratchPart(Value scratch, int64_t byte_offset, MemRefType type) {
+  return driver_.ScratchPart(scratch, byte_offset, type);
+}
 void OpLowering::RequireArgumentRange(Value tensor, int64_t first, int64_t end) {
   driver_.RequireArgumentRange(tensor, first, end);
 }
@@ -413,6 +431,12 @@ Value OpLowering::F32(float value) {
 LogicalResult LowerPlannedFunction(mlir::func::FuncOp func, int64_t alignment, const OpLoweringFn& lower_op) {
   PlannedFunctionLowering driver(func, alignment);
   return driver.Run(lower_op);
+}
+
+bool DisjointBytes(OpLowering& l, mlir::Value a, mlir::Value b) {
+  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
+  if (pa && pb) return pa->second <= pb->first || pb->second <= pa->first;
+  return pa.has_value() != pb.has_value();
 }
 
 }  // namespace gpt_sft::compiler::lowering

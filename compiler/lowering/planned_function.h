@@ -76,6 +76,10 @@ class OpLowering {
 
   /// Memory only this op's launches use: valid until the next op's launches.
   mlir::Value Scratch(mlir::MemRefType type);
+  /// `type`'s bytes from `byte_offset` within `scratch` (a view Scratch returned), as a view of
+  /// its own: a kernel handed one part of a larger scratch sees an identity-layout buffer, so
+  /// the kernels for every part are one kernel.
+  mlir::Value ScratchPart(mlir::Value scratch, int64_t byte_offset, mlir::MemRefType type);
   /// Memory that lives for the whole entry point, past the plan's arena, under `key` so a
   /// later op's lowering finds it with FindPersistent (attention's log-sum-exp).
   mlir::Value Persistent(mlir::MemRefType type, mlir::Value key);
@@ -106,6 +110,10 @@ class OpLowering {
   mlir::Operation* op_;
   mlir::OpBuilder& builder_;
 };
+
+/// Whether `a` and `b` share no byte: by their planned arena ranges; one outside the arena
+/// (an argument, a constant) and the other in it: none; both outside: unknown, so no.
+bool DisjointBytes(OpLowering& l, mlir::Value a, mlir::Value b);
 
 /// Emits the launches of `lowering.op()`; on failure, emits an error at the op naming what
 /// the target cannot do.

@@ -14,30 +14,42 @@ constexpr const char* kBufferNames[] = {"a", "b", "c_in", "c"};
 
 }  // namespace
 
-absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label) {
-  const std::string where = absl::StrCat(std::string(label), " (builtin ", std::string(kGemmBuiltin), ")");
+absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> all_args, std::string_view label, bool batched) {
+  const std::string where = absl::StrCat(std::string(label), " (builtin ",
+                                         std::string(batched ? kGemmBatchedBuiltin : kGemmBuiltin), ")");
+  auto is_int = [](const KernelArg& a) {
+    return !a.is_buffer && (a.scalar.type == Scalar::Type::kI64 || a.scalar.type == Scalar::Type::kI32);
+  };
+  GemmCall g;
+  absl::Span<const KernelArg> args = all_args;
+  if (batched) {
+    if (args.empty() || !is_int(args[0])) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": argument 0 (batch) must be an integer scalar"));
+    }
+    g.batch = args[0].scalar.i;
+    if (g.batch < 1) return absl::InvalidArgumentError(absl::StrCat(where, ": batch ", g.batch, " must be >= 1"));
+    args = args.subspan(1);
+  }
+  const int first = batched ? 1 : 0;  // where the common arguments start, for messages
   if (args.size() != kScalars + 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": ", args.size(), " arguments, expected ", kScalars + 4, " (", kScalars, " scalars, 4 buffers)"));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", all_args.size(), " arguments, expected ",
+                                                   first + kScalars + 4, " (", first + kScalars, " scalars, 4 buffers)"));
   }
   for (int i = 0; i < kScalars; ++i) {
     const bool want_int = i < kInts;
-    const bool is_int = !args[i].is_buffer && (args[i].scalar.type == Scalar::Type::kI64 ||
-                                               args[i].scalar.type == Scalar::Type::kI32);
     const bool is_float = !args[i].is_buffer && (args[i].scalar.type == Scalar::Type::kF64 ||
                                                  args[i].scalar.type == Scalar::Type::kF32);
-    if (want_int ? !is_int : !is_float) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": argument ", i, " (", kScalarNames[i], ") must be ",
-                                                     want_int ? "an integer" : "a float", " scalar"));
+    if (want_int ? !is_int(args[i]) : !is_float) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": argument ", first + i, " (", kScalarNames[i],
+                                                     ") must be ", want_int ? "an integer" : "a float", " scalar"));
     }
   }
   for (int i = kScalars; i < kScalars + 4; ++i) {
     if (!args[i].is_buffer) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": argument ", i, " (", kBufferNames[i - kScalars], ") must be a buffer"));
+          absl::StrCat(where, ": argument ", first + i, " (", kBufferNames[i - kScalars], ") must be a buffer"));
     }
   }
-  GemmCall g;
   g.M = args[0].scalar.i;
   g.N = args[1].scalar.i;
   g.K = args[2].scalar.i;
@@ -53,7 +65,8 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
   if (g.M < 1 || g.N < 1 || g.K < 1) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": dims M=", g.M, " N=", g.N, " K=", g.K, " must be >= 1"));
   }
-  const int64_t need[] = {g.M * g.K, g.K * g.N, g.beta != 0 ? g.M * g.N : 0, g.M * g.N};
+  const int64_t need[] = {g.batch * g.M * g.K, g.batch * g.K * g.N, g.beta != 0 ? g.batch * g.M * g.N : 0,
+                          g.batch * g.M * g.N};
   const BufferRange* ranges[] = {&g.a, &g.b, &g.c_in, &g.c};
   for (int i = 0; i < 4; ++i) {
     const BufferRange& r = *ranges[i];
@@ -64,7 +77,8 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
     }
     if (ranges[i]->bytes < need[i] * 4) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": buffer ", kBufferNames[i], " holds ", ranges[i]->bytes,
-                                                     " bytes; [", g.M, ", ", g.N, ", ", g.K, "] needs ", need[i] * 4));
+                                                     " bytes; ", g.batch > 1 ? absl::StrCat(g.batch, " x ") : "", "[",
+                                                     g.M, ", ", g.N, ", ", g.K, "] needs ", need[i] * 4));
     }
   }
   return g;
@@ -72,12 +86,13 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::str
 
 absl::StatusOr<GemmCall> ReadGemmBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label, std::string_view driver) {
-  if (name != kGemmBuiltin) {
+  if (name != kGemmBuiltin && name != kGemmBatchedBuiltin) {
     return absl::UnimplementedError(absl::StrCat(std::string(label), ": the ", std::string(driver),
                                                  " driver has no builtin '", std::string(name), "' (it has ",
-                                                 std::string(kGemmBuiltin), ")"));
+                                                 std::string(kGemmBuiltin), " and ", std::string(kGemmBatchedBuiltin),
+                                                 ")"));
   }
-  return ReadGemmCall(args, label);
+  return ReadGemmCall(args, label, name == kGemmBatchedBuiltin);
 }
 
 ColumnMajorGemm ToColumnMajor(const GemmCall& g) {

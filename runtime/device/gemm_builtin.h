@@ -17,12 +17,17 @@
 namespace gpt_sft::runtime::device {
 
 inline constexpr std::string_view kGemmBuiltin = "gemm.f32";
+/// `batch` products in one call: the same scalars after a leading batch count, each buffer
+/// holding `batch` matrices back to back (Muon's Newton-Schulz over a group of same-shape
+/// matrices).
+inline constexpr std::string_view kGemmBatchedBuiltin = "gemm_batched.f32";
 
 /// C[M, N] = alpha op(A) op(B) + beta C_in, every matrix row-major f32; A is stored [M, K]
 /// ([K, M] when a_transposed), B [K, N] ([N, K] when b_transposed). C_in may be C itself.
 /// inputs_bf16: every value of A and B is a bfloat16 value (the compiler knows it under bf16
 /// autocast), so products at TF32 precision are exact and a driver may use them (tensor cores).
 struct GemmCall {
+  int64_t batch = 1;  // matrices per buffer, back to back (strided batches)
   int64_t M = 0, N = 0, K = 0;
   bool a_transposed = false, b_transposed = false, inputs_bf16 = false;
   double alpha = 1, beta = 0;
@@ -32,10 +37,12 @@ struct GemmCall {
 /// The builtin's arguments in order: scalars M, N, K, a_transposed, b_transposed, inputs_bf16
 /// (i64), alpha, beta (f64); buffers a, b, c_in, c. InvalidArgument naming `label` and the argument at fault
 /// (a count, a kind, a dim below 1, a range outside its buffer or smaller than its matrix).
-absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label);
+/// `batched`: the gemm_batched.f32 form, a leading batch count (>= 1) first, every buffer
+/// `batch` times as large.
+absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label, bool batched = false);
 
-/// What a driver's AddBuiltin does first: Unimplemented naming `driver` unless `name` is the
-/// gemm builtin, else ReadGemmCall.
+/// What a driver's AddBuiltin does first: Unimplemented naming `driver` unless `name` is one of
+/// the gemm builtins, else ReadGemmCall.
 absl::StatusOr<GemmCall> ReadGemmBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label, std::string_view driver);
 

@@ -40,6 +40,30 @@ TEST(GemmCall, ReadsTheArgumentsInOrder) {
   EXPECT_EQ(g->c.bytes, 15 * 4);
 }
 
+TEST(GemmCall, TheBatchedFormTakesABatchCountFirstAndBatchTimesTheBytes) {
+  SizedBuffer buf(1 << 20);
+  auto i = [](int64_t v) { return KernelArg::Of(Scalar{Scalar::Type::kI64, v, 0}); };
+  std::vector<KernelArg> args = Args(3, 5, 7, buf);
+  for (int b = 8; b < 12; ++b) args[b].buffer.bytes *= 4;  // 4 matrices each
+  args.insert(args.begin(), i(4));
+  absl::StatusOr<GemmCall> g = ReadGemmBuiltin("gemm_batched.f32", args, "muon_gram", "opencl");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_EQ(g->batch, 4);
+  EXPECT_EQ(g->M, 3);
+  EXPECT_EQ(g->K, 7);
+  args[10].buffer.bytes = 3 * 7 * 4 * 3;  // b holds 3 of the 4 matrices
+  absl::StatusOr<GemmCall> short_b = ReadGemmBuiltin("gemm_batched.f32", args, "muon_gram", "opencl");
+  ASSERT_FALSE(short_b.ok());
+  EXPECT_NE(std::string(short_b.status().message()).find("muon_gram (builtin gemm_batched.f32): buffer b holds"),
+            std::string::npos)
+      << short_b.status();
+  args[0] = i(0);
+  EXPECT_FALSE(ReadGemmBuiltin("gemm_batched.f32", args, "x", "opencl").ok());
+  // The unbatched name does not take a batch count.
+  args[0] = i(4);
+  EXPECT_FALSE(ReadGemmBuiltin("gemm.f32", args, "x", "opencl").ok());
+}
+
 TEST(GemmCall, ABufferSmallerThanItsMatrixIsRefusedNamingIt) {
   SizedBuffer buf(1 << 20);
   std::vector<KernelArg> args = Args(3, 5, 7, buf);
@@ -67,7 +91,7 @@ TEST(GemmCall, ABuiltinOfAnotherNameIsRefusedNamingTheDriver) {
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(std::string(g.status().message()),
-            "gpt.matmul: the cuda driver has no builtin 'cpu.matmul.f32' (it has gemm.f32)");
+            "gpt.matmul: the cuda driver has no builtin 'cpu.matmul.f32' (it has gemm.f32 and gemm_batched.f32)");
   EXPECT_TRUE(ReadGemmBuiltin("gemm.f32", Args(3, 5, 7, buf), "gpt.matmul", "cuda").ok());
 }
 

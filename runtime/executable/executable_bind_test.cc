@@ -1,5 +1,5 @@
 // Executable::Bind keeps distinct slots on distinct bytes (the compiled cpu step updates
-// differently named state at once: compiler/lowering/cpu/muon_group_fusion.h), whether the
+// differently named state at once: compiler/lowering/muon_group_fusion.h), whether the
 // overlap comes through two wrappers of one host block or two ranges of one buffer.
 #include <memory>
 #include <vector>

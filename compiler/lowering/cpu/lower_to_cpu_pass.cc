@@ -61,7 +61,7 @@
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/cpu/linear_loss_fusion.h"
-#include "compiler/lowering/cpu/muon_group_fusion.h"
+#include "compiler/lowering/muon_group_fusion.h"
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
@@ -82,6 +82,7 @@ using ::mlir::LogicalResult;
 using ::mlir::success;
 using ::mlir::Value;
 using lowering::OpLowering;
+using lowering::DisjointBytes;
 
 constexpr int64_t kCpuBufferAlignment = 64;
 /// rms_norm_grad_add's rows live on its stack (runtime/kernels/cpu/residual_rms_norm.h).
@@ -150,14 +151,6 @@ bool SameOrDisjointBytes(OpLowering& l, Value a, Value b) {
   if (pa && pb) return *pa == *pb || pa->second <= pb->first || pb->second <= pa->first;
   if (pa || pb) return true;
   return a == b;
-}
-
-/// Whether `a` and `b` share no byte: by their planned arena ranges; one outside the arena
-/// (an argument, a constant) and the other in it: none; both outside: unknown, so no.
-bool DisjointBytes(OpLowering& l, Value a, Value b) {
-  const auto pa = l.PlannedArenaBytes(a), pb = l.PlannedArenaBytes(b);
-  if (pa && pb) return pa->second <= pb->first || pb->second <= pa->first;
-  return pa.has_value() != pb.has_value();
 }
 
 /// How far after a launch an op it computes as its epilogue (a rounding, the relu² backward)

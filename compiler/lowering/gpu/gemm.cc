@@ -1,7 +1,8 @@
 //===- gemm.cc - the GPU matmuls' gemm: the tiled kernel or the vendor builtin -===//
 //
-// This file implements EmitGemm. The vendor route is a gpt.call_builtin "gemm.f32" and, where
-// the spec has an epilogue, an elementwise launch over the product. The tiled kernel:
+// This file implements EmitGemm. The vendor route is a gpt.call_builtin "gemm.f32" (or
+// "gemm_batched.f32") and, where the spec has an epilogue, an elementwise launch over the
+// product. The tiled kernel (a batch's matrix z in workgroups (.., .., z)):
 //   1. workgroup (bx, by) owns C[64 by, 64 bx] .. +64; work-item t computes rows
 //      4 (t / 16) + i and columns 4 (t % 16) + j, i, j < 4;
 //   2. for each K slice of 16: every work-item loads 4 elements of the A slice and 4 of the
@@ -38,8 +39,8 @@ Value MaskedLoad(KernelBuilder& k, Value buffer, Value index, Value valid) {
 /// tile[kk * 64 + o], o along the operand's `outer` dim (M for A, N for B). The operand is
 /// stored [outer, K] when `k_contiguous` (A as is, B transposed), else [K, outer]; each
 /// work-item loads along the contiguous dim so that neighbours read neighbouring floats.
-void StageSlice(KernelBuilder& k, Value buffer, bool k_contiguous, int64_t outer, int64_t K, Value tile, Value outer0,
-                Value k0, Value lid) {
+void StageSlice(KernelBuilder& k, Value buffer, Value base, bool k_contiguous, int64_t outer, int64_t K, Value tile,
+                Value outer0, Value k0, Value lid) {
   static_assert(kTileM == kTileN, "A and B slices are staged alike");
   for (int64_t l = 0; l < kTileM * kTileK / kThreads; ++l) {
     Value e = k.Add(lid, k.Index(l * kThreads));
@@ -54,7 +55,7 @@ void StageSlice(KernelBuilder& k, Value buffer, bool k_contiguous, int64_t outer
     Value at_outer = k.Add(outer0, o), depth = k.Add(k0, kk);
     Value valid = k.And(k.Lt(at_outer, k.Index(outer)), k.Lt(depth, k.Index(K)));
     Value index = k_contiguous ? k.Add(k.Mul(at_outer, k.Index(K)), depth) : k.Add(k.Mul(depth, k.Index(outer)), at_outer);
-    k.Store(MaskedLoad(k, buffer, index, valid), tile, {k.Add(k.Mul(kk, k.Index(kTileM)), o)});
+    k.Store(MaskedLoad(k, buffer, k.Add(base, index), valid), tile, {k.Add(k.Mul(kk, k.Index(kTileM)), o)});
   }
 }
 
@@ -62,7 +63,7 @@ void StageSlice(KernelBuilder& k, Value buffer, bool k_contiguous, int64_t outer
 void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s) {
   mlir::MLIRContext* ctx = host.getContext();
   mlir::Type f32 = host.getF32Type();
-  const Dims grid = {CeilDiv(s.N, kTileN), CeilDiv(s.M, kTileM), 1};
+  const Dims grid = {CeilDiv(s.N, kTileN), CeilDiv(s.M, kTileM), s.batch};
   EmitLaunch(host, loc, s.name, grid, {kThreads, 1, 1},
              {WorkgroupMemRef(ctx, {kTileK * kTileM}, f32), WorkgroupMemRef(ctx, {kTileK * kTileN}, f32)},
              [&](KernelBuilder& k, mlir::ValueRange wg) {
@@ -70,13 +71,17 @@ void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s)
                Value lid = k.ThreadId(0);
                Value tx = k.Rem(lid, k.Index(kThreadsPerRow)), ty = k.Div(lid, k.Index(kThreadsPerRow));
                Value row0 = k.Mul(k.BlockId(1), k.Index(kTileM)), col0 = k.Mul(k.BlockId(0), k.Index(kTileN));
+               // Matrix z of a batch: every buffer's z-th matrix (0 when batch is 1).
+               Value z = s.batch > 1 ? k.BlockId(2) : k.Index(0);
+               Value a_base = k.Mul(z, k.Index(s.M * s.K)), b_base = k.Mul(z, k.Index(s.K * s.N)),
+                     c_base = k.Mul(z, k.Index(s.M * s.N));
                Value ty4 = k.Mul(ty, k.Index(kPerThread)), tx4 = k.Mul(tx, k.Index(kPerThread));
                llvm::SmallVector<Value> zeros(kPerThread * kPerThread, k.F32(0.0));
                llvm::SmallVector<Value> acc = k.For(
                    k.Index(0), k.Index(s.K), k.Index(kTileK), zeros, [&](Value k0, mlir::ValueRange carried) {
                      k.Barrier();  // the previous slice's readers are done
-                     StageSlice(k, s.a.buffer, !s.a.transposed, s.M, s.K, as, row0, k0, lid);
-                     StageSlice(k, s.b.buffer, s.b.transposed, s.N, s.K, bs, col0, k0, lid);
+                     StageSlice(k, s.a.buffer, a_base, !s.a.transposed, s.M, s.K, as, row0, k0, lid);
+                     StageSlice(k, s.b.buffer, b_base, s.b.transposed, s.N, s.K, bs, col0, k0, lid);
                      k.Barrier();
                      llvm::SmallVector<Value> sums(carried.begin(), carried.end());
                      for (int64_t kk = 0; kk < kTileK; ++kk) {
@@ -98,7 +103,7 @@ void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s)
                  for (int64_t j = 0; j < kPerThread; ++j) {
                    Value row = k.Add(row0, k.Add(ty4, k.Index(i))), col = k.Add(col0, k.Add(tx4, k.Index(j)));
                    k.If(k.And(k.Lt(row, k.Index(s.M)), k.Lt(col, k.Index(s.N))), [&] {
-                     Value at = k.Add(k.Mul(row, k.Index(s.N)), col);
+                     Value at = k.Add(c_base, k.Add(k.Mul(row, k.Index(s.N)), col));
                      Value v = acc[i * kPerThread + j];
                      if (s.alpha != 1.0) v = k.FMul(k.F32(s.alpha), v);
                      if (s.beta == 1.0) v = k.FAdd(v, k.Load(s.c_in, {at}));
@@ -118,20 +123,23 @@ void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s)
 void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
-  const int64_t elements = s.M * s.N;
+  const int64_t elements = s.batch * s.M * s.N;
   Value product = s.c ? s.c : lowering.Scratch(mlir::MemRefType::get({elements}, host.getF32Type()));
-  llvm::SmallVector<Value> args = {lowering.I64(s.M), lowering.I64(s.N), lowering.I64(s.K),
-                                   lowering.I64(s.a.transposed ? 1 : 0), lowering.I64(s.b.transposed ? 1 : 0),
-                                   lowering.I64(s.inputs_bf16 ? 1 : 0), lowering.F64(s.alpha), lowering.F64(s.beta)};
+  llvm::SmallVector<Value> args;
+  if (s.batch > 1) args.push_back(lowering.I64(s.batch));
+  args.append({lowering.I64(s.M), lowering.I64(s.N), lowering.I64(s.K), lowering.I64(s.a.transposed ? 1 : 0),
+               lowering.I64(s.b.transposed ? 1 : 0), lowering.I64(s.inputs_bf16 ? 1 : 0), lowering.F64(s.alpha),
+               lowering.F64(s.beta)});
   args.append({s.a.buffer, s.b.buffer, s.beta != 0.0 ? s.c_in : product, product});
-  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("gemm.f32"), args);
+  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr(s.batch > 1 ? "gemm_batched.f32" : "gemm.f32"), args);
   if (!s.epilogue) return;
   constexpr int64_t kBlock = 256;
   EmitLaunch(host, loc, s.name + "_epilogue", {CeilDiv(elements, kBlock), 1, 1}, {kBlock, 1, 1}, {},
              [&](KernelBuilder& k, mlir::ValueRange) {
                Value at = k.GlobalId();
                k.If(k.Lt(at, k.Index(elements)), [&] {
-                 s.epilogue(k, k.Load(product, {at}), at, k.Div(at, k.Index(s.N)), k.Rem(at, k.Index(s.N)));
+                 Value in_matrix = k.Rem(at, k.Index(s.M * s.N));
+                 s.epilogue(k, k.Load(product, {at}), at, k.Div(in_matrix, k.Index(s.N)), k.Rem(in_matrix, k.Index(s.N)));
                });
              });
 }

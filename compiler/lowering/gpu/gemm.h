@@ -58,12 +58,17 @@ struct GemmSpec {
   /// Every value of A and B is a bf16 value (gpt.matmul ops under gpt-autocast-bf16): the vendor
   /// gemm may multiply at TF32 precision, which is exact for them.
   bool inputs_bf16 = false;
+  /// `batch` > 1: that many independent products in one launch, matrix i of every buffer
+  /// (a, b, c_in, c) at i times its matrix's size (contiguous, strided batches); the
+  /// epilogue's `at` is then the flat index over the whole batch (i M N + row N + col).
+  int64_t batch = 1;
 };
 
-/// Emits the gemm at the lowering's place: the tiled kernel, or (kVendorBuiltin) a
-/// gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed, inputs_bf16, alpha, beta, a, b,
-/// c_in, c; runtime/device/GEMM_BUILTIN.md) writing the product into `c` or op-private scratch,
-/// followed by a generated elementwise kernel "<name>_epilogue" when the spec has an epilogue.
+/// Emits the gemm at the lowering's place: the tiled kernel (a batch along the grid's z), or
+/// (kVendorBuiltin) a gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed,
+/// inputs_bf16, alpha, beta, a, b, c_in, c; runtime/device/GEMM_BUILTIN.md), "gemm_batched.f32"
+/// (batch first) when batch > 1, writing the product into `c` or op-private scratch, followed
+/// by a generated elementwise kernel "<name>_epilogue" when the spec has an epilogue.
 void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend);
 
 }  // namespace gpt_sft::compiler::gpu_lowering

@@ -8,14 +8,22 @@
 //                 work-item, before its loop; the step is rounded to an integer like the CPU's
 //                 llround. The CPU refuses step < 1 (bias correction 1 - b^0 = 0); a kernel
 //                 cannot fail, so there the update is a no-op: the results are the inputs;
-//   muon_update   1. momentum and Nesterov (element-wise, the Nesterov gradient to scratch),
-//                    each workgroup also summing the squares of its Nesterov elements in f64;
-//                 2. one workgroup sums those partials in a fixed order (deterministic) and
-//                    stores 1 / (|G|_F + 1e-7) in f64, as SumOfSquares + the CPU's division;
-//                 3. X = G / |G|, transposed when G is tall, so X is [r, n], r <= n;
-//                 4. five Newton-Schulz steps in f32 on the tiled gemm, epilogues doing the
-//                    sums: A = X X^T; B = c A A + b A; X' = a X + B X (ping-pong buffers);
-//                 5. p -= lr sqrt(max(1, R/S)) X (transposed back).
+//   muon_update   the same-shape updates of the entry point run as one group
+//                 (compiler/lowering/muon_group_fusion.h), emitted at the first one's place:
+//                 1. per matrix: momentum and Nesterov (element-wise, the Nesterov gradient to
+//                    the group's scratch), each workgroup also summing the squares of its
+//                    Nesterov elements in f64;
+//                 2. per matrix: one workgroup sums those partials in a fixed order
+//                    (deterministic) and stores 1 / (|G|_F + 1e-7) in f64, as SumOfSquares +
+//                    the CPU's division;
+//                 3. per matrix: X = G / |G|, transposed when G is tall, so X is [r, n], r <= n,
+//                    matrix m of the group's [count, r, n] scratch;
+//                 4. five Newton-Schulz steps in f32, each product one batched gemm over the
+//                    whole group, epilogues doing the sums: A = X X^T; B = c A A + b A;
+//                    X' = a X + B X (ping-pong buffers): 15 launches for the group (30 with
+//                    the vendor gemm's bf16 epilogues), where one matrix at a time took 15 per
+//                    matrix;
+//                 5. per matrix: p -= lr sqrt(max(1, R/S)) X (transposed back).
 //                 Under bf16 autocast (nanochat's Muon): the Nesterov gradient is rounded to
 //                 bf16 before its norm, X after the division, and each product's epilogue
 //                 result (runtime/kernels/cpu/newton_schulz_bf16.h, the same points); the
@@ -34,6 +42,7 @@
 #include "compiler/lowering/gpu/gemm.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
+#include "compiler/lowering/muon_group_fusion.h"
 #include "compiler/transforms/elementwise_scalar.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -45,6 +54,9 @@ using ::mlir::Value;
 
 constexpr int64_t kBlock = 256;
 constexpr int64_t kMaxGrid = 256;  // grid-stride beyond: also bounds Muon's partial sums
+// Where a Muon group's per-matrix buffers start, in bytes (at least any device's base
+// alignment for a buffer argument: OpenCL's CL_DEVICE_MEM_BASE_ADDR_ALIGN, 128 on PoCL).
+constexpr int64_t kPartAlignment = 256;
 
 int64_t GridFor(int64_t n) { return std::min<int64_t>(CeilDiv(n, kBlock), kMaxGrid); }
 
@@ -99,9 +111,9 @@ mlir::LogicalResult EmitAdamW(lowering::OpLowering& lowering, gpt::AdamwUpdateOp
   return mlir::success();
 }
 
-/// Step 1 of Muon: buf = mu buf + (1 - mu) g; nesterov = (1 - mu) g + mu buf (f64, each
-/// rounded to f32 where the CPU stores it); partial[w] = sum over workgroup w's elements of
-/// nesterov^2 in f64. `bf16`: nesterov is rounded to bf16 (stored and summed so).
+/// Step 1 of Muon for one matrix: buf = mu buf + (1 - mu) g; nesterov = (1 - mu) g + mu buf
+/// (f64, each rounded to f32 where the CPU stores it); partial[w] = sum over workgroup w's
+/// elements of nesterov^2 in f64. `bf16`: nesterov is rounded to bf16 (stored and summed so).
 void EmitMomentum(lowering::OpLowering& lowering, Value g, Value buf, Value new_buf, Value nesterov, Value partial,
                   int64_t n, double mu, bool bf16) {
   mlir::OpBuilder& host = lowering.builder();
@@ -147,43 +159,73 @@ void EmitInverseNorm(lowering::OpLowering& lowering, Value partial, int64_t part
              });
 }
 
-mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u, GemmBackend gemm) {
-  if (!u.getNesterov() || u.getNsSteps() != 5) {
-    return u.emitOpError("gpt-lower-to-gpu: the Muon kernels run Nesterov Muon with 5 Newton-Schulz steps (as the "
-                         "interpreter), got nesterov=")
-           << u.getNesterov() << ", ns_steps=" << u.getNsSteps();
-  }
+/// One matrix's update: its buffers (flat memrefs).
+struct MuonMember {
+  Value p, g, buf, lr, new_p, new_buf;
+};
+
+/// The same-shape updates `group` (MatchMuonGroup; `group[0]` is the op being lowered): per
+/// matrix its momentum, norm, X = G / |G| into the group's [count, r, n] scratch and its
+/// update; the Newton-Schulz products as one batched gemm each for the whole group.
+mlir::LogicalResult EmitMuonGroup(lowering::OpLowering& lowering, llvm::ArrayRef<gpt::MuonUpdateOp> group,
+                                  GemmBackend gemm) {
+  gpt::MuonUpdateOp u = group.front();
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
   mlir::Type f32 = host.getF32Type(), f64 = host.getF64Type();
   auto flat = [&](Value tensor) { return Flatten(host, loc, lowering.BufferOf(tensor)); };
-  Value p = flat(u.getParam()), g = flat(u.getGrad()), buf = flat(u.getMomentumBuffer()), lr = flat(u.getLr());
-  Value np = Flatten(host, loc, lowering.result(0)), nbuf = Flatten(host, loc, lowering.result(1));
+  llvm::SmallVector<MuonMember> members;
+  for (gpt::MuonUpdateOp m : group) {
+    const bool first = m == u;
+    members.push_back({flat(m.getParam()), flat(m.getGrad()), flat(m.getMomentumBuffer()), flat(m.getLr()),
+                       first ? Flatten(host, loc, lowering.result(0)) : flat(m.getNewParam()),
+                       first ? Flatten(host, loc, lowering.result(1)) : flat(m.getNewMomentumBuffer())});
+  }
   auto type = llvm::cast<mlir::ShapedType>(u.getGrad().getType());
   const int64_t R = type.getDimSize(0), S = type.getDimSize(1), n_elems = R * S;
   const bool tall = R > S;
   const int64_t r = tall ? S : R, n = tall ? R : S;  // X is [r, n], r <= n
+  const int64_t count = static_cast<int64_t>(members.size()), parts = GridFor(n_elems);
   constexpr double a = 3.4445, b = -4.7750, c = 2.0315;
   auto scratch = [&](int64_t size, mlir::Type t) { return lowering.Scratch(mlir::MemRefType::get({size}, t)); };
-
-  Value nesterov = scratch(n_elems, f32), partial = scratch(GridFor(n_elems), f64), inv = scratch(1, f64);
+  // Each matrix's part of a group scratch starts aligned (an OpenCL sub-buffer must): the
+  // per-matrix buffers are padded to kPartAlignment; X's parts are the batched products'
+  // matrices, back to back, so a group needs r n 4 bytes to be a multiple (EmitMuon).
+  auto padded = [](int64_t bytes) { return CeilDiv(bytes, kPartAlignment) * kPartAlignment; };
+  const int64_t nesterov_stride = padded(n_elems * 4), partial_stride = padded(parts * 8),
+                inv_stride = kPartAlignment;
+  Value nesterov = scratch(count * nesterov_stride / 4, f32), partial = scratch(count * partial_stride / 8, f64);
+  Value inv = scratch(count * inv_stride / 8, f64);
+  Value x = scratch(count * r * n, f32), x_next = scratch(count * r * n, f32);
+  Value A = scratch(count * r * r, f32), B = scratch(count * r * r, f32);
   const bool bf16 = UnderBf16Autocast(u);
   auto round = [&](KernelBuilder& k, Value v) { return bf16 ? EmitRoundToBf16(k.b(), loc, v) : v; };
-  EmitMomentum(lowering, g, buf, nbuf, nesterov, partial, n_elems, u.getMomentum().convertToDouble(), bf16);
-  EmitInverseNorm(lowering, partial, GridFor(n_elems), inv);
-  Value x = scratch(r * n, f32), x_next = scratch(r * n, f32), A = scratch(r * r, f32), B = scratch(r * r, f32);
-  ElementwiseLaunch(host, loc, "muon_normalize", n_elems, [&](KernelBuilder& k, Value e) {
-    Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));  // G[i, j]
-    Value to = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
-    Value scaled = k.FMul(k.FCast(k.Load(nesterov, {e}), f64), k.Load(inv, {k.Index(0)}));
-    k.Store(round(k, k.FCast(scaled, f32)), x, {to});
-  });
+  // Matrix m's part of a group scratch, a buffer of its own to the kernels (one kernel serves
+  // every matrix).
+  auto part = [&](Value whole, int64_t offset, int64_t size, mlir::Type t) {
+    return lowering.ScratchPart(whole, offset, mlir::MemRefType::get({size}, t));
+  };
+  for (int64_t m = 0; m < count; ++m) {
+    Value nesterov_m = part(nesterov, m * nesterov_stride, n_elems, f32), inv_m = part(inv, m * inv_stride, 1, f64);
+    Value x_m = part(x, m * r * n * 4, r * n, f32), partial_m = part(partial, m * partial_stride, parts, f64);
+    EmitMomentum(lowering, members[m].g, members[m].buf, members[m].new_buf, nesterov_m, partial_m, n_elems,
+                 u.getMomentum().convertToDouble(), bf16);
+    EmitInverseNorm(lowering, partial_m, parts, inv_m);
+    ElementwiseLaunch(host, loc, "muon_normalize", n_elems, [&](KernelBuilder& k, Value e) {
+      Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));  // G[i, j]
+      Value to = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
+      Value scaled = k.FMul(k.FCast(k.Load(nesterov_m, {e}), f64), k.Load(inv_m, {k.Index(0)}));
+      k.Store(round(k, k.FCast(scaled, f32)), x_m, {to});
+    });
+  }
   for (int step = 0; step < 5; ++step) {
     // A = X X^T; B = c (A A) + b A; X' = (B X) + a X: the CPU's Gemm calls and sums in f32
-    // (under bf16, each result rounded as the epilogue stores it).
+    // (under bf16, each result rounded as the epilogue stores it), every matrix of the group
+    // in one batched product.
     GemmSpec gram{"muon_gram", r, r, n, {x, false}, {x, true}, A};
     GemmSpec poly{"muon_poly", r, r, r, {A, false}, {A, false}, B, c, b, A};
     GemmSpec apply{"muon_apply", r, n, r, {B, false}, {x, false}, x_next, 1.0, a, x};
+    for (GemmSpec* spec : {&gram, &poly, &apply}) spec->batch = count;
     if (bf16) {
       for (auto [spec, out] : {std::pair{&gram, A}, std::pair{&poly, B}, std::pair{&apply, x_next}}) {
         spec->inputs_bf16 = true;
@@ -198,14 +240,40 @@ mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u
     std::swap(x, x_next);
   }
   const double shape_scale = std::sqrt(std::max(1.0, double(R) / double(S)));
-  ElementwiseLaunch(host, loc, "muon_update", n_elems, [&](KernelBuilder& k, Value e) {
-    Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));
-    Value from = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
-    Value scale = k.FMul(k.FCast(k.Load(lr, {k.Index(0)}), f64), k.Float(f64, shape_scale));
-    Value updated = k.FSub(k.FCast(k.Load(p, {e}), f64), k.FMul(scale, k.FCast(k.Load(x, {from}), f64)));
-    k.Store(k.FCast(updated, f32), np, {e});
-  });
+  for (int64_t m = 0; m < count; ++m) {
+    const MuonMember& mm = members[m];
+    Value x_m = part(x, m * r * n * 4, r * n, f32);
+    ElementwiseLaunch(host, loc, "muon_update", n_elems, [&](KernelBuilder& k, Value e) {
+      Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));
+      Value from = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
+      Value scale = k.FMul(k.FCast(k.Load(mm.lr, {k.Index(0)}), f64), k.Float(f64, shape_scale));
+      Value updated = k.FSub(k.FCast(k.Load(mm.p, {e}), f64), k.FMul(scale, k.FCast(k.Load(x_m, {from}), f64)));
+      k.Store(k.FCast(updated, f32), mm.new_p, {e});
+    });
+  }
   return mlir::success();
+}
+
+mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u, GemmBackend gemm) {
+  if (!u.getNesterov() || u.getNsSteps() != 5) {
+    return u.emitOpError("gpt-lower-to-gpu: the Muon kernels run Nesterov Muon with 5 Newton-Schulz steps (as the "
+                         "interpreter), got nesterov=")
+           << u.getNesterov() << ", ns_steps=" << u.getNsSteps();
+  }
+  // X's matrices are a batch back to back, each where a buffer argument may start: shapes
+  // whose X is not a multiple of the alignment run alone.
+  auto type = llvm::cast<mlir::ShapedType>(u.getGrad().getType());
+  const bool fits = type.getNumElements() * 4 % kPartAlignment == 0;
+  llvm::SmallVector<gpt::MuonUpdateOp> group = {u};
+  if (fits) {
+    group = lowering::MatchMuonGroup(
+        u, [&](Value a, Value b) { return lowering::DisjointBytes(lowering, a, b); },
+        [&](mlir::Operation* op) { return lowering.IsAbsorbed(op); });
+  }
+  for (gpt::MuonUpdateOp m : group) {
+    if (m != u) lowering.Absorb(m);
+  }
+  return EmitMuonGroup(lowering, group, gemm);
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ absl::StatusOr<CublasLtApi> Load() {
   lib->Bind(api.MatmulDescDestroy, "cublasLtMatmulDescDestroy");
   lib->Bind(api.MatmulDescSetAttribute, "cublasLtMatmulDescSetAttribute");
   lib->Bind(api.MatrixLayoutCreate, "cublasLtMatrixLayoutCreate");
+  lib->Bind(api.MatrixLayoutSetAttribute, "cublasLtMatrixLayoutSetAttribute");
   lib->Bind(api.MatrixLayoutDestroy, "cublasLtMatrixLayoutDestroy");
   lib->Bind(api.MatmulPreferenceCreate, "cublasLtMatmulPreferenceCreate");
   lib->Bind(api.MatmulPreferenceDestroy, "cublasLtMatmulPreferenceDestroy");

@@ -45,6 +45,8 @@ inline constexpr int kCublasCompute32F = 68;        // cublasComputeType_t CUBLA
 inline constexpr int kCublasCompute32FFastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
 inline constexpr int32_t kCublasOpN = 0, kCublasOpT = 1;
 inline constexpr int kMatmulDescTransA = 3, kMatmulDescTransB = 4;  // cublasLtMatmulDescAttributes_t
+// cublasLtMatrixLayoutAttribute_t: matrices per layout (int32) and the elements between them (int64).
+inline constexpr int kMatrixLayoutBatchCount = 5, kMatrixLayoutStridedBatchOffset = 6;
 inline constexpr int kMatmulPrefMaxWorkspaceBytes = 1;              // cublasLtMatmulPreferenceAttributes_t
 
 struct CublasLtApi {
@@ -56,6 +58,7 @@ struct CublasLtApi {
   cublasStatus (*MatmulDescDestroy)(cublasLtMatmulDesc desc);
   cublasStatus (*MatmulDescSetAttribute)(cublasLtMatmulDesc desc, int attribute, const void* value, size_t bytes);
   cublasStatus (*MatrixLayoutCreate)(cublasLtMatrixLayout* layout, int type, uint64_t rows, uint64_t cols, int64_t ld);
+  cublasStatus (*MatrixLayoutSetAttribute)(cublasLtMatrixLayout layout, int attribute, const void* value, size_t bytes);
   cublasStatus (*MatrixLayoutDestroy)(cublasLtMatrixLayout layout);
   cublasStatus (*MatmulPreferenceCreate)(cublasLtMatmulPreference* preference);
   cublasStatus (*MatmulPreferenceDestroy)(cublasLtMatmulPreference preference);

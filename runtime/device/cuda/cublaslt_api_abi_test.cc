@@ -32,6 +32,9 @@ constexpr size_t Arity(R (*)(A...)) {
 }
 static_assert(Arity(CublasLtApi{}.MatmulDescCreate) == Arity(&::cublasLtMatmulDescCreate));
 static_assert(Arity(CublasLtApi{}.MatrixLayoutCreate) == Arity(&::cublasLtMatrixLayoutCreate));
+static_assert(Arity(CublasLtApi{}.MatrixLayoutSetAttribute) == Arity(&::cublasLtMatrixLayoutSetAttribute));
+static_assert(kMatrixLayoutBatchCount == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT &&
+              kMatrixLayoutStridedBatchOffset == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET);
 static_assert(Arity(CublasLtApi{}.MatmulPreferenceSetAttribute) == Arity(&::cublasLtMatmulPreferenceSetAttribute));
 static_assert(Arity(CublasLtApi{}.MatmulAlgoGetHeuristic) == Arity(&::cublasLtMatmulAlgoGetHeuristic));
 static_assert(Arity(CublasLtApi{}.Matmul) == Arity(&::cublasLtMatmul));

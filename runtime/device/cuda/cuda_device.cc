@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -150,7 +151,8 @@ class GemmPlan {
     plan->c_in_ptr_ = call.beta != 0 ? CuDeviceAddress(call.c_in) : CuDeviceAddress(call.c);
     plan->c_ptr_ = CuDeviceAddress(call.c);
     const ColumnMajorGemm cm = ToColumnMajor(call);
-    const std::string what = absl::StrCat(std::string(label), " (cuBLASLt ", call.M, "x", call.N, "x", call.K, ")");
+    const std::string what = absl::StrCat(std::string(label), " (cuBLASLt ", call.batch > 1 ? absl::StrCat(call.batch, " x ") : "",
+                                          call.M, "x", call.N, "x", call.K, ")");
     // Exact fp32 products (no TF32), so the f32 step matches the interpreter as the generated
     // gemm does; TF32 tensor cores where every input is a bf16 value (exact for them).
     const int compute = call.inputs_bf16 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
@@ -170,6 +172,19 @@ class GemmPlan {
                                                  static_cast<uint64_t>(l.cols), l.ld);
           e != kCublasSuccess) {
         return BlasError(lt, e, "cublasLtMatrixLayoutCreate", what);
+      }
+      // A batch: every operand holds `batch` matrices back to back (gemm_batched.f32).
+      if (call.batch > 1) {
+        const int32_t count = static_cast<int32_t>(call.batch);
+        const int64_t stride = l.rows * l.cols;
+        for (auto [attribute, value, bytes] : {std::tuple{kMatrixLayoutBatchCount, static_cast<const void*>(&count),
+                                                          sizeof(count)},
+                                               std::tuple{kMatrixLayoutStridedBatchOffset,
+                                                          static_cast<const void*>(&stride), sizeof(stride)}}) {
+          if (cublasStatus e = lt.MatrixLayoutSetAttribute(*l.layout, attribute, value, bytes); e != kCublasSuccess) {
+            return BlasError(lt, e, "cublasLtMatrixLayoutSetAttribute", what);
+          }
+        }
       }
     }
     cublasLtMatmulPreference preference = nullptr;

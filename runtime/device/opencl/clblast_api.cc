@@ -22,7 +22,10 @@ absl::StatusOr<ClBlastApi> Load() {
   }
   ClBlastApi api{};
   lib->Bind(api.Sgemm, "CLBlastSgemm");
-  if (!lib->missing().empty()) return absl::FailedPreconditionError(absl::StrCat(library, " lacks CLBlastSgemm"));
+  lib->Bind(api.SgemmStridedBatched, "CLBlastSgemmStridedBatched");
+  if (!lib->missing().empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(library, " lacks ", lib->missing()));
+  }
   return api;  // the library stays loaded for the process
 }
 

@@ -23,6 +23,12 @@ struct ClBlastApi {
   int (*Sgemm)(int layout, int a_transpose, int b_transpose, size_t m, size_t n, size_t k, float alpha, cl_mem a,
                size_t a_offset, size_t a_ld, cl_mem b, size_t b_offset, size_t b_ld, float beta, cl_mem c,
                size_t c_offset, size_t c_ld, cl_command_queue* queue, cl_event* event);
+  /// CLBlastSgemmStridedBatched: `batch_count` such products, matrix i of each at its offset +
+  /// i x its stride (elements).
+  int (*SgemmStridedBatched)(int layout, int a_transpose, int b_transpose, size_t m, size_t n, size_t k, float alpha,
+                             cl_mem a, size_t a_offset, size_t a_ld, size_t a_stride, cl_mem b, size_t b_offset,
+                             size_t b_ld, size_t b_stride, float beta, cl_mem c, size_t c_offset, size_t c_ld,
+                             size_t c_stride, size_t batch_count, cl_command_queue* queue, cl_event* event);
 
   /// The table, loaded once per process; FailedPrecondition naming the library and the way out.
   static absl::StatusOr<const ClBlastApi*> Get();

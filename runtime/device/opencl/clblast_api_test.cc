@@ -24,6 +24,7 @@ constexpr size_t Arity(R (*)(A...)) {
   return sizeof...(A);
 }
 static_assert(Arity(ClBlastApi{}.Sgemm) == Arity(&::CLBlastSgemm));
+static_assert(Arity(ClBlastApi{}.SgemmStridedBatched) == Arity(&::CLBlastSgemmStridedBatched));
 
 TEST(ClBlastApi, MatchesTheHeader) { SUCCEED() << "checked at compile time against clblast_c.h"; }
 

@@ -461,8 +461,9 @@ absl::Status ClCommandBuffer::AddFill(BufferRange dst, uint32_t pattern, std::st
   return absl::OkStatus();
 }
 
-/// The vendor gemm (runtime/device/GEMM_BUILTIN.md) through CLBlast's row-major Sgemm on the
-/// step's queue; c_in other than c is copied into c first (CLBlast accumulates in place).
+/// The vendor gemm (runtime/device/GEMM_BUILTIN.md) through CLBlast's row-major Sgemm (a batch:
+/// SgemmStridedBatched) on the step's queue; c_in other than c is copied into c first (CLBlast
+/// accumulates in place).
 absl::Status ClCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label) {
   absl::StatusOr<GemmCall> call = ReadGemmBuiltin(name, args, label, "opencl");
@@ -474,7 +475,7 @@ absl::Status ClCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const
   const ClBlastApi* lt = *blast;
   const cl_mem a = ClDevice::Mem(g.a), b = ClDevice::Mem(g.b), c = ClDevice::Mem(g.c), c_in = ClDevice::Mem(g.c_in);
   const bool copy_in = g.beta != 0 && (c_in != c || g.c_in.offset != g.c.offset);
-  const size_t c_bytes = static_cast<size_t>(g.M * g.N * 4);
+  const size_t c_bytes = static_cast<size_t>(g.batch * g.M * g.N * 4);
   commands_.push_back({std::string(label),
                        [api, lt, g, a, b, c, c_in, copy_in, c_bytes](cl_command_queue q, cl_event* event) -> cl_int {
                          if (copy_in) {
@@ -483,11 +484,18 @@ absl::Status ClCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const
                            if (e != CL_SUCCESS) return e;
                          }
                          cl_command_queue queue = q;
-                         return lt->Sgemm(kClBlastLayoutRowMajor, g.a_transposed ? kClBlastTransposeYes : kClBlastTransposeNo,
-                                          g.b_transposed ? kClBlastTransposeYes : kClBlastTransposeNo, g.M, g.N, g.K,
-                                          static_cast<float>(g.alpha), a, g.a.offset / 4, g.a_transposed ? g.M : g.K, b,
-                                          g.b.offset / 4, g.b_transposed ? g.K : g.N, static_cast<float>(g.beta), c,
-                                          g.c.offset / 4, g.N, &queue, event);
+                         const int ta = g.a_transposed ? kClBlastTransposeYes : kClBlastTransposeNo;
+                         const int tb = g.b_transposed ? kClBlastTransposeYes : kClBlastTransposeNo;
+                         const size_t lda = g.a_transposed ? g.M : g.K, ldb = g.b_transposed ? g.K : g.N;
+                         const float alpha = static_cast<float>(g.alpha), beta = static_cast<float>(g.beta);
+                         if (g.batch > 1) {
+                           return lt->SgemmStridedBatched(kClBlastLayoutRowMajor, ta, tb, g.M, g.N, g.K, alpha, a,
+                                                          g.a.offset / 4, lda, g.M * g.K, b, g.b.offset / 4, ldb,
+                                                          g.K * g.N, beta, c, g.c.offset / 4, g.N, g.M * g.N, g.batch,
+                                                          &queue, event);
+                         }
+                         return lt->Sgemm(kClBlastLayoutRowMajor, ta, tb, g.M, g.N, g.K, alpha, a, g.a.offset / 4, lda,
+                                          b, g.b.offset / 4, ldb, beta, c, g.c.offset / 4, g.N, &queue, event);
                        },
                        nullptr});
   return absl::OkStatus();

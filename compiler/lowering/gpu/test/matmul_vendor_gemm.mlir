@@ -25,13 +25,16 @@
 // BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
 // BF16: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0,
 // BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
+// The four [128, 128] attention matrices are one Muon group: each product one batched gemm
+// (batch 4 first); the MLP's two matrices, of other shapes, are groups of one.
 // BF16-LABEL: @optimizer_step
-// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
-// BF16: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NOT: builtin gemm{{.*}}.f32 ({{.*}}, i64 0, f64
+// BF16: builtin gemm_batched.f32 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
 // BF16-NEXT: kernel muon_gram_epilogue
-// BF16-NEXT: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 0, i64 1, f64 2.0315, f64 -4.775, {{.*}}) <- gpt.muon_update
+// BF16-NEXT: builtin gemm_batched.f32 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 0, i64 1, f64 2.0315, f64 -4.775, {{.*}}) <- gpt.muon_update
 // BF16-NEXT: kernel muon_gram_epilogue
-// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
+// BF16: builtin gemm.f32 (i64 128, i64 128, i64 512, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NOT: builtin gemm{{.*}}.f32 ({{.*}}, i64 0, f64
 // TILED-NOT: builtin gemm.f32
 // TILED: kernel matmul_add
 // VENDOR-NOT: kernel matmul_add grid

@@ -1,4 +1,4 @@
-//===- muon_group_fusion.cc - same-shape Muon updates as one cpu launch ---===//
+//===- muon_group_fusion.cc - same-shape Muon updates run as one group ----===//
 //
 // This file implements MatchMuonGroup: it walks the block after the first update, and takes
 // each later update that agrees with it, whose operands exist at its place, and whose bytes
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/lowering/cpu/muon_group_fusion.h"
+#include "compiler/lowering/muon_group_fusion.h"
 
 #include <optional>
 

@@ -1,12 +1,14 @@
-//===- muon_group_fusion.h - same-shape Muon updates as one cpu launch ----===//
+//===- muon_group_fusion.h - same-shape Muon updates run as one group -----===//
 //
-// Declares the cpu target's grouping of an entry point's gpt.muon_update ops: the updates of
-// one shape (nanochat's Muon steps its parameters in groups of one shape too) become one
-// builtin, muon_group (muon_group_bf16 under bf16 autocast), emitted at the first one's
-// place. It runs the group's matrices in parallel over the pool, a whole matrix per task
-// (runtime/kernels/cpu/muon_group.h), where one launch per matrix splits each small
-// Newton-Schulz GEMM over the pool and pays its overheads 5 x 3 times per matrix. Each
-// matrix gets the bits its own launch gives (the kernel's header says why).
+// Declares the grouping of an entry point's gpt.muon_update ops: the updates of one shape
+// (nanochat's Muon steps its parameters in groups of one shape too) run together, emitted at
+// the first one's place. The cpu target makes the group one builtin, muon_group
+// (muon_group_bf16 under bf16 autocast), which runs the group's matrices in parallel over the
+// pool, a whole matrix per task (runtime/kernels/cpu/muon_group.h), where one launch per
+// matrix splits each small Newton-Schulz GEMM over the pool and pays its overheads 5 x 3
+// times per matrix. The GPU targets run each Newton-Schulz product of the group as one
+// batched gemm (compiler/lowering/gpu/optimizer_kernels.cc). Each matrix gets the bits its
+// own launch gives.
 //
 // When an update joins the group of an earlier one, `first` (MatchMuonGroup):
 //  * it agrees with `first` on what the launch takes once: shape, element type, momentum,
@@ -24,8 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef GPT_SFT_COMPILER_LOWERING_CPU_MUON_GROUP_FUSION_H_
-#define GPT_SFT_COMPILER_LOWERING_CPU_MUON_GROUP_FUSION_H_
+#ifndef GPT_SFT_COMPILER_LOWERING_MUON_GROUP_FUSION_H_
+#define GPT_SFT_COMPILER_LOWERING_MUON_GROUP_FUSION_H_
 
 #include <cstdint>
 
@@ -50,4 +52,4 @@ llvm::SmallVector<gpt::MuonUpdateOp> MatchMuonGroup(gpt::MuonUpdateOp first, Dis
 
 }  // namespace gpt_sft::compiler::lowering
 
-#endif  // GPT_SFT_COMPILER_LOWERING_CPU_MUON_GROUP_FUSION_H_
+#endif  // GPT_SFT_COMPILER_LOWERING_MUON_GROUP_FUSION_H_
