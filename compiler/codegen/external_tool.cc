@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -53,7 +54,7 @@ absl::Status WriteWholeFile(const std::string& path, const std::string& bytes) {
   return absl::OkStatus();
 }
 
-absl::Status RunTool(const std::vector<std::string>& argv, const std::string& package) {
+absl::Status RunTool(const std::vector<std::string>& argv, const std::string& package, std::string* stderr_text) {
   const std::string& tool = argv.at(0);
   if (::access(tool.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(absl::StrCat(tool, " is not installed (Debian package ", package,
@@ -77,8 +78,11 @@ absl::Status RunTool(const std::vector<std::string>& argv, const std::string& pa
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) return absl::InternalError(absl::StrCat("waiting for ", tool, ": ", std::strerror(errno)));
   }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return absl::OkStatus();
   std::string err = ReadWholeFile(err_path).value_or("");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (stderr_text != nullptr) *stderr_text = std::move(err);
+    return absl::OkStatus();
+  }
   if (err.size() > 4000) err = "..." + err.substr(err.size() - 4000);
   const std::string how = WIFEXITED(status) ? absl::StrCat("exited with status ", WEXITSTATUS(status))
                                             : absl::StrCat("was killed by signal ", WTERMSIG(status));

@@ -32,7 +32,9 @@ class ScratchDir {
 /// Runs argv (argv[0] an absolute path) with no stdin and waits. OK when it exits 0; else an
 /// error naming the tool, how it ended and the end of its stderr. A missing tool is
 /// FailedPrecondition naming the path and the Debian package that provides it (`package`).
-absl::Status RunTool(const std::vector<std::string>& argv, const std::string& package);
+/// `stderr_text`, when given, receives what the tool wrote to stderr (ptxas -v reports there).
+absl::Status RunTool(const std::vector<std::string>& argv, const std::string& package,
+                     std::string* stderr_text = nullptr);
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 absl::Status WriteWholeFile(const std::string& path, const std::string& bytes);
