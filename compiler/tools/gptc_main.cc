@@ -3,13 +3,16 @@
 // gptc builds the training step for a model config and prints it at a stage:
 //   gptc --depth=4 --n_embd=256 --n_head=2 --vocab=8192 --emit=autodiff
 // --function picks one entry point (logits, loss, micro_step, optimizer_step); --output
-// writes the IR to a file instead of stdout.
+// writes the IR to a file instead of stdout. --emit=cost prices the cuda artifact's launches
+// on a GPU (compiler/cost):
+//   gptc --target=cuda --dtype=bfloat16 --depth=20 --emit=cost --gpu=h100
 //
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
@@ -30,6 +33,10 @@
 #include "compiler/codegen/ptx_kernels.h"
 #include "compiler/codegen/step_compiler.h"
 #include "compiler/codegen/target.h"
+#include "compiler/cost/cost_report.h"
+#include "compiler/cost/cost_report_format.h"
+#include "compiler/cost/gpu_spec.h"
+#include "compiler/cost/ptxas_report.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/transforms/pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,12 +62,15 @@ ABSL_FLAG(std::string, emit, "gpt",
           "stage to print: gpt (as built), autodiff, fused, planned, linalg, then per target: llvm (cpu: the fusion "
           "kernels' optimized LLVM IR); gpu (opencl, cuda: launch schedules of target-neutral GPU kernels), spirv "
           "(opencl: the kernels in SPIR-V), ptx (cuda: the kernels' PTX for sm_90), launches (the artifact's launch list), artifact (the artifact file itself: "
-          "--output is required; //trainer:run_step runs it)");
+          "--output is required; //trainer:run_step runs it), cost (cuda: every launch priced on --gpu: FLOPs by unit, "
+          "bytes, predicted time and bound, totals, tokens/s and MFU; compiler/cost/README.md), cost_json (the same as "
+          "one JSON object)");
 ABSL_FLAG(std::string, target, "cpu", "what the step is compiled for: cpu, opencl or cuda");
 ABSL_FLAG(std::string, gemm, "",
           "GPU targets: the step's gemms through the vendor library (cublaslt for cuda, clblast for opencl: the "
           "driver's gemm.f32 builtin) or tiled (the compiler's kernel); empty: $GPT_SFT_CUDA_GEMM / "
           "$GPT_SFT_OPENCL_GEMM, else cublaslt on cuda and tiled on opencl");
+ABSL_FLAG(std::string, gpu, "h100", "--emit=cost, cost_json: the GPU the launches are priced on: h100, h200, a100");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
 ABSL_FLAG(bool, print_ir_after_all, false, "print the module after every pass (stderr)");
@@ -157,13 +167,47 @@ std::string StageError(const std::string& emit, const std::string& target) {
   return "";
 }
 
-/// launches and artifact: the whole compile (compiler/codegen/step_compiler.h), as the trainer does it.
-int EmitArtifact(const StepConfig& config, Target target, const std::string& emit) {
+bool IsCostStage(const std::string& emit) { return emit == "cost" || emit == "cost_json"; }
+
+/// Exit status of a usage error gptc reports before compiling (an unknown --gpu).
+constexpr int kUsageError = 2;
+
+/// cost and cost_json: "" when the flags allow pricing, else the error. The cost model knows
+/// the cuda target with cuBLASLt gemms; the tiled gemm's kernels have no cost rule.
+std::string CostStageError(Target target) {
+  if (target != Target::kCuda) return "--emit=cost prices a --target=cuda artifact";
+  absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
+  if (!gemm.ok()) return std::string(gemm.status().message());
+  if (*gemm != GemmChoice::kVendor) return "--emit=cost prices cuBLASLt gemms; the tiled gemm has no cost rule yet";
+  return "";
+}
+
+/// Every kernel's registers, stack frame and spills from the toolkit's ptxas, if installed.
+absl::StatusOr<cost::ArtifactResources> KernelResources(const artifact::Artifact& artifact, const std::string& ptxas) {
+  if (!std::filesystem::exists(ptxas)) return absl::NotFoundError(ptxas + " does not exist");
+  return cost::RunPtxas(artifact, ptxas);
+}
+
+/// The artifact priced on `gpu` (compiler/cost), as text or JSON.
+int EmitCost(const artifact::Artifact& artifact, const cost::GpuSpec& gpu, const std::string& emit) {
+  const std::string ptxas = CudaToolkitPath({}) + "/bin/ptxas";
+  absl::StatusOr<cost::ArtifactResources> resources = KernelResources(artifact, ptxas);
+  const std::string source = resources.ok() ? "ptxas -arch=sm_90 -v (" + ptxas + ")"
+                                            : "n/a (no ptxas): " + std::string(resources.status().message());
+  absl::StatusOr<cost::CostReport> report =
+      cost::BuildCostReport(artifact, gpu, resources.ok() ? &*resources : nullptr, source);
+  if (!report.ok()) return Fail(std::string(report.status().message()));
+  return Emit(emit == "cost" ? cost::CostReportText(*report) : cost::CostReportJson(*report));
+}
+
+/// launches, artifact, cost: the whole compile (compiler/codegen/step_compiler.h), as the trainer does it.
+int EmitArtifact(const StepConfig& config, Target target, const std::string& emit, const cost::GpuSpec* gpu) {
   absl::StatusOr<artifact::Artifact> artifact = CompileStep(config, target);
   if (!artifact.ok()) return Fail(std::string(artifact.status().message()));
   std::cerr << "gptc: artifact " << artifact->key << " for " << artifact->target << " compiled in "
             << artifact->compile_seconds << " s: " << artifact->Summary() << "\n";
   if (emit == "launches") return Emit(artifact::LaunchListText(*artifact));
+  if (IsCostStage(emit)) return EmitCost(*artifact, *gpu, emit);
   const std::string path = absl::GetFlag(FLAGS_output);
   if (path.empty()) return Fail("--emit=artifact writes a binary file: give --output");
   return Emit(artifact::SerializeArtifact(*artifact));
@@ -209,9 +253,16 @@ int Main() {
     }
     setenv(GemmChoiceVariable(*parsed_target), gemm.c_str(), 1);
   }
-  if (emit == "launches" || emit == "artifact") {
+  if (emit == "launches" || emit == "artifact" || IsCostStage(emit)) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit);
-    return EmitArtifact(*config, *parsed_target, emit);
+    if (!IsCostStage(emit)) return EmitArtifact(*config, *parsed_target, emit, nullptr);
+    absl::StatusOr<cost::GpuSpec> gpu = cost::FindGpu(absl::GetFlag(FLAGS_gpu));
+    if (!gpu.ok()) {
+      Fail("--gpu: " + std::string(gpu.status().message()));
+      return kUsageError;
+    }
+    if (const std::string error = CostStageError(*parsed_target); !error.empty()) return Fail(error);
+    return EmitArtifact(*config, *parsed_target, emit, &*gpu);
   }
   if (const std::string error = StageError(emit, target); !error.empty()) return Fail(error);
   // llvm and the target stages are gptc's own: the linalg stage, then the target's code.
@@ -219,7 +270,7 @@ int Main() {
   Stage stage = Stage::kLinalg;
   if (!emit_llvm && !IsGpuStage(emit)) {
     if (absl::Status s = ParseStage(absl::GetFlag(FLAGS_emit), &stage); !s.ok()) {
-      return Fail("--emit: " + std::string(s.message()) + ", llvm, gpu, spirv, ptx, launches, artifact");
+      return Fail("--emit: " + std::string(s.message()) + ", llvm, gpu, spirv, ptx, launches, artifact, cost, cost_json");
     }
   }
   mlir::MLIRContext context;
