@@ -117,6 +117,9 @@ struct KernelModule {
   ModuleFormat format = ModuleFormat::kSpir;
   std::string bytes;
   std::vector<std::string> symbols;  // the kernels it defines, for load-time checks
+  /// The text the bytes were assembled from, when they are not text themselves (cuda-fatbin:
+  /// its PTX): what tools that read the kernels' code (the cost model) read. Empty otherwise.
+  std::string source;
   /// What the assembler said of each kernel when the compiler assembled the module
   /// (`ptxas -v`: registers, stack frame, spills, shared memory); empty when nothing was
   /// assembled at compile time.

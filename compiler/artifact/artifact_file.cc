@@ -103,6 +103,7 @@ json ManifestBody(const Artifact& a) {
   json modules = json::array();
   for (const KernelModule& mod : a.modules) {
     json jm = {{"name", mod.name}, {"format", ModuleFormatName(mod.format)}, {"symbols", mod.symbols}};
+    if (!mod.source.empty()) jm["source"] = mod.source;
     if (!mod.assembler_report.empty()) jm["assembler_report"] = mod.assembler_report;
     modules.push_back(jm);
   }
@@ -322,6 +323,7 @@ absl::StatusOr<Artifact> ParseArtifact(std::string_view bytes, std::string_view 
       mod.name = Get<std::string>(modules[i], "name", path);
       mod.format = Unwrap(ParseModuleFormat(Get<std::string>(modules[i], "format", path)), path + ".format");
       mod.symbols = Get<std::vector<std::string>>(modules[i], "symbols", path);
+      if (modules[i].contains("source")) mod.source = Get<std::string>(modules[i], "source", path);
       if (modules[i].contains("assembler_report")) {
         mod.assembler_report = Get<std::string>(modules[i], "assembler_report", path);
       }

@@ -23,7 +23,7 @@ absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmCho
   for (PtxKernels& k : *ptx) {
     index.gpu_modules[k.gpu_module] = static_cast<int>(modules.size());
     if (!assemble) {
-      modules.push_back({k.gpu_module, artifact::ModuleFormat::kPtx, std::move(k.ptx), k.kernels, ""});
+      modules.push_back({k.gpu_module, artifact::ModuleFormat::kPtx, std::move(k.ptx), k.kernels, "", ""});
       continue;
     }
     absl::StatusOr<AssembledCudaModule> assembled = AssembleCudaModule(k.ptx, options.chip, toolkit);
@@ -32,7 +32,7 @@ absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmCho
                                                                   ": ", assembled.status().message()));
     }
     modules.push_back({k.gpu_module, artifact::ModuleFormat::kCudaFatbin, std::move(assembled->fatbin), k.kernels,
-                       std::move(assembled->report)});
+                       std::move(k.ptx), std::move(assembled->report)});
   }
   absl::StatusOr<artifact::Artifact> artifact = lowering::ExtractLaunchList(module, index);
   if (!artifact.ok()) return artifact.status();

@@ -21,6 +21,7 @@ constexpr int64_t kElementBytes = 4;
 
 /// The GPU drivers' vendor gemm (runtime/device/gemm_builtin.h, which compiler/ cannot include).
 constexpr char kGemmBuiltin[] = "gemm.f32";
+constexpr char kGemmBatchedBuiltin[] = "gemm_batched.f32";
 
 int64_t LargestBuffer(const Launch& launch) {
   int64_t largest = 0;
@@ -123,24 +124,29 @@ LaunchWork KernelWork(const Launch& launch, const StepShape& shape, const Kernel
 /// (f64); buffers a, b, c_in, c (runtime/device/gemm_builtin.h).
 LaunchWork GemmWork(const Launch& launch) {
   LaunchWork work;
-  const std::vector<Arg>& a = launch.args;
+  // gemm_batched.f32: a batch count first, then gemm.f32's arguments for each of its matrices.
+  const bool batched = launch.name == kGemmBatchedBuiltin;
+  const std::vector<Arg> a(launch.args.begin() + (batched && !launch.args.empty() ? 1 : 0), launch.args.end());
   const bool shaped = a.size() == 12 && !a[0].is_buffer && !a[5].is_buffer && !a[7].is_buffer && a[8].is_buffer &&
-                      a[11].is_buffer;
+                      a[11].is_buffer && (!batched || !launch.args[0].is_buffer);
   if (!shaped) {
     work.priced = false;
-    work.note = "gemm.f32 with unexpected arguments: not priced";
+    work.note = launch.name + " with unexpected arguments: not priced";
     return work;
   }
+  const double batch = batched ? static_cast<double>(launch.args[0].scalar.i) : 1.0;
   const double M = static_cast<double>(a[0].scalar.i), N = static_cast<double>(a[1].scalar.i),
                K = static_cast<double>(a[2].scalar.i);
   const bool inputs_bf16 = a[5].scalar.i != 0;
   const bool reads_c_in = a[7].scalar.f != 0;
   work.engine = Engine::kVendorLibrary;
   work.unit = inputs_bf16 ? ComputeUnit::kTf32TensorCore : ComputeUnit::kFp32Core;
-  work.flops = 2 * M * N * K;
-  work.bytes_read = static_cast<int64_t>((M * K + K * N + (reads_c_in ? M * N : 0)) * kElementBytes);
-  work.bytes_written = static_cast<int64_t>(M * N * kElementBytes);
-  work.rule = absl::StrCat("gemm ", a[0].scalar.i, "x", a[1].scalar.i, "x", a[2].scalar.i, ": 2MNK");
+  work.flops = batch * 2 * M * N * K;
+  work.bytes_read = static_cast<int64_t>(batch * (M * K + K * N + (reads_c_in ? M * N : 0)) * kElementBytes);
+  work.bytes_written = static_cast<int64_t>(batch * M * N * kElementBytes);
+  work.rule = batched ? absl::StrCat("gemm ", launch.args[0].scalar.i, " x ", a[0].scalar.i, "x", a[1].scalar.i, "x",
+                                     a[2].scalar.i, ": batch 2MNK")
+                      : absl::StrCat("gemm ", a[0].scalar.i, "x", a[1].scalar.i, "x", a[2].scalar.i, ": 2MNK");
   return work;
 }
 
@@ -202,11 +208,20 @@ std::string KernelStem(const std::string& name) {
   return name.substr(0, end - 1);
 }
 
+std::string_view PtxOf(const artifact::KernelModule& module) {
+  switch (module.format) {
+    case artifact::ModuleFormat::kPtx: return module.bytes;
+    case artifact::ModuleFormat::kCudaFatbin: return module.source;
+    default: return {};
+  }
+}
+
 ArtifactKernelFacts ReadArtifactKernelFacts(const artifact::Artifact& artifact) {
   ArtifactKernelFacts facts;
   for (size_t m = 0; m < artifact.modules.size(); ++m) {
-    if (artifact.modules[m].format != artifact::ModuleFormat::kPtx) continue;
-    absl::StatusOr<std::map<std::string, KernelFacts>> module = ReadPtxKernelFacts(artifact.modules[m].bytes);
+    const std::string_view ptx = PtxOf(artifact.modules[m]);
+    if (ptx.empty()) continue;
+    absl::StatusOr<std::map<std::string, KernelFacts>> module = ReadPtxKernelFacts(ptx);
     if (!module.ok()) continue;
     for (auto& [symbol, f] : *module) facts[{static_cast<int>(m), symbol}] = std::move(f);
   }
@@ -220,7 +235,8 @@ LaunchWork WorkOfLaunch(const Launch& launch, const StepShape& shape, const Arti
       return KernelWork(launch, shape, it == facts.end() ? nullptr : &it->second);
     }
     case LaunchKind::kBuiltin:
-      return launch.name == kGemmBuiltin ? GemmWork(launch) : UnknownBuiltinWork(launch);
+      return launch.name == kGemmBuiltin || launch.name == kGemmBatchedBuiltin ? GemmWork(launch)
+                                                                                : UnknownBuiltinWork(launch);
     default:
       return MovementWork(launch);
   }

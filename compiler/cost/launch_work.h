@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "compiler/artifact/artifact.h"
 #include "compiler/builder/step_config.h"
@@ -31,6 +32,10 @@
 #include "compiler/cost/ptx_kernel_facts.h"
 
 namespace gpt_sft::compiler::cost {
+
+/// The PTX of a cuda module: its bytes (ptx), its source (cuda-fatbin); empty for others.
+std::string_view PtxOf(const artifact::KernelModule& module);
+
 
 /// FLOPs charged per element to a kernel with no rule of its own: a few multiply-adds, far
 /// below the ~50 FLOP per 4-byte element at which an H100's fp32 cores would be the limit.

@@ -79,14 +79,17 @@ absl::StatusOr<ArtifactResources> RunPtxas(const artifact::Artifact& artifact, c
   ArtifactResources resources;
   for (size_t m = 0; m < artifact.modules.size(); ++m) {
     const artifact::KernelModule& module = artifact.modules[m];
-    if (module.format != artifact::ModuleFormat::kPtx) continue;
-    const std::string ptx = dir->File(absl::StrCat("module", m, ".ptx"));
-    const std::string cubin = dir->File(absl::StrCat("module", m, ".cubin"));
-    if (absl::Status s = WriteWholeFile(ptx, module.bytes); !s.ok()) return s;
-    std::string report;
-    if (absl::Status s = RunTool({ptxas, "-arch=" + arch, "-v", ptx, "-o", cubin}, "ptxas (CUDA toolkit)", &report);
-        !s.ok()) {
-      return s;
+    // A module the compiler assembled carries what ptxas said then; PTX is assembled here.
+    std::string report = module.assembler_report;
+    if (report.empty()) {
+      if (module.format != artifact::ModuleFormat::kPtx) continue;
+      const std::string ptx = dir->File(absl::StrCat("module", m, ".ptx"));
+      const std::string cubin = dir->File(absl::StrCat("module", m, ".cubin"));
+      if (absl::Status s = WriteWholeFile(ptx, module.bytes); !s.ok()) return s;
+      if (absl::Status s = RunTool({ptxas, "-arch=" + arch, "-v", ptx, "-o", cubin}, "ptxas (CUDA toolkit)", &report);
+          !s.ok()) {
+        return s;
+      }
     }
     absl::StatusOr<std::map<std::string, KernelResources>> kernels = ParsePtxasReport(report);
     if (!kernels.ok()) return absl::InternalError(absl::StrCat("module ", module.name, ": ", kernels.status().message()));

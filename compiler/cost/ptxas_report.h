@@ -35,8 +35,9 @@ absl::StatusOr<std::map<std::string, KernelResources>> ParsePtxasReport(std::str
 /// Kernels by (module index, symbol): what RunPtxas found.
 using ArtifactResources = std::map<std::pair<int, std::string>, KernelResources>;
 
-/// Assembles every PTX module of `artifact` with `ptxas` (an absolute path) for `arch` in a
-/// scratch directory, once per module, and parses the reports. FailedPrecondition when ptxas
+/// The report each module carries (the compiler assembled it: artifact::KernelModule's
+/// assembler_report), else assembles each PTX module of `artifact` with `ptxas` (an absolute
+/// path) for `arch` in a scratch directory, once per module; parses the reports. FailedPrecondition when ptxas
 /// is not there (callers then print "n/a (no ptxas)"); other modules formats are skipped.
 absl::StatusOr<ArtifactResources> RunPtxas(const artifact::Artifact& artifact, const std::string& ptxas,
                                           const std::string& arch = "sm_90");

@@ -182,9 +182,11 @@ std::string CostStageError(Target target) {
   return "";
 }
 
-/// Every kernel's registers, stack frame and spills from the toolkit's ptxas, if installed.
+/// Every kernel's registers, stack frame and spills from the toolkit's ptxas: what it said when
+/// the compiler assembled the modules, or run now on PTX modules if it is installed.
 absl::StatusOr<cost::ArtifactResources> KernelResources(const artifact::Artifact& artifact, const std::string& ptxas) {
-  if (!std::filesystem::exists(ptxas)) return absl::NotFoundError(ptxas + " does not exist");
+  const bool recorded = !artifact.modules.empty() && !artifact.modules.front().assembler_report.empty();
+  if (!recorded && !std::filesystem::exists(ptxas)) return absl::NotFoundError(ptxas + " does not exist");
   return cost::RunPtxas(artifact, ptxas);
 }
 
@@ -192,7 +194,7 @@ absl::StatusOr<cost::ArtifactResources> KernelResources(const artifact::Artifact
 int EmitCost(const artifact::Artifact& artifact, const cost::GpuSpec& gpu, const std::string& emit) {
   const std::string ptxas = CudaToolkitPath({}) + "/bin/ptxas";
   absl::StatusOr<cost::ArtifactResources> resources = KernelResources(artifact, ptxas);
-  const std::string source = resources.ok() ? "ptxas -arch=sm_90 -v (" + ptxas + ")"
+  const std::string source = resources.ok() ? "ptxas -arch=sm_90 -v (" + ptxas + ", at compile time)"
                                             : "n/a (no ptxas): " + std::string(resources.status().message());
   absl::StatusOr<cost::CostReport> report =
       cost::BuildCostReport(artifact, gpu, resources.ok() ? &*resources : nullptr, source);
