@@ -39,6 +39,7 @@
 #include "trainer/step_compile.h"
 #include "trainer/train_step.h"
 #include "trainer/eager_step.h"
+#include "trainer/finite_guards.h"
 #include "compiler/codegen/step_compiler.h"
 #include "trainer/metrics_log.h"
 #include "trainer/non_finite_scan.h"
@@ -66,7 +67,7 @@ struct Setup {
   std::string words_path;
 };
 
-absl::StatusOr<Setup> Load(const TrainerOptions& o, std::ostream& log) {
+absl::StatusOr<Setup> LoadSetup(const TrainerOptions& o, std::ostream& log) {
   Setup s;
   if (o.base_dir.empty()) {
     absl::StatusOr<std::string> dir = runtime::NanochatBaseDir();
@@ -178,40 +179,6 @@ absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::Conversat
   return result->mean_loss;
 }
 
-/// Where a run stopped by a non-finite value can go on from: its newest saved step, or none.
-std::string LastGoodState(const std::string& out_dir) {
-  absl::StatusOr<int64_t> last = runtime::FindLastStep(out_dir);
-  if (!last.ok()) {
-    return absl::StrCat("No step of this run was saved in ", out_dir,
-                        ": lower the learning rates (--matrix_lr, --embedding_lr, --unembedding_lr) and start again");
-  }
-  return absl::StrCat("The newest saved step, ", out_dir, "/", runtime::StepDirName(*last),
-                      ", is the run's last good state: lower the learning rates (--matrix_lr, --embedding_lr, "
-                      "--unembedding_lr) and --resume from it");
-}
-
-/// OK when every weight and every optimizer state value is finite; else DataLoss naming the
-/// step, the first tensor holding a non-finite value and the element.
-absl::Status CheckAllFinite(const runtime::ParamStore& params, const OptimizerState& optimizer, int64_t step,
-                            const std::string& out_dir) {
-  const auto bad = [&](const std::string& what, const float* data, int64_t n) -> absl::Status {
-    const int64_t i = FirstNonFiniteIndex(data, n);
-    if (i < 0) return absl::OkStatus();
-    return absl::DataLossError(absl::StrFormat(
-        "step %d: %s holds a non-finite value (element %d is %g) after the update; the step is not saved. %s", step,
-        what, i, data[i], LastGoodState(out_dir)));
-  };
-  for (const runtime::Param& p : params.params()) {
-    if (absl::Status s = bad("parameter " + p.name, p.data(), p.numel()); !s.ok()) return s;
-  }
-  for (const auto& [name, t] : optimizer.tensors) {
-    if (absl::Status s = bad("optimizer state " + name, static_cast<const float*>(t.raw_data()), t.numel()); !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
-}
-
 /// Whether any of the first `batches` batches of a one-rank loader over `source` holds a
 /// supervised target (it stops at the first that does).
 absl::StatusOr<bool> AnySupervisedTargetAhead(const data::ConversationSource& source, data::LoaderOptions options,
@@ -254,32 +221,6 @@ absl::Status CheckSequencesHoldTargets(const TrainerOptions& o, const Setup& set
         "give a longer --max_seq_len (nanochat's is 2048)"));
   }
   return absl::OkStatus();
-}
-
-/// Before step `step`'s update: every rank's accumulated gradients are finite, or the run ends
-/// here, the update not applied, naming the first bad gradient (on this rank or another).
-absl::Status CheckGradientsFinite(TrainStep& training, runtime::collectives::Communicator& world, int64_t step,
-                                  const std::string& out_dir) {
-  absl::StatusOr<std::optional<NonFiniteValue>> bad = training.FirstNonFiniteGradient();
-  if (!bad.ok()) return bad.status();
-  double any = bad->has_value() ? 1 : 0;
-  if (world.world_size() > 1) {
-    if (absl::Status s = world.AllReduce(&any, 1, runtime::collectives::DataType::kFloat64,
-                                         runtime::collectives::ReduceOp::kMax);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (any == 0) return absl::OkStatus();
-  const std::string where =
-      bad->has_value() ? absl::StrFormat("the gradient of %s, element %d, is %g%s", (*bad)->tensor, (*bad)->element,
-                                         (*bad)->value,
-                                         world.world_size() > 1 ? absl::StrCat(" on rank ", world.rank()) : "")
-                       : std::string("another rank's gradient is");
-  return absl::DataLossError(absl::StrFormat(
-      "step %d: a gradient is not finite (%s) though the loss is; the step's update was not applied and nothing of "
-      "it saved. %s",
-      step, where, LastGoodState(out_dir)));
 }
 
 /// Sums `values` over every rank, in place (f64: token counts stay exact).
@@ -396,21 +337,103 @@ absl::Status CompileAgainForTest(const TrainerOptions& o, const compiler::StepCo
   return compiler::CompileStep(config, *target).status();
 }
 
-}  // namespace
+/// One chat-SFT run, from its options to its result: the phases RunSft calls in order, each
+/// leaving what the later ones use. Rank 0 logs and writes; every rank runs every phase.
+class SftRun {
+ public:
+  SftRun(const TrainerOptions& o, std::ostream& log, runtime::collectives::Communicator& world)
+      : o_(o), log_(log), world_(world), leader_(o.rank == 0) {}
 
-absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, runtime::collectives::Communicator& world) {
-  if (world.world_size() != o.world_size || world.rank() != o.rank) {
-    return absl::InvalidArgumentError(absl::StrCat("RunSft: options say rank ", o.rank, " of ", o.world_size,
-                                                   ", the communicator rank ", world.rank(), " of ",
-                                                   world.world_size()));
-  }
-  const bool leader = o.rank == 0;
-  absl::StatusOr<Setup> setup = Load(o, log);
-  if (!setup.ok()) return setup.status();
+  /// The base model, tokenizer and data; the run's length; flags that cannot work (before any file).
+  absl::Status Load();
+  /// The locked run directory: --resume takes its latest step, a fresh run refuses another
+  /// run's directory (or moves it aside: --overwrite).
+  absl::Status OpenRunDirectory();
+  /// The interpreter's step (evaluation, and training with --compile=false) and the compiled one.
+  absl::Status MakeSteps();
+  /// The training loader (at the resumed position), the metrics log, the evaluations.
+  absl::Status OpenData();
+
+  /// 0, or the stop signal every rank agreed on: the step is saved and the run ends (result()).
+  absl::StatusOr<int> StopIfAsked(int64_t it);
+  /// The validation loss and the metrics, when due at `it`.
+  absl::Status Evaluate(int64_t it);
+  /// The step directory of `it` every --save_every steps.
+  absl::Status SaveIfDue(int64_t it);
+  /// Step `it`: the micro-batches, the finite checks, the update, the log line and record.
+  absl::Status Train(int64_t it);
+  /// The final checkpoint (verified), the run summary and its [VALIDATION] line.
+  absl::StatusOr<SftResult> Finish();
+
+  int64_t first_iteration() const { return first_iteration_; }
+  int64_t num_iterations() const { return num_iterations_; }
+  const SftResult& result() const { return result_; }
+
+ private:
+  /// A step of the run as a step directory (see SaveStep's body).
+  absl::StatusOr<runtime::ResolvedCheckpoint> SaveStep(int64_t step,
+                                                       const std::vector<std::pair<std::string, double>>& step_metrics);
+  /// Evaluation runs on the interpreter while a compiled step sits idle, so one working set is
+  /// resident at a time, not two: the step gives its scratch back before (and brings its
+  /// weights home), the interpreter its cached blocks after. An eager run keeps its cache: it
+  /// is the training step's own working set.
+  void EndEvaluation();
+
+  const TrainerOptions& o_;
+  std::ostream& log_;
+  runtime::collectives::Communicator& world_;
+  const bool leader_;
+
+  std::optional<Setup> setup_;
+  int64_t num_iterations_ = 0;
+  int eval_steps_per_rank_ = 1;
+  std::string out_dir_;
+  RunShape run_shape_;
+  std::unique_ptr<RunDirectory> run_dir_;
+  std::optional<LoadedRunStep> resumed_;
+
+  compiler::StepConfig config_;
+  int accum_ = 1;
+  runtime::InterpreterOptions interpreter_;
+  std::unique_ptr<EagerStep> eager_;
+  std::unique_ptr<TrainStep> compiled_;
+  TrainStep* training_ = nullptr;  // compiled_ or eager_
+  RunSummary summary_;
+  double build_seconds_ = 0;
+  int64_t first_iteration_ = 0;
+
+  std::unique_ptr<data::TaskSource> train_source_, val_source_;
+  data::LoaderOptions loader_options_;
+  std::unique_ptr<data::BatchLoader> train_;
+  int64_t micro_batches_ = 0;  // this rank's micro-batches drawn so far
+  std::unique_ptr<MetricsLog> metrics_;
+  std::unique_ptr<SftEvaluation> evaluation_;
+  std::unique_ptr<EvaluationProgressLog> eval_progress_log_;
+  EvaluationProgress eval_progress_;
+
+  SftResult result_;
+  ThroughputMeter meter_;
+  int64_t run_id_ = 0;
+  double val_loss_ = std::nan("");
+  int64_t val_loss_step_ = -1;
+  double final_loss_mean_ = 0;
+  std::vector<std::pair<std::string, double>> metrics_now_;
+  bool evaluated_metrics_ = false;  // at the current iteration
+};
+
+absl::Status SftRun::Load() {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  absl::StatusOr<Setup> loaded = LoadSetup(o, log);
+  if (!loaded.ok()) return loaded.status();
+  setup_.emplace(*std::move(loaded));
+  Setup* setup = &*setup_;
   // Every rank loaded the same file; a rank that read other bytes would train a different
   // model and average gradients that do not belong together.
   if (absl::Status s = VerifyParamsIdenticalAcrossRanks(*setup->params, world); !s.ok()) return s;
-  int64_t num_iterations = setup->train->size() / o.target_examples_per_step;
+  int64_t& num_iterations = num_iterations_;
+  num_iterations = setup->train->size() / o.target_examples_per_step;
   if (o.max_iterations >= 0 && o.max_iterations < num_iterations) num_iterations = o.max_iterations;
   // The last iteration only evaluates (as nanochat's): fewer than 2 would save an untrained model.
   if (num_iterations < 2) {
@@ -420,21 +443,32 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         " iteration(s), and the last one only evaluates (more data, --jsonl_repeat or a smaller "
         "--target_examples_per_step make steps)"));
   }
-  const int eval_steps_per_rank = std::max(1, o.eval_steps / o.world_size);
+  eval_steps_per_rank_ = std::max(1, o.eval_steps / o.world_size);
+  const int eval_steps_per_rank = eval_steps_per_rank_;
   // (A resumed run passed this when it started; a changed --max_seq_len is the resume's error.)
   if (!o.resume) {
     if (absl::Status s = CheckSequencesHoldTargets(o, *setup, num_iterations, eval_steps_per_rank); !s.ok()) return s;
   }
+  return absl::OkStatus();
+}
 
+absl::Status SftRun::OpenRunDirectory() {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  Setup* setup = &*setup_;
+  const int64_t num_iterations = num_iterations_;
   // The run directory: checked, created and locked by rank 0 before any work, so a bad path or a
   // second run into it fails now, not after compiling. --resume takes its latest step's weights.
-  const std::string out_dir =
+  out_dir_ =
       !o.output_dir.empty()
           ? o.output_dir
           : absl::StrCat(setup->base_dir, "/", runtime::CheckpointDirName(runtime::CheckpointSource::kSft), "/d",
                          setup->params->config().n_layer);
-  const RunShape run_shape = RunShapeOf(o, setup->params->config(), num_iterations, setup->train->size());
-  std::unique_ptr<RunDirectory> run_dir;
+  run_shape_ = RunShapeOf(o, setup->params->config(), num_iterations, setup->train->size());
+  const std::string& out_dir = out_dir_;
+  std::unique_ptr<RunDirectory>& run_dir = run_dir_;
   if (leader) {
     absl::StatusOr<std::unique_ptr<RunDirectory>> opened = RunDirectory::Open(
         out_dir, o.output_dir.empty() ? absl::StrCat("--base_dir=", setup->base_dir, ": the run directory ", out_dir)
@@ -445,9 +479,9 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       log << "[run dir] removed " << out_dir << "/" << name << ", left by a process that is gone" << std::endl;
     }
   }
-  std::optional<LoadedRunStep> resumed;
+  std::optional<LoadedRunStep>& resumed = resumed_;
   if (o.resume) {
-    absl::StatusOr<LoadedRunStep> loaded = LoadStepToResume(out_dir, run_shape);
+    absl::StatusOr<LoadedRunStep> loaded = LoadStepToResume(out_dir, run_shape_);
     if (!loaded.ok()) return loaded.status();
     // A finished run has nothing left to train (--max_iterations is part of its shape): resuming
     // it would only rewrite its summary, so it is refused and nothing changes.
@@ -481,12 +515,24 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       log << "[run dir] --overwrite: moved the earlier run (" << what << ") to " << *aside << std::endl;
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status SftRun::MakeSteps() {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  Setup* setup = &*setup_;
+  std::optional<LoadedRunStep>& resumed = resumed_;
   const compiler::ModelConfig& model = setup->params->config();
-  const compiler::StepConfig config = StepConfigFor(o, model);
+  config_ = StepConfigFor(o, model);
+  const compiler::StepConfig& config = config_;
   if (absl::Status s = config.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--max_seq_len=", o.max_seq_len, ": ", s.message()));
   }
-  const int accum = o.GradAccumSteps();
+  accum_ = o.GradAccumSteps();
+  const int accum = accum_;
   // --eval_steps counts batches over all ranks (each rank takes its share of them), so the
   // validation loss is over the same rows whatever the world size and N-rank runs compare
   // with one-rank runs. nanochat's chat_sft runs eval_steps of its own shard on every rank.
@@ -505,17 +551,19 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
 
   // The interpreter's step: training with --compile=false, and evaluation always (nanochat
   // evaluates orig_model, the uncompiled view of the same weights).
-  runtime::InterpreterOptions interpreter;
+  runtime::InterpreterOptions& interpreter = interpreter_;
   interpreter.num_threads = o.num_threads;
   if (o.world_size > 1) interpreter.collectives = std::make_shared<runtime::CommunicatorCollectives>(world);
   const auto build_start = Clock::now();
   absl::StatusOr<std::unique_ptr<EagerStep>> step = EagerStep::Create(config, setup->params.get(), interpreter);
   if (!step.ok()) return step.status();
-  double build_seconds = Seconds(build_start);
+  eager_ = *std::move(step);
+  double& build_seconds = build_seconds_;
+  build_seconds = Seconds(build_start);
   // The training step: the interpreter's own (eager) or the step compiled for --device. The
   // loop below runs either through TrainStep alone.
-  std::unique_ptr<TrainStep> compiled;
-  RunSummary summary;
+  std::unique_ptr<TrainStep>& compiled = compiled_;
+  RunSummary& summary = summary_;
   if (o.compile) {
     absl::StatusOr<std::unique_ptr<TrainStep>> made =
         MakeCompiledStep(o, config, setup->params.get(), world, setup->base_dir);
@@ -524,32 +572,40 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
     summary.compile = compiled->Compilation();
     build_seconds = summary.compile->seconds;
   }
-  TrainStep& training = compiled ? *compiled : static_cast<TrainStep&>(**step);
-  const int64_t first_iteration = resumed ? resumed->resume.step : 0;
+  training_ = compiled ? compiled.get() : static_cast<TrainStep*>(eager_.get());
+  TrainStep& training = *training_;
+  first_iteration_ = resumed ? resumed->resume.step : 0;
   if (resumed) {
     if (absl::Status s = training.ImportOptimizerState(resumed->optimizer); !s.ok()) {
       return absl::Status(s.code(), absl::StrCat(resumed->dir, ": ", s.message()));
     }
   }
   if (leader) log << training.ValidationLine() << std::endl;
-  // Evaluation runs on the interpreter while a compiled step sits idle, so one working set is
-  // resident at a time, not two: the step gives its scratch back before (and brings its
-  // weights home), the interpreter its cached blocks after. An eager run keeps its cache: it
-  // is the training step's own working set.
-  auto end_evaluation = [&] {
-    if (&training == step->get()) return;
-    (*step)->allocator().ReleaseCache();
-    malloc_trim(0);
-  };
+  return absl::OkStatus();
+}
 
-  data::TaskSource train_source(setup->train, setup->tokenizer, 4 * (o.max_seq_len + 1));
-  data::TaskSource val_source(setup->val, setup->tokenizer, 4 * (o.max_seq_len + 1));
-  const data::LoaderOptions loader_options = LoaderOptionsFor(o, *setup->tokenizer);
-  absl::StatusOr<std::unique_ptr<data::BatchLoader>> train = data::BatchLoader::Create(&train_source, loader_options);
-  if (!train.ok()) return train.status();
+absl::Status SftRun::OpenData() {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  Setup* setup = &*setup_;
+  const std::string& out_dir = out_dir_;
+  const int64_t num_iterations = num_iterations_;
+  std::optional<LoadedRunStep>& resumed = resumed_;
+  const compiler::StepConfig& config = config_;
+  const int64_t first_iteration = first_iteration_;
+  const double build_seconds = build_seconds_;
+  train_source_ = std::make_unique<data::TaskSource>(setup->train, setup->tokenizer, 4 * (o.max_seq_len + 1));
+  val_source_ = std::make_unique<data::TaskSource>(setup->val, setup->tokenizer, 4 * (o.max_seq_len + 1));
+  loader_options_ = LoaderOptionsFor(o, *setup->tokenizer);
+  absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(train_source_.get(), loader_options_);
+  if (!loader.ok()) return loader.status();
+  train_ = *std::move(loader);
+  auto* train = &train_;
   // The data position: the pipeline is deterministic, so the resumed loader regenerates the
   // micro-batches this rank had used and discards them.
-  int64_t micro_batches = 0;
+  int64_t& micro_batches = micro_batches_;
   if (resumed) {
     const auto skip_start = Clock::now();
     for (; micro_batches < resumed->resume.micro_batches; ++micro_batches) {
@@ -566,7 +622,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
         << "; step IR built and differentiated in " << absl::StrFormat("%.2f", build_seconds) << " s" << std::endl;
   }
 
-  std::unique_ptr<MetricsLog> metrics;
+  std::unique_ptr<MetricsLog>& metrics = metrics_;
   if (leader) {
     const std::string metrics_path = out_dir + "/metrics.jsonl";
     // A resumed run's log holds the records of the steps before its checkpoint, no later ones.
@@ -588,183 +644,271 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
       SftEvaluation::Create(setup->params.get(), setup->tokenizer.get(), setup->words_path, o.eval_metrics_max_problems,
                             o.seed, o.num_threads, &world, config.dtype);
   if (!evaluation.ok()) return evaluation.status();
-  std::vector<std::pair<std::string, double>> metrics_now;
+  evaluation_ = *std::move(evaluation);
   // An evaluation that runs long (the final one scores every problem) prints where it is.
-  EvaluationProgressLog eval_progress_log(log, std::chrono::seconds(10));
-  const EvaluationProgress eval_progress = leader ? eval_progress_log.AsCallback() : nullptr;
+  eval_progress_log_ = std::make_unique<EvaluationProgressLog>(log, std::chrono::seconds(10));
+  eval_progress_ = leader ? eval_progress_log_->AsCallback() : nullptr;
 
-  SftResult result;
-  ThroughputMeter meter;
-  const int64_t run_id = resumed ? resumed->resume.run
-                                 : std::chrono::duration_cast<std::chrono::seconds>(
-                                       std::chrono::system_clock::now().time_since_epoch()).count();
-  double val_loss = std::nan("");
-  int64_t val_loss_step = -1;
-  double final_loss_mean = 0;
-  // A step of the run as a step directory: the ParamStore's weights, the optimizer's state and
-  // where the data stands. Every rank brings its weights home; rank 0 writes.
-  auto save_step = [&](int64_t step, const std::vector<std::pair<std::string, double>>& step_metrics)
-      -> absl::StatusOr<runtime::ResolvedCheckpoint> {
-    if (absl::Status s = training.SyncParamsToHost(); !s.ok()) return s;
-    if (!leader) return runtime::ResolvedCheckpoint{};
-    absl::StatusOr<OptimizerState> optimizer = training.ExportOptimizerState();
-    if (!optimizer.ok()) return optimizer.status();
-    // Nothing non-finite is ever saved: an update that overflowed ends the run here, the last
-    // saved step staying the newest (the loss check above catches it one step later).
-    if (absl::Status s = CheckAllFinite(*setup->params, *optimizer, step, out_dir); !s.ok()) return s;
-    runtime::CheckpointRecord record;
-    record.step = step;
-    if (val_loss_step == step && std::isfinite(val_loss)) record.val_loss = val_loss;
-    record.metrics = step_metrics;
-    return SaveRunStep(out_dir, *setup->params, record, *optimizer,
-                       {step, micro_batches, run_id, metrics->bytes(), run_shape});
-  };
-  for (int64_t it = first_iteration; it < num_iterations; ++it) {
-    // SIGINT/SIGTERM arrived during the step before: save where the run stands and stop
-    // (before the first step there is nothing new to save).
-    absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
-    if (!stop.ok()) return stop.status();
-    if (*stop != 0) {
-      const std::string signal = StopSignalName(*stop);
-      if (it != first_iteration) {
-        absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(it, {});
-        if (!saved.ok()) return saved.status();
-        if (leader) {
-          log << "[stop] " << signal << ": saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it)
-              << "; continue the run with the same flags and --resume" << std::endl;
-        }
-      } else if (leader) {
-        log << "[stop] " << signal << " before step " << it << " was trained: nothing new to save" << std::endl;
-      }
-      if (world.world_size() > 1) {
-        // No rank leaves before rank 0 has saved: mpirun ends the others when one exits non-zero.
-        if (absl::Status s = world.Barrier(); !s.ok()) return s;
-        std::cerr << absl::StrCat("[stop] rank ", world.rank(), " of ", world.world_size(), ": stopped before step ",
-                                  it, "\n")
-                  << std::flush;
-      }
-      result.checkpoint_dir = out_dir;
-      result.checkpoint_step = it;
-      result.stopped_by_signal = *stop;
-      return result;
-    }
-    const bool last_step = it == num_iterations - 1;
-    const bool evaluate_loss = last_step || it % o.eval_every == 0;
-    const bool evaluate_metrics = last_step || (it > 0 && it % o.eval_metrics_every == 0);
-    if (evaluate_loss || evaluate_metrics) {
-      if (absl::Status s = training.BeginEvaluation(); !s.ok()) return s;
-    }
-    if (evaluate_loss) {
-      absl::StatusOr<double> v =
-          GlobalValidationLoss(**step, val_source, loader_options, eval_steps_per_rank, world, eval_progress);
-      if (!v.ok()) return v.status();
-      val_loss = *v;
-      val_loss_step = it;
-      if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
-    }
-    if (evaluate_metrics) {
-      absl::StatusOr<std::vector<std::pair<std::string, double>>> m = (*evaluation)->Run(eval_progress);
-      if (!m.ok()) return m.status();
-      metrics_now = *m;
-      if (leader) log << FormatMetricsLine(it, metrics_now) << std::endl;
-    }
-    if (evaluate_loss || evaluate_metrics) end_evaluation();
-    if (last_step) break;  // nanochat evaluates at the last iteration but does not train on it
-    if (it != first_iteration && o.save_every > 0 && it % o.save_every == 0) {
-      absl::StatusOr<runtime::ResolvedCheckpoint> saved =
-          save_step(it, evaluate_metrics ? metrics_now : std::vector<std::pair<std::string, double>>{});
+  run_id_ = resumed ? resumed->resume.run
+                     : std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  return absl::OkStatus();
+}
+
+void SftRun::EndEvaluation() {
+  if (training_ == eager_.get()) return;
+  eager_->allocator().ReleaseCache();
+  malloc_trim(0);
+}
+
+// A step of the run as a step directory: the ParamStore's weights, the optimizer's state and
+// where the data stands. Every rank brings its weights home; rank 0 writes.
+absl::StatusOr<runtime::ResolvedCheckpoint> SftRun::SaveStep(
+    int64_t step, const std::vector<std::pair<std::string, double>>& step_metrics) {
+  const bool leader = leader_;
+  Setup* setup = &*setup_;
+  const std::string& out_dir = out_dir_;
+  TrainStep& training = *training_;
+  const int64_t run_id = run_id_;
+  double& val_loss = val_loss_;
+  int64_t& val_loss_step = val_loss_step_;
+  int64_t& micro_batches = micro_batches_;
+  std::unique_ptr<MetricsLog>& metrics = metrics_;
+  const RunShape& run_shape = run_shape_;
+
+  if (absl::Status s = training.SyncParamsToHost(); !s.ok()) return s;
+  if (!leader) return runtime::ResolvedCheckpoint{};
+  absl::StatusOr<OptimizerState> optimizer = training.ExportOptimizerState();
+  if (!optimizer.ok()) return optimizer.status();
+  // Nothing non-finite is ever saved: an update that overflowed ends the run here, the last
+  // saved step staying the newest (the loss check above catches it one step later).
+  if (absl::Status s = CheckAllFinite(*setup->params, *optimizer, step, out_dir); !s.ok()) return s;
+  runtime::CheckpointRecord record;
+  record.step = step;
+  if (val_loss_step == step && std::isfinite(val_loss)) record.val_loss = val_loss;
+  record.metrics = step_metrics;
+  return SaveRunStep(out_dir, *setup->params, record, *optimizer,
+                     {step, micro_batches, run_id, metrics->bytes(), run_shape});
+}
+
+absl::StatusOr<int> SftRun::StopIfAsked(int64_t it) {
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  const std::string& out_dir = out_dir_;
+  const int64_t first_iteration = first_iteration_;
+  SftResult& result = result_;
+  // SIGINT/SIGTERM arrived during the step before: save where the run stands and stop
+  // (before the first step there is nothing new to save).
+  absl::StatusOr<int> stop = StopSignalOnAnyRank(world);
+  if (!stop.ok()) return stop.status();
+  if (*stop != 0) {
+    const std::string signal = StopSignalName(*stop);
+    if (it != first_iteration) {
+      absl::StatusOr<runtime::ResolvedCheckpoint> saved = SaveStep(it, {});
       if (!saved.ok()) return saved.status();
-      if (leader) log << "Saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it) << std::endl;
-    }
-    if (it == 1 && compiled && o.test_only_force_recompile) {
-      if (absl::Status s = CompileAgainForTest(o, config); !s.ok()) return s;
-      if (leader) log << "[test-only] compiled the step a second time (--test_only_force_recompile)" << std::endl;
-    }
-
-    const auto start = Clock::now();
-    double loss = 0, loss_sum = 0;
-    int64_t supervised = 0, positions = 0;
-    int first_bad_micro = -1;  // this rank's first micro-batch whose loss is not finite, and its loss
-    double first_bad_loss = 0;
-    std::vector<std::pair<int64_t, int64_t>> shapes;
-    for (int m = 0; m < accum; ++m) {
-      absl::StatusOr<data::Batch> batch = (*train)->Next();
-      if (!batch.ok()) return batch.status();
-      ++micro_batches;
-      if (leader && it < 3 && m == 0) {
-        log << "[VALIDATION] Step " << it << " batch shape: inputs [" << batch->B << ", " << batch->T << "], targets ["
-            << batch->B << ", " << batch->T << "] (static: every micro-batch is [" << o.device_batch_size << ", "
-            << o.max_seq_len << "])" << std::endl;
+      if (leader) {
+        log << "[stop] " << signal << ": saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it)
+            << "; continue the run with the same flags and --resume" << std::endl;
       }
-      const std::pair<int64_t, int64_t> shape{batch->B, batch->T};
-      if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
-      absl::StatusOr<double> micro = training.MicroStep(ToStepBatch(*batch, config.packed));
-      if (!micro.ok()) return micro.status();
-      if (!std::isfinite(*micro) && first_bad_micro < 0) {
-        first_bad_micro = m;
-        first_bad_loss = *micro;
-      }
-      loss = *micro;  // nanochat logs the last micro-batch's loss
-      loss_sum += *micro;
-      supervised += batch->supervised_tokens;
-      positions += batch->NumPositions();
+    } else if (leader) {
+      log << "[stop] " << signal << " before step " << it << " was trained: nothing new to save" << std::endl;
     }
-    // The step's figures over every rank (nanochat all-reduces num_tokens the same way), before
-    // the update: a loss that is not finite on any rank makes the sum so on every rank, so all
-    // stop here together, the update not applied and nothing of this step saved.
-    std::vector<double> totals = {loss_sum, double(supervised), double(positions)};
-    if (absl::Status s = SumOverRanks(world, totals); !s.ok()) return s;
-    if (!std::isfinite(totals[0])) {
-      const std::string where =
-          first_bad_micro >= 0 ? absl::StrFormat("this rank's micro-batch %d of %d gave %g", first_bad_micro, accum, first_bad_loss)
-                               : std::string("another rank's");
-      return absl::DataLossError(absl::StrFormat(
-          "step %d: the training loss is not finite (%s); the step's update was not applied and nothing of it "
-          "saved. %s",
-          it, where, LastGoodState(out_dir)));
+    if (world.world_size() > 1) {
+      // No rank leaves before rank 0 has saved: mpirun ends the others when one exits non-zero.
+      if (absl::Status s = world.Barrier(); !s.ok()) return s;
+      std::cerr << absl::StrCat("[stop] rank ", world.rank(), " of ", world.world_size(), ": stopped before step ",
+                                it, "\n")
+                << std::flush;
     }
-    if (absl::Status s = CheckGradientsFinite(training, world, it, out_dir); !s.ok()) return s;
-    const double lrm = 1.0 - double(it) / num_iterations;
-    if (absl::Status s = training.OptimizerStep(lrm); !s.ok()) return s;
-    const double loss_mean = totals[0] / (double(accum) * o.world_size);
-    supervised = int64_t(totals[1]);
-    positions = int64_t(totals[2]);
-    const double seconds = Seconds(start);
-    meter.AddStep(seconds, positions, supervised);
-    if (it == first_iteration) result.first_loss = loss;
-    result.final_loss = loss;
-    final_loss_mean = loss_mean;
-    ++result.steps_trained;
-    if (!leader) continue;
-    log << absl::StrFormat("Step %05d/%05d | Training loss: %.6f| lrm: %.6f| num_tokens: %s", it, num_iterations,
-                           loss, lrm, base::WithCommas(supervised))
-        << std::endl;
-    if ((it + 1) % 10 == 0 && meter.measured_steps() > 0) {
-      log << absl::StrFormat("[VALIDATION] Step %d | avg time/step: %.1f ms | tokens/sec: %.0f | supervised "
-                             "tokens/sec: %.0f (steps 0-4 excluded)",
-                             it, 1e3 * meter.SecondsPerStep(), meter.TokensPerSecond(),
-                             meter.SupervisedTokensPerSecond())
-          << std::endl;
-    }
-    StepRecord record;
-    record.run = run_id;
-    record.mode = training.mode();
-    record.world_size = o.world_size;
-    record.step = it;
-    record.loss = loss;
-    record.loss_mean = loss_mean;
-    record.batch_shapes = shapes;
-    record.recompilations = training.Recompilations();
-    record.lr_multiplier = lrm;
-    record.tokens = positions;
-    record.supervised_tokens = supervised;
-    record.padding_fraction = positions ? 1.0 - double(supervised) / positions : 0;
-    record.step_seconds = seconds;
-    record.tokens_per_second = positions / seconds;
-    record.supervised_tokens_per_second = supervised / seconds;
-    record.peak_rss_bytes = ThroughputMeter::PeakRssBytes();
-    if (absl::Status s = metrics->Append(record); !s.ok()) return s;
+    result.checkpoint_dir = out_dir;
+    result.checkpoint_step = it;
+    result.stopped_by_signal = *stop;
+    return *stop;
   }
+  return 0;
+}
+
+absl::Status SftRun::Evaluate(int64_t it) {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  const int64_t num_iterations = num_iterations_;
+  const int eval_steps_per_rank = eval_steps_per_rank_;
+  TrainStep& training = *training_;
+  double& val_loss = val_loss_;
+  int64_t& val_loss_step = val_loss_step_;
+  std::vector<std::pair<std::string, double>>& metrics_now = metrics_now_;
+  const EvaluationProgress& eval_progress = eval_progress_;
+  const bool last_step = it == num_iterations - 1;
+  const bool evaluate_loss = last_step || it % o.eval_every == 0;
+  const bool evaluate_metrics = last_step || (it > 0 && it % o.eval_metrics_every == 0);
+  if (evaluate_loss || evaluate_metrics) {
+    if (absl::Status s = training.BeginEvaluation(); !s.ok()) return s;
+  }
+  if (evaluate_loss) {
+    absl::StatusOr<double> v =
+        GlobalValidationLoss(*eager_, *val_source_, loader_options_, eval_steps_per_rank, world, eval_progress);
+    if (!v.ok()) return v.status();
+    val_loss = *v;
+    val_loss_step = it;
+    if (leader) log << absl::StrFormat("Step %05d | Validation loss: %.6f", it, val_loss) << std::endl;
+  }
+  if (evaluate_metrics) {
+    absl::StatusOr<std::vector<std::pair<std::string, double>>> m = evaluation_->Run(eval_progress);
+    if (!m.ok()) return m.status();
+    metrics_now = *m;
+    if (leader) log << FormatMetricsLine(it, metrics_now) << std::endl;
+  }
+  if (evaluate_loss || evaluate_metrics) EndEvaluation();
+  evaluated_metrics_ = evaluate_metrics;
+  return absl::OkStatus();
+}
+
+absl::Status SftRun::SaveIfDue(int64_t it) {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  const bool leader = leader_;
+  const std::string& out_dir = out_dir_;
+  const compiler::StepConfig& config = config_;
+  const int64_t first_iteration = first_iteration_;
+  std::vector<std::pair<std::string, double>>& metrics_now = metrics_now_;
+  std::unique_ptr<TrainStep>& compiled = compiled_;
+  if (it != first_iteration && o.save_every > 0 && it % o.save_every == 0) {
+    absl::StatusOr<runtime::ResolvedCheckpoint> saved =
+        SaveStep(it, evaluated_metrics_ ? metrics_now : std::vector<std::pair<std::string, double>>{});
+    if (!saved.ok()) return saved.status();
+    if (leader) log << "Saved step " << it << " to " << out_dir << "/" << runtime::StepDirName(it) << std::endl;
+  }
+  if (it == 1 && compiled && o.test_only_force_recompile) {
+    if (absl::Status s = CompileAgainForTest(o, config); !s.ok()) return s;
+    if (leader) log << "[test-only] compiled the step a second time (--test_only_force_recompile)" << std::endl;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SftRun::Train(int64_t it) {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  const std::string& out_dir = out_dir_;
+  const int64_t num_iterations = num_iterations_;
+  const compiler::StepConfig& config = config_;
+  const int accum = accum_;
+  TrainStep& training = *training_;
+  const int64_t first_iteration = first_iteration_;
+  SftResult& result = result_;
+  ThroughputMeter& meter = meter_;
+  const int64_t run_id = run_id_;
+  double& final_loss_mean = final_loss_mean_;
+  int64_t& micro_batches = micro_batches_;
+  std::unique_ptr<MetricsLog>& metrics = metrics_;
+  const auto start = Clock::now();
+  double loss = 0, loss_sum = 0;
+  int64_t supervised = 0, positions = 0;
+  int first_bad_micro = -1;  // this rank's first micro-batch whose loss is not finite, and its loss
+  double first_bad_loss = 0;
+  std::vector<std::pair<int64_t, int64_t>> shapes;
+  for (int m = 0; m < accum; ++m) {
+    absl::StatusOr<data::Batch> batch = train_->Next();
+    if (!batch.ok()) return batch.status();
+    ++micro_batches;
+    if (leader && it < 3 && m == 0) {
+      log << "[VALIDATION] Step " << it << " batch shape: inputs [" << batch->B << ", " << batch->T << "], targets ["
+          << batch->B << ", " << batch->T << "] (static: every micro-batch is [" << o.device_batch_size << ", "
+          << o.max_seq_len << "])" << std::endl;
+    }
+    const std::pair<int64_t, int64_t> shape{batch->B, batch->T};
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(shape);
+    absl::StatusOr<double> micro = training.MicroStep(ToStepBatch(*batch, config.packed));
+    if (!micro.ok()) return micro.status();
+    if (!std::isfinite(*micro) && first_bad_micro < 0) {
+      first_bad_micro = m;
+      first_bad_loss = *micro;
+    }
+    loss = *micro;  // nanochat logs the last micro-batch's loss
+    loss_sum += *micro;
+    supervised += batch->supervised_tokens;
+    positions += batch->NumPositions();
+  }
+  // The step's figures over every rank (nanochat all-reduces num_tokens the same way), before
+  // the update: a loss that is not finite on any rank makes the sum so on every rank, so all
+  // stop here together, the update not applied and nothing of this step saved.
+  std::vector<double> totals = {loss_sum, double(supervised), double(positions)};
+  if (absl::Status s = SumOverRanks(world, totals); !s.ok()) return s;
+  if (!std::isfinite(totals[0])) {
+    const std::string where =
+        first_bad_micro >= 0 ? absl::StrFormat("this rank's micro-batch %d of %d gave %g", first_bad_micro, accum, first_bad_loss)
+                             : std::string("another rank's");
+    return absl::DataLossError(absl::StrFormat(
+        "step %d: the training loss is not finite (%s); the step's update was not applied and nothing of it "
+        "saved. %s",
+        it, where, LastGoodState(out_dir)));
+  }
+  if (absl::Status s = CheckGradientsFinite(training, world, it, out_dir); !s.ok()) return s;
+  const double lrm = 1.0 - double(it) / num_iterations;
+  if (absl::Status s = training.OptimizerStep(lrm); !s.ok()) return s;
+  const double loss_mean = totals[0] / (double(accum) * o.world_size);
+  supervised = int64_t(totals[1]);
+  positions = int64_t(totals[2]);
+  const double seconds = Seconds(start);
+  meter.AddStep(seconds, positions, supervised);
+  if (it == first_iteration) result.first_loss = loss;
+  result.final_loss = loss;
+  final_loss_mean = loss_mean;
+  ++result.steps_trained;
+  if (!leader) return absl::OkStatus();
+  log << absl::StrFormat("Step %05d/%05d | Training loss: %.6f| lrm: %.6f| num_tokens: %s", it, num_iterations,
+                         loss, lrm, base::WithCommas(supervised))
+      << std::endl;
+  if ((it + 1) % 10 == 0 && meter.measured_steps() > 0) {
+    log << absl::StrFormat("[VALIDATION] Step %d | avg time/step: %.1f ms | tokens/sec: %.0f | supervised "
+                           "tokens/sec: %.0f (steps 0-4 excluded)",
+                           it, 1e3 * meter.SecondsPerStep(), meter.TokensPerSecond(),
+                           meter.SupervisedTokensPerSecond())
+        << std::endl;
+  }
+  StepRecord record;
+  record.run = run_id;
+  record.mode = training.mode();
+  record.world_size = o.world_size;
+  record.step = it;
+  record.loss = loss;
+  record.loss_mean = loss_mean;
+  record.batch_shapes = shapes;
+  record.recompilations = training.Recompilations();
+  record.lr_multiplier = lrm;
+  record.tokens = positions;
+  record.supervised_tokens = supervised;
+  record.padding_fraction = positions ? 1.0 - double(supervised) / positions : 0;
+  record.step_seconds = seconds;
+  record.tokens_per_second = positions / seconds;
+  record.supervised_tokens_per_second = supervised / seconds;
+  record.peak_rss_bytes = ThroughputMeter::PeakRssBytes();
+  return metrics->Append(record);
+}
+
+absl::StatusOr<SftResult> SftRun::Finish() {
+  const TrainerOptions& o = o_;
+  std::ostream& log = log_;
+  runtime::collectives::Communicator& world = world_;
+  const bool leader = leader_;
+  Setup* setup = &*setup_;
+  const std::string& out_dir = out_dir_;
+  const int64_t num_iterations = num_iterations_;
+  const int eval_steps_per_rank = eval_steps_per_rank_;
+  const compiler::StepConfig& config = config_;
+  TrainStep& training = *training_;
+  SftResult& result = result_;
+  ThroughputMeter& meter = meter_;
+  double& val_loss = val_loss_;
+  double& final_loss_mean = final_loss_mean_;
+  std::vector<std::pair<std::string, double>>& metrics_now = metrics_now_;
+  RunSummary& summary = summary_;
+  const double build_seconds = build_seconds_;
+  runtime::InterpreterOptions& interpreter = interpreter_;
   result.val_loss = val_loss;
   // Anything compiled after the step was made is a recompilation (the executable refuses
   // other shapes instead, so this stays 0; the report checks it rather than assuming it).
@@ -775,7 +919,7 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
 
   const int64_t checkpoint_step = num_iterations - 1;
   // Checkpoints are written from the ParamStore (the uncompiled view of the weights).
-  absl::StatusOr<runtime::ResolvedCheckpoint> saved = save_step(checkpoint_step, metrics_now);
+  absl::StatusOr<runtime::ResolvedCheckpoint> saved = SaveStep(checkpoint_step, metrics_now);
   if (!saved.ok()) return saved.status();
   if (leader) {
     summary.checkpoint.model_path = saved->model_path;
@@ -788,8 +932,8 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
   if (o.verify_checkpoint) {
     if (absl::Status s = training.BeginEvaluation(); !s.ok()) return s;
     absl::StatusOr<CheckpointSummary> verified =
-        VerifySavedCheckpoint(out_dir, checkpoint_step, *setup->params, config, interpreter, val_source,
-                              loader_options, eval_steps_per_rank, val_loss, world);
+        VerifySavedCheckpoint(out_dir, checkpoint_step, *setup->params, config, interpreter, *val_source_,
+                              loader_options_, eval_steps_per_rank, val_loss, world);
     if (!verified.ok()) return verified.status();
     verified->model_path = summary.checkpoint.model_path;
     summary.checkpoint = *verified;
@@ -853,6 +997,31 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, run
                                                                                 : summary.checkpoint.mismatch));
   }
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<SftResult> RunSft(const TrainerOptions& o, std::ostream& log, runtime::collectives::Communicator& world) {
+  if (world.world_size() != o.world_size || world.rank() != o.rank) {
+    return absl::InvalidArgumentError(absl::StrCat("RunSft: options say rank ", o.rank, " of ", o.world_size,
+                                                   ", the communicator rank ", world.rank(), " of ",
+                                                   world.world_size()));
+  }
+  SftRun run(o, log, world);
+  for (absl::Status (SftRun::*phase)() : {&SftRun::Load, &SftRun::OpenRunDirectory, &SftRun::MakeSteps, &SftRun::OpenData}) {
+    if (absl::Status s = (run.*phase)(); !s.ok()) return s;
+  }
+  for (int64_t it = run.first_iteration(); it < run.num_iterations(); ++it) {
+    // SIGINT/SIGTERM arrived during the step before: the run saves where it stands and stops.
+    absl::StatusOr<int> stop = run.StopIfAsked(it);
+    if (!stop.ok()) return stop.status();
+    if (*stop != 0) return run.result();
+    if (absl::Status s = run.Evaluate(it); !s.ok()) return s;
+    if (it == run.num_iterations() - 1) break;  // nanochat evaluates at the last iteration but does not train on it
+    if (absl::Status s = run.SaveIfDue(it); !s.ok()) return s;
+    if (absl::Status s = run.Train(it); !s.ok()) return s;
+  }
+  return run.Finish();
 }
 
 }  // namespace gpt_sft::trainer
