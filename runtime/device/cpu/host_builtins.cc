@@ -465,37 +465,9 @@ struct ResidualRmsNormCall {
   }
 };
 
-template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
-struct RotaryCall {  // positions: [B, T] i32 (the compiler passes 0..T-1 rows when the op has none)
-  static constexpr bool kBf16 = kRounding == k::RotaryRounding::kBf16;
-  static constexpr const char* kName =
-      kGrad ? (kBf16 ? "rotary_grad_bf16" : "rotary_grad") : (kBf16 ? "rotary_bf16" : "rotary");
-  const T* x;
-  const int32_t* positions;
-  T* y;
-  k::RotaryShape s;
-  double base;
-  explicit RotaryCall(ArgReader& r) {
-    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D");
-    base = r.Float("base");
-    x = r.Buffer<const T>(s.B * s.T * s.H * s.D, "x");
-    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
-    y = r.Buffer<T>(s.B * s.T * s.H * s.D, "y");
-  }
-  int64_t Workspace(int) const { return k::RotaryWorkspaceBytes(s); }
-  absl::Status Run(k::Workspace ws) const {
-    if constexpr (kGrad) {
-      k::RotaryGrad(x, positions, y, s, base, ws, kRounding);
-    } else {
-      k::Rotary(x, positions, y, s, base, ws, kRounding);
-    }
-    return absl::OkStatus();
-  }
-};
-
 /// The compiler's tabled rotary: (B, T, H, D, P; x, positions, cos, sin, y) with cos and sin
 /// nanochat's tables [P, D/2] (f32 holding bf16 values, constants of the artifact), so no
-/// token evaluates cos and sin; bit-identical to RotaryCall. Positions outside [0, P) are an
+/// token evaluates cos and sin; bit-identical to computing them (k::Rotary). Positions outside [0, P) are an
 /// error (checked every run: B*T ints, far cheaper than the rotation).
 template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
 struct RotaryTablesCall {
@@ -905,13 +877,10 @@ struct CrossEntropyGradSoftcapBf16Call {
 /// dx = dy w from w itself. `Bf16`: the chain under bf16 autocast
 /// (linear_softcap_bf16_cross_entropy_grad_v2, f32 only), with a dy layout after C (0: f32, 1:
 /// prepared for the bf16 GEMMs, 2: prepared in the weight gradient's slabs: k::LinearLossDy).
-/// `ReadsWt`: the names before v2 (gptc-8.10 and earlier), which also pass w's transposed copy
-/// after w; it is checked and not read (the same bits: dy w is the product by that copy).
-template <typename T, bool Bf16 = false, bool ReadsWt = false>
+template <typename T, bool Bf16 = false>
 struct LinearSoftcapCrossEntropyGradCall {
   static constexpr const char* kName =
-      Bf16 ? (ReadsWt ? "linear_softcap_bf16_cross_entropy_grad" : "linear_softcap_bf16_cross_entropy_grad_v2")
-           : (ReadsWt ? "linear_softcap_cross_entropy_grad" : "linear_softcap_cross_entropy_grad_v2");
+      Bf16 ? "linear_softcap_bf16_cross_entropy_grad_v2" : "linear_softcap_cross_entropy_grad_v2";
   const T *x, *w, *dloss;
   const int32_t* targets;
   T *loss, *dy, *dx;
@@ -927,7 +896,6 @@ struct LinearSoftcapCrossEntropyGradCall {
     }
     cap = r.Float("cap");
     x = r.Buffer<const T>(s.N * s.C, "x"), w = r.Buffer<const T>(s.V * s.C, "w");
-    if constexpr (ReadsWt) (void)r.Buffer<const T>(s.C * s.V, "wt");
     targets = r.Buffer<const int32_t>(s.N, "targets");
     dloss = r.Buffer<const T>(1, "dloss");
     loss = r.Buffer<T>(1, "loss"), dy = r.Buffer<T>(s.N * s.V, "dy"), dx = r.Buffer<T>(s.N * s.C, "dx");
@@ -1142,12 +1110,6 @@ const HostBuiltin kBuiltins[] = {
     Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),
     Entry<ResidualRmsNormCall<double, true>>("cpu.rms_norm_grad_add.f64"),
     Entry<ResidualRmsNormCall<float, true, true>>("cpu.rms_norm_grad_add_round_bf16.f32"),
-    Entry<RotaryCall<float, false>>("cpu.rotary.f32"),
-    Entry<RotaryCall<double, false>>("cpu.rotary.f64"),
-    Entry<RotaryCall<float, true>>("cpu.rotary_grad.f32"),
-    Entry<RotaryCall<double, true>>("cpu.rotary_grad.f64"),
-    Entry<RotaryCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_bf16.f32"),
-    Entry<RotaryCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_bf16.f32"),
     Entry<RotaryTablesCall<float, false>>("cpu.rotary_tables.f32"),
     Entry<RotaryTablesCall<double, false>>("cpu.rotary_tables.f64"),
     Entry<RotaryTablesCall<float, true>>("cpu.rotary_grad_tables.f32"),
@@ -1190,9 +1152,6 @@ const HostBuiltin kBuiltins[] = {
     Entry<LinearSoftcapCrossEntropyGradCall<float>>("cpu.linear_softcap_cross_entropy_grad_v2.f32"),
     Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad_v2.f64"),
     Entry<LinearSoftcapCrossEntropyGradCall<float, true>>("cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32"),
-    Entry<LinearSoftcapCrossEntropyGradCall<float, false, true>>("cpu.linear_softcap_cross_entropy_grad.f32"),
-    Entry<LinearSoftcapCrossEntropyGradCall<double, false, true>>("cpu.linear_softcap_cross_entropy_grad.f64"),
-    Entry<LinearSoftcapCrossEntropyGradCall<float, true, true>>("cpu.linear_softcap_bf16_cross_entropy_grad.f32"),
     Entry<RoundBf16Call>("cpu.round_bf16.f32"),
     Entry<RmsNormGradOfRoundedDyCall>("cpu.rms_norm_grad_of_rounded_dy.f32"),
     Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),
