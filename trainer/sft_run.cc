@@ -1,51 +1,39 @@
 #include "trainer/sft_run.h"
 
 #include <malloc.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/cpu_isa.h"
 #include "base/with_commas.h"
 #include "data/collate/loader.h"
-#include "data/pipeline/pad_token.h"
 #include "data/pipeline/task_source.h"
-#include "data/pipeline/training_data.h"
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/interpreter/communicator_collectives.h"
 #include "trainer/batch_tensors.h"
-#include "trainer/checkpoint_reload_check.h"
-#include "trainer/demo_setup.h"
-#include "trainer/init_from.h"
-#include "runtime/collectives/nccl_communicator.h"
 #include "trainer/eval/evaluation_progress.h"
-#include "trainer/eval/validation_loss.h"
 #include "trainer/generation/chat_model.h"
-#include "trainer/rank_launcher.h"
 #include "trainer/sft_evaluation.h"
-#include "trainer/device_step.h"
-#include "trainer/step_compile.h"
 #include "trainer/train_step.h"
 #include "trainer/eager_step.h"
 #include "trainer/finite_guards.h"
-#include "compiler/codegen/step_compiler.h"
+#include "trainer/rank_reductions.h"
+#include "trainer/sft_setup.h"
+#include "trainer/sft_steps.h"
+#include "trainer/sft_validation.h"
 #include "trainer/metrics_log.h"
-#include "trainer/non_finite_scan.h"
 #include "trainer/param_checksum.h"
 #include "trainer/run_summary.h"
-#include "base/runfiles.h"
 #include "trainer/resume_state.h"
 #include "trainer/run_directory.h"
 #include "trainer/stop_signal.h"
@@ -57,285 +45,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
-
-struct Setup {
-  std::string base_dir;
-  std::shared_ptr<const data::Tokenizer> tokenizer;
-  runtime::ResolvedCheckpoint source;
-  std::unique_ptr<runtime::ParamStore> params;
-  std::shared_ptr<const data::TaskMixture> train, val;
-  std::string words_path;
-};
-
-absl::StatusOr<Setup> LoadSetup(const TrainerOptions& o, std::ostream& log) {
-  Setup s;
-  if (o.base_dir.empty()) {
-    absl::StatusOr<std::string> dir = runtime::NanochatBaseDir();
-    if (!dir.ok()) return dir.status();
-    s.base_dir = *dir;
-  } else {
-    s.base_dir = o.base_dir;
-  }
-  // --init_from: a nanochat checkpoint and its tokenizer.pkl instead of <base_dir>'s (init_from.h).
-  std::optional<InitSource> init;
-  if (!o.init_from.empty()) {
-    absl::StatusOr<InitSource> loaded_init = LoadInitSource(o.init_from, o.init_tokenizer);
-    if (!loaded_init.ok()) return loaded_init.status();
-    init.emplace(*std::move(loaded_init));
-  }
-  const std::string tokenizer_path = init ? init->tokenizer_path : TokenizerPath(s.base_dir);
-  absl::StatusOr<data::Tokenizer> tok = init ? std::move(init->tokenizer) : data::Tokenizer::Load(tokenizer_path);
-  if (!tok.ok()) {
-    return absl::Status(tok.status().code(),
-                        absl::StrCat("--base_dir=", s.base_dir, ": no usable tokenizer (", tok.status().message(),
-                                     "); run `./bazelw run //trainer` with no flags once to set up the demo, or "
-                                     "train one with //data:tok_train --output=",
-                                     tokenizer_path));
-  }
-  s.tokenizer = std::make_shared<const data::Tokenizer>(*std::move(tok));
-  const runtime::CheckpointSource source =
-      o.model_source == "mid" ? runtime::CheckpointSource::kMid : runtime::CheckpointSource::kBase;
-  absl::StatusOr<runtime::ResolvedCheckpoint> where =
-      init ? init->where : runtime::ResolveCheckpoint(s.base_dir, source, o.model_tag, o.step);
-  if (!where.ok()) {
-    return absl::Status(where.status().code(), absl::StrCat("--model_source=", o.model_source, ": ",
-                                                            where.status().message()));
-  }
-  s.source = *where;
-  log << "Loading the " << (init ? "nanochat" : o.model_source) << " model from " << s.source.model_path << std::endl;
-  absl::StatusOr<runtime::LoadedCheckpoint> loaded = init ? std::move(init->checkpoint) : runtime::LoadCheckpoint(s.source);
-  if (!loaded.ok()) return loaded.status();
-  s.params = std::make_unique<runtime::ParamStore>(std::move(loaded->params));
-  if (s.params->config().vocab_size != s.tokenizer->vocab_size()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the tokenizer at ", tokenizer_path, " has ", s.tokenizer->vocab_size(), " tokens but the model at ",
-        s.source.model_path, " has vocab_size ", s.params->config().vocab_size, "; they must match"));
-  }
-  absl::StatusOr<std::string> words = base::FindRunfile("external/wordlist/words");
-  if (!words.ok()) return words.status();
-  s.words_path = *words;
-  // The user's --jsonl files and/or the built-in tasks; --val_jsonl or the built-in tasks'
-  // held-out split (their test seeds, synthetic problems from seed + 1).
-  data::TrainingDataOptions data_options = o.data;
-  data_options.words_path = *words;
-  data_options.seed = o.seed;
-  absl::StatusOr<data::TrainingData> data = data::BuildTrainingData(data_options);
-  if (!data.ok()) return data.status();
-  s.train = data->train;
-  s.val = data->val;
-  log << data->description;
-  return s;
-}
-
-compiler::StepConfig StepConfigFor(const TrainerOptions& o, const compiler::ModelConfig& model) {
-  compiler::StepConfig c;
-  c.model = model;
-  c.batch_size = o.device_batch_size;
-  c.seq_len = o.max_seq_len;
-  c.packed = o.packing == "bestfit";
-  c.grad_accum_steps = o.GradAccumSteps();
-  c.dp_world_size = o.world_size;
-  // TrainerOptions::Validate admitted only float32 and bfloat16.
-  c.dtype = o.dtype == "bfloat16" ? compiler::ElementType::kBF16 : compiler::ElementType::kF32;
-  c.optimizer.unembedding_lr = o.unembedding_lr;
-  c.optimizer.embedding_lr = o.embedding_lr;
-  c.optimizer.matrix_lr = o.matrix_lr;
-  c.optimizer.weight_decay = o.weight_decay;
-  c.optimizer.init_lr_frac = o.init_lr_frac;
-  return c;
-}
-
-data::LoaderOptions LoaderOptionsFor(const TrainerOptions& o, const data::Tokenizer& tok) {
-  data::LoaderOptions l;
-  l.B = o.device_batch_size;
-  l.T = o.max_seq_len;
-  l.packing = o.packing == "bestfit" ? data::Packing::kBestFit : data::Packing::kPad;
-  l.rank = o.rank;
-  l.world_size = o.world_size;
-  l.pad_id = data::PadTokenId(l.packing, tok);
-  return l;
-}
-
-/// nanochat rebuilds the validation loader at every evaluation, so it always sees the same
-/// first batches. The batches are those of a one-rank loader, dealt out: this rank takes
-/// batches rank, rank + world, ... of them (`eval_steps` in all), so every world size
-/// evaluates exactly the same rows.
-absl::StatusOr<double> MeanValidationLoss(EagerStep& step, const data::ConversationSource& val,
-                                          data::LoaderOptions options, int eval_steps_per_rank, int rank,
-                                          int world_size, const EvaluationProgress& progress) {
-  options.rank = 0;
-  options.world_size = 1;
-  absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&val, options);
-  if (!loader.ok()) return loader.status();
-  int64_t index = 0;
-  BatchSource this_ranks_share = [&]() -> absl::StatusOr<data::Batch> {
-    while (true) {
-      absl::StatusOr<data::Batch> batch = (*loader)->Next();
-      if (!batch.ok() || index++ % world_size == rank) return batch;
-    }
-  };
-  absl::StatusOr<ValidationLossResult> result = ValidationLoss(step, this_ranks_share, eval_steps_per_rank, progress);
-  if (!result.ok()) return result.status();
-  return result->mean_loss;
-}
-
-/// Whether any of the first `batches` batches of a one-rank loader over `source` holds a
-/// supervised target (it stops at the first that does).
-absl::StatusOr<bool> AnySupervisedTargetAhead(const data::ConversationSource& source, data::LoaderOptions options,
-                                              int64_t batches) {
-  options.rank = 0;
-  options.world_size = 1;
-  absl::StatusOr<std::unique_ptr<data::BatchLoader>> loader = data::BatchLoader::Create(&source, options);
-  if (!loader.ok()) return loader.status();
-  for (int64_t i = 0; i < batches; ++i) {
-    absl::StatusOr<data::Batch> batch = (*loader)->Next();
-    if (!batch.ok()) return batch.status();
-    if (data::CountSupervised(*batch) > 0) return true;
-  }
-  return false;
-}
-
-/// A --max_seq_len too short for any supervised target (every row cut before the first
-/// assistant token) is refused before any file is made, naming the flag: the validation batches
-/// (all of which would be empty) and the training batches of the run's first steps are rendered
-/// until one holds a target (milliseconds when one does).
-absl::Status CheckSequencesHoldTargets(const TrainerOptions& o, const Setup& setup, int64_t num_iterations,
-                                       int eval_steps_per_rank) {
-  const data::LoaderOptions options = LoaderOptionsFor(o, *setup.tokenizer);
-  const int64_t accum = o.target_examples_per_step / o.device_batch_size;
-  const int64_t first_steps = std::min<int64_t>(num_iterations - 1, 64);
-  const struct {
-    std::string what;
-    std::shared_ptr<const data::TaskMixture> rows;
-    int64_t batches;
-  } checks[] = {{absl::StrCat("the first ", first_steps, " training step(s)"), setup.train, first_steps * accum},
-                {"the validation batches", setup.val, int64_t{eval_steps_per_rank} * o.world_size}};
-  for (const auto& check : checks) {
-    data::TaskSource source(check.rows, setup.tokenizer, 4 * (o.max_seq_len + 1));
-    absl::StatusOr<bool> any = AnySupervisedTargetAhead(source, options, check.batches);
-    if (!any.ok()) return any.status();
-    if (*any) continue;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--max_seq_len=", o.max_seq_len, " holds no supervised target: every conversation of ", check.what, " (",
-        check.batches, " batch(es) of ", o.device_batch_size, " rows) is cut before its first assistant token; "
-        "give a longer --max_seq_len (nanochat's is 2048)"));
-  }
-  return absl::OkStatus();
-}
-
-/// Sums `values` over every rank, in place (f64: token counts stay exact).
-absl::Status SumOverRanks(runtime::collectives::Communicator& world, std::vector<double>& values) {
-  return world.AllReduce(values.data(), int64_t(values.size()), runtime::collectives::DataType::kFloat64,
-                         runtime::collectives::ReduceOp::kSum);
-}
-
-absl::StatusOr<double> ReduceOverRanks(runtime::collectives::Communicator& world, double value,
-                                       runtime::collectives::ReduceOp op) {
-  if (absl::Status s = world.AllReduce(&value, 1, runtime::collectives::DataType::kFloat64, op); !s.ok()) return s;
-  return value;
-}
-
-/// The validation loss over every rank's shard of the validation batches (their mean).
-absl::StatusOr<double> GlobalValidationLoss(EagerStep& step, const data::ConversationSource& val,
-                                            const data::LoaderOptions& options, int eval_steps,
-                                            runtime::collectives::Communicator& world,
-                                            const EvaluationProgress& progress = nullptr) {
-  absl::StatusOr<double> local =
-      MeanValidationLoss(step, val, options, eval_steps, world.rank(), world.world_size(), progress);
-  if (!local.ok()) return local.status();
-  return ReduceOverRanks(world, *local, runtime::collectives::ReduceOp::kAvg);
-}
-
-/// After rank 0 saved: every rank reloads the checkpoint from disk, compares it bit for bit
-/// with its trained weights, and evaluates the reloaded weights on the same validation
-/// batches.
-absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, int64_t step,
-                                                        const runtime::ParamStore& trained,
-                                                        const compiler::StepConfig& config,
-                                                        const runtime::InterpreterOptions& interpreter,
-                                                        const data::ConversationSource& val,
-                                                        const data::LoaderOptions& loader, int eval_steps,
-                                                        double val_loss_saved,
-                                                        runtime::collectives::Communicator& world) {
-  if (absl::Status s = world.Barrier(); !s.ok()) return s;  // rank 0's files are complete
-  absl::StatusOr<ReloadComparison> compared = ReloadAndCompare(dir, step, trained);
-  if (!compared.ok()) return compared.status();
-  absl::StatusOr<std::unique_ptr<EagerStep>> reloaded_step =
-      EagerStep::Create(config, compared->reloaded.get(), interpreter);
-  if (!reloaded_step.ok()) return reloaded_step.status();
-  absl::StatusOr<double> reloaded_loss = GlobalValidationLoss(**reloaded_step, val, loader, eval_steps, world);
-  if (!reloaded_loss.ok()) return reloaded_loss.status();
-  absl::StatusOr<double> all_exact =
-      ReduceOverRanks(world, compared->bit_exact ? 1.0 : 0.0, runtime::collectives::ReduceOp::kMin);
-  if (!all_exact.ok()) return all_exact.status();
-  CheckpointSummary c;
-  c.step = step;
-  c.verified = true;
-  c.reload_bit_exact = *all_exact == 1.0;
-  c.mismatch = compared->mismatch;
-  c.val_loss_saved = val_loss_saved;
-  c.val_loss_reloaded = *reloaded_loss;
-  return c;
-}
-
-/// The stop signal this rank or any other received (0: none), so that every rank stops after
-/// the same step.
-absl::StatusOr<int> StopSignalOnAnyRank(runtime::collectives::Communicator& world) {
-  if (world.world_size() == 1) return StopSignalReceived();
-  absl::StatusOr<double> any = ReduceOverRanks(world, StopSignalReceived(), runtime::collectives::ReduceOp::kMax);
-  if (!any.ok()) return any.status();
-  return int(*any);
-}
-
-/// NCCL over `world` on the GPU `device` names ("cuda:<n>"; "cuda": rank modulo the GPUs).
-absl::StatusOr<std::shared_ptr<runtime::collectives::Communicator>> MakeNcclForDevice(
-    const std::string& device, runtime::collectives::Communicator& world) {
-  runtime::collectives::NcclOptions options;
-  if (const size_t colon = device.find(':'); colon != std::string::npos) {
-    if (!absl::SimpleAtoi(device.substr(colon + 1), &options.device)) options.device = -1;
-  }
-  absl::StatusOr<std::unique_ptr<runtime::collectives::Communicator>> nccl =
-      runtime::collectives::MakeNcclCommunicator(world, options);
-  if (!nccl.ok()) {
-    return absl::Status(nccl.status().code(), absl::StrCat("--device=", device, " on ", world.world_size(),
-                                                           " ranks reduces gradients with NCCL: ",
-                                                           nccl.status().message()));
-  }
-  return std::shared_ptr<runtime::collectives::Communicator>(std::move(*nccl));
-}
-
-/// The step compiled for --device (or loaded from the compile cache) on that device.
-absl::StatusOr<std::unique_ptr<TrainStep>> MakeCompiledStep(const TrainerOptions& o, const compiler::StepConfig& config,
-                                                            runtime::ParamStore* params,
-                                                            runtime::collectives::Communicator& world,
-                                                            const std::string& base_dir) {
-  const std::string cache_dir = o.compile_cache_dir.empty() ? base_dir + "/compile_cache" : o.compile_cache_dir;
-  runtime::collectives::Communicator* comm = o.world_size > 1 ? &world : nullptr;
-  DeviceStepOptions options;
-  options.device = o.world_size > 1 ? DeviceForLocalRank(o.device, LocalRank()) : o.device;
-  options.num_threads = o.num_threads;
-  options.communicator = comm;
-  if (comm != nullptr && options.device.rfind("cuda", 0) == 0) {
-    // GPU ranks reduce their gradients with NCCL, in device memory, over the MPI job's world.
-    absl::StatusOr<std::shared_ptr<runtime::collectives::Communicator>> nccl = MakeNcclForDevice(options.device, world);
-    if (!nccl.ok()) return nccl.status();
-    options.owned_communicator = *std::move(nccl);
-    options.communicator = options.owned_communicator.get();
-  }
-  absl::StatusOr<std::unique_ptr<DeviceStep>> made = CompileDeviceStep(config, params, cache_dir, options);
-  if (!made.ok()) return made.status();
-  if (!(*made)->compile_report().cache_log.empty() && o.rank == 0) {
-    std::cout << "compile cache: " << (*made)->compile_report().cache_log << std::endl;
-  }
-  return std::unique_ptr<TrainStep>(std::move(*made));
-}
-
-/// --test_only_force_recompile: the step compiled a second time for its target.
-absl::Status CompileAgainForTest(const TrainerOptions& o, const compiler::StepConfig& config) {
-  absl::StatusOr<compiler::Target> target = compiler::ParseTarget(o.device.substr(0, o.device.find(':')));
-  if (!target.ok()) return target.status();
-  return compiler::CompileStep(config, *target).status();
-}
 
 /// One chat-SFT run, from its options to its result: the phases RunSft calls in order, each
 /// leaving what the later ones use. Rank 0 logs and writes; every rank runs every phase.
@@ -384,7 +93,7 @@ class SftRun {
   runtime::collectives::Communicator& world_;
   const bool leader_;
 
-  std::optional<Setup> setup_;
+  std::optional<SftSetup> setup_;
   int64_t num_iterations_ = 0;
   int eval_steps_per_rank_ = 1;
   std::string out_dir_;
@@ -422,7 +131,7 @@ class SftRun {
 };
 
 absl::Status SftRun::Load() {
-  absl::StatusOr<Setup> loaded = LoadSetup(o_, log_);
+  absl::StatusOr<SftSetup> loaded = LoadSftSetup(o_, log_);
   if (!loaded.ok()) return loaded.status();
   setup_.emplace(*std::move(loaded));
   // Every rank loaded the same file; a rank that read other bytes would train a different
