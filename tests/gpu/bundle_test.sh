@@ -79,6 +79,11 @@ for tag in ("small", "small_tiled", "small_bf16"):
     assert "no NVIDIA driver" in part["stderr_tail"], (tag, part)
     assert part["losses_match_interpreter"] is False, (tag, part)
 assert report["d20"] is None, "a --small_only bundle has no d20 part"
+# The compiler's prediction rides along (H100's: no GPU here), and d20's is absent.
+small = report["small_predicted"]
+assert small["gpu"] == "h100" and small["tokens_per_second"] > 0 and 0 < small["mfu"] <= 1, small
+assert small["seconds_per_step_by_op"]["gpt.matmul"] > 0, small
+assert report["d20_predicted"] is None
 assert report["bundle"]["small_only"] == 1
 PY
 

@@ -91,6 +91,16 @@ if [[ "$dtype" == bfloat16 ]]; then
   "$gptc" --target=cuda --gemm=cublaslt --emit=artifact "${small_flags[@]}" --dtype=bfloat16 \
     --output="$stage/artifacts/small_bf16.gptart" 2>"$stage/artifacts/small_bf16.compile.txt"
 fi
+# What the compiler predicts for each timed config on each GPU it knows (compiler/cost), so that
+# run.sh prints the measured times beside the prediction and the first GPU run calibrates it.
+for gpu in h100 h200 a100; do
+  "$gptc" --target=cuda --gemm=cublaslt --emit=cost_json --gpu="$gpu" "${small_flags[@]}" \
+    >"$stage/artifacts/small_cost_$gpu.json" 2>/dev/null
+  if (( ! small_only )); then
+    "$gptc" --target=cuda --gemm=cublaslt --emit=cost_json --gpu="$gpu" "${d20_flags[@]}" \
+      >"$stage/artifacts/d20_cost_$gpu.json" 2>/dev/null
+  fi
+done
 # The interpreter's losses do not depend on the target: one reference per dtype.
 for name in small small_bf16; do
   [[ -e "$stage/artifacts/$name.gptart" ]] || continue

@@ -8,6 +8,9 @@
 #       variants: ms/step, tokens/s, MFU against the H200's dense bf16 peak, GPU memory; and a
 #       per-kernel profile of the default variant;
 #   (c) the PyTorch peer on the same batches, eager and torch.compile(dynamic=False);
+#   (d) beside them, the compiler's prediction for this GPU (compiler/cost, computed when the
+#       bundle was made): step time, tokens/s, MFU, and for the profiled d20 run the measured
+#       seconds per step of each op next to the predicted ones, which calibrates the model;
 # then prints one JSON object (also written to $OUT/gpu_run.json when OUT is set). Each part
 # has its own time limit so that the whole stays under 8 minutes; a part that fails is
 # reported in the JSON and the others still run.
@@ -164,6 +167,36 @@ if d20.get("tokens_per_second") and d20.get("flops_per_token"):
             report[f"speedup_vs_{peer}"] = d20["tokens_per_second"] / p["tokens_per_second"]
             if p.get("peak_gpu_memory_mib"):
                 report[f"memory_ratio_vs_{peer}"] = d20.get("peak_gpu_memory_mib", 0) / p["peak_gpu_memory_mib"]
+# The compiler's prediction for this GPU (make_bundle's cost JSON; H100's where the GPU is none
+# it knows) beside what ran: the step, and seconds per step by op for the profiled d20 run.
+def predicted(config):
+    gpu = report["gpu"].upper()
+    key = "h200" if "H200" in gpu else "a100" if "A100" in gpu else "h100"
+    try:
+        with open(os.path.join(here, "artifacts", f"{config}_cost_{key}.json")) as f:
+            cost = json.load(f)
+    except (OSError, ValueError):
+        return None
+    by_op = {}
+    for function in cost["functions"]:
+        if function["name"] in ("micro_step", "optimizer_step"):
+            for launch in function["launches"]:
+                by_op[launch["op"]] = by_op.get(launch["op"], 0.0) + launch["seconds"]
+    step = cost["step"]
+    return {"gpu": key, "step_seconds": step["seconds"], "tokens_per_second": step["tokens_per_second"],
+            "mfu": step["mfu"], "seconds_per_step_by_op": by_op}
+for config in ("small", "d20"):
+    report[f"{config}_predicted"] = predicted(config)
+profile = (report.get("d20_profile") or {}).get("profile") or []
+if report["d20_predicted"] and profile:
+    measured = {}
+    for entry in profile:
+        op = entry["label"].split(" (")[0]
+        measured[op] = measured.get(op, 0.0) + entry["seconds_per_step"]
+    predicted_by_op = report["d20_predicted"]["seconds_per_step_by_op"]
+    report["d20_measured_vs_predicted_by_op"] = [
+        {"op": op, "measured_s": measured[op], "predicted_s": predicted_by_op.get(op)}
+        for op in sorted(measured, key=measured.get, reverse=True)]
 report["goals"] = {"speedup_vs_torch_compile": ">= 1.1", "mfu (d20)": ">= 0.45", "memory_ratio_vs_torch_compile": "< 1"}
 print(json.dumps(report, indent=1))
 PY
