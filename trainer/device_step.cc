@@ -207,13 +207,22 @@ absl::StatusOr<double> DeviceStep::MicroStep(const StepBatch& batch) {
 }
 
 absl::StatusOr<std::optional<NonFiniteValue>> DeviceStep::FirstNonFiniteGradient() {
-  // One host copy at a time (on the cpu device a memcpy; on a GPU a download of each gradient,
-  // which a reduction inside the compiled step would avoid).
+  // Where the device's memory is the host's (cpu), each gradient is scanned where it lies; a
+  // GPU's are downloaded one at a time (one pass over them per step, which a reduction inside
+  // the compiled step would avoid).
+  if (absl::Status s = device_->Synchronize(); !s.ok()) return s;
   for (size_t i = 0; i < params_->params().size(); ++i) {
+    const runtime::Param& p = params_->params()[i];
+    absl::StatusOr<runtime::device::BufferRange> slot = executable_->Slot(compiler::GradName(p.name));
+    if (!slot.ok()) return slot.status();
+    if (const void* host = slot->buffer->host_pointer(); host != nullptr) {
+      const auto* data = reinterpret_cast<const float*>(static_cast<const char*>(host) + slot->offset);
+      if (auto found = FindNonFinite(p.name, data, p.numel())) return found;
+      continue;
+    }
     absl::StatusOr<Tensor> g = Gradient(i);
     if (!g.ok()) return g.status();
-    const std::string& name = params_->params()[i].name;
-    if (auto found = FindNonFinite(name, static_cast<const float*>(g->raw_data()), g->numel())) return found;
+    if (auto found = FindNonFinite(p.name, static_cast<const float*>(g->raw_data()), g->numel())) return found;
   }
   return std::nullopt;
 }
