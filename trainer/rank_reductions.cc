@@ -1,6 +1,6 @@
 #include "trainer/rank_reductions.h"
 
-#include "trainer/stop_signal.h"
+#include "trainer/launch/stop_signal.h"
 
 namespace gpt_sft::trainer {
 

@@ -36,7 +36,7 @@
 #include "trainer/run_summary.h"
 #include "trainer/resume_state.h"
 #include "trainer/run_directory.h"
-#include "trainer/stop_signal.h"
+#include "trainer/launch/stop_signal.h"
 #include "trainer/throughput_meter.h"
 
 namespace gpt_sft::trainer {

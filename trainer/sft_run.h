@@ -3,7 +3,7 @@
 // evaluate when due, accumulate gradients over the micro-batches, step the optimizers with
 // the linear lr decay, log nanochat's lines and our validation instrumentation, append a
 // metrics record, and save the checkpoint at the end (also every --save_every steps, and when a
-// stop signal arrives: trainer/stop_signal.h) as a step directory of the locked run directory
+// stop signal arrives: trainer/launch/stop_signal.h) as a step directory of the locked run directory
 // (trainer/run_directory.h, trainer/resume_state.h); --resume continues from the latest one
 // exactly. Rank 0 logs and saves.
 #ifndef GPT_SFT_TRAINER_SFT_RUN_H_

@@ -4,7 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/step_compiler.h"
 #include "runtime/collectives/nccl_communicator.h"
-#include "trainer/rank_launcher.h"
+#include "trainer/launch/rank_launcher.h"
 #include "trainer/step_compile.h"
 
 namespace gpt_sft::trainer {

@@ -29,9 +29,9 @@
 #include "runtime/collectives/communicator.h"
 #include "runtime/collectives/mpi_communicator.h"
 #include "trainer/demo_setup.h"
-#include "trainer/rank_launcher.h"
+#include "trainer/launch/rank_launcher.h"
 #include "trainer/sft_run.h"
-#include "trainer/stop_signal.h"
+#include "trainer/launch/stop_signal.h"
 #include "trainer/trainer_options.h"
 
 ABSL_FLAG(int, max_iterations, -1, "optimizer steps + 1 (nanochat's count); -1: one epoch of the mixture");

@@ -1,4 +1,4 @@
-#include "trainer/rank_launcher.h"
+#include "trainer/launch/rank_launcher.h"
 
 #include <signal.h>
 #include <sys/prctl.h>

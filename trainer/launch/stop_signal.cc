@@ -1,5 +1,5 @@
 // Implements the stop-signal handlers: async-signal-safe only (atomics, write, setitimer, _exit).
-#include "trainer/stop_signal.h"
+#include "trainer/launch/stop_signal.h"
 
 #include <signal.h>
 #include <sys/time.h>

@@ -1,4 +1,4 @@
-#include "trainer/stop_signal.h"
+#include "trainer/launch/stop_signal.h"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -1,5 +1,5 @@
 // Which device a rank opens, and where its local rank comes from.
-#include "trainer/rank_launcher.h"
+#include "trainer/launch/rank_launcher.h"
 
 #include <cstdlib>
 

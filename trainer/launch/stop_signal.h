@@ -16,8 +16,8 @@
 //   fails at once naming it; if the process is still alive half a second later, the handler
 //   itself prints `trainer: error: rank r of W: ...` and exits 128 + the signal. Nothing is
 //   saved then; the run directory keeps its last whole step.
-#ifndef GPT_SFT_TRAINER_STOP_SIGNAL_H_
-#define GPT_SFT_TRAINER_STOP_SIGNAL_H_
+#ifndef GPT_SFT_TRAINER_LAUNCH_STOP_SIGNAL_H_
+#define GPT_SFT_TRAINER_LAUNCH_STOP_SIGNAL_H_
 
 #include <string>
 
@@ -40,4 +40,4 @@ std::string StopSignalName(int sig);
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_STOP_SIGNAL_H_
+#endif  // GPT_SFT_TRAINER_LAUNCH_STOP_SIGNAL_H_

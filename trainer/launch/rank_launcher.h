@@ -10,8 +10,8 @@
 // instead: mpirun runs in a process group of its own (Ctrl-C and a signal to the trainer's group
 // never reach it), and the supervisor passes a stop on as SIGUSR2, which mpirun forwards to
 // every rank (stop_signal.h). It also ends mpirun if it dies itself (parent-death signal).
-#ifndef GPT_SFT_TRAINER_RANK_LAUNCHER_H_
-#define GPT_SFT_TRAINER_RANK_LAUNCHER_H_
+#ifndef GPT_SFT_TRAINER_LAUNCH_RANK_LAUNCHER_H_
+#define GPT_SFT_TRAINER_LAUNCH_RANK_LAUNCHER_H_
 
 #include <string>
 
@@ -49,4 +49,4 @@ int ThreadsPerLocalRank();
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_RANK_LAUNCHER_H_
+#endif  // GPT_SFT_TRAINER_LAUNCH_RANK_LAUNCHER_H_
