@@ -22,7 +22,7 @@
 #include "runtime/device/device.h"
 #include "trainer/batch_tensors.h"
 #include "trainer/checkpoint_reload_check.h"
-#include "trainer/demo_setup.h"
+#include "trainer/config/demo_setup.h"
 #include "trainer/eager_step.h"
 #include "base/runfiles.h"
 #include "trainer/step_compile.h"

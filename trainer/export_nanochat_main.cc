@@ -22,7 +22,7 @@
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/nanochat_checkpoint.h"
-#include "trainer/demo_setup.h"
+#include "trainer/config/demo_setup.h"
 #include "data/tokenizer/tiktoken_pickle.h"
 #include "trainer/nanochat_export.h"
 

@@ -13,7 +13,7 @@
 #include "base/command_line.h"
 #include "trainer/eager_step.h"
 #include "trainer/step_loop.h"
-#include "trainer/step_source_flags.h"
+#include "trainer/config/step_source_flags.h"
 
 ABSL_FLAG(int, steps, 5, "optimizer steps to run");
 ABSL_FLAG(int, num_threads, 0, "kernel threads; 0: every core");

@@ -24,7 +24,7 @@
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/params/param_store.h"
 #include "trainer/optimizer_state.h"
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 namespace gpt_sft::trainer {
 

@@ -14,7 +14,7 @@
 #include "base/test_dir.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "trainer/metrics_log.h"
+#include "trainer/report/metrics_log.h"
 
 namespace gpt_sft::trainer {
 namespace {

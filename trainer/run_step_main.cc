@@ -27,8 +27,8 @@
 #include "nlohmann/json.hpp"
 #include "trainer/device_step.h"
 #include "trainer/step_loop.h"
-#include "trainer/step_source_flags.h"
-#include "trainer/throughput_meter.h"
+#include "trainer/config/step_source_flags.h"
+#include "trainer/report/throughput_meter.h"
 
 ABSL_FLAG(int, steps, 5, "optimizer steps to run (grad_accum_steps micro-batches each)");
 ABSL_FLAG(int, warmup_steps, 1, "steps left out of the timing");

@@ -16,7 +16,7 @@
 #include "absl/flags/usage.h"
 #include "base/command_line.h"
 #include "data/tools/user_path.h"
-#include "trainer/demo_setup.h"
+#include "trainer/config/demo_setup.h"
 
 ABSL_FLAG(std::string, base_dir, "", "nanochat's base dir to create the tokenizer and model under (required)");
 ABSL_FLAG(int, depth, 4, "model depth (nanochat: width 64 x depth, heads of 128)");

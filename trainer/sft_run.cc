@@ -31,13 +31,13 @@
 #include "trainer/sft_setup.h"
 #include "trainer/sft_steps.h"
 #include "trainer/sft_validation.h"
-#include "trainer/metrics_log.h"
+#include "trainer/report/metrics_log.h"
 #include "trainer/param_checksum.h"
-#include "trainer/run_summary.h"
+#include "trainer/report/run_summary.h"
 #include "trainer/resume_state.h"
 #include "trainer/run_directory.h"
 #include "trainer/launch/stop_signal.h"
-#include "trainer/throughput_meter.h"
+#include "trainer/report/throughput_meter.h"
 
 namespace gpt_sft::trainer {
 namespace {

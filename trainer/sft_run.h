@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "runtime/collectives/communicator.h"
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 namespace gpt_sft::trainer {
 

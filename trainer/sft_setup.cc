@@ -7,8 +7,8 @@
 #include "data/pipeline/pad_token.h"
 #include "data/pipeline/task_source.h"
 #include "runtime/checkpoint/checkpoint.h"
-#include "trainer/demo_setup.h"
-#include "trainer/init_from.h"
+#include "trainer/config/demo_setup.h"
+#include "trainer/config/init_from.h"
 
 namespace gpt_sft::trainer {
 namespace {

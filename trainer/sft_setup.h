@@ -16,7 +16,7 @@
 #include "data/tokenizer/tokenizer.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/params/param_store.h"
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 namespace gpt_sft::trainer {
 

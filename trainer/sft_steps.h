@@ -11,7 +11,7 @@
 #include "runtime/collectives/communicator.h"
 #include "runtime/params/param_store.h"
 #include "trainer/train_step.h"
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 namespace gpt_sft::trainer {
 

@@ -14,7 +14,7 @@
 #include "runtime/params/param_store.h"
 #include "trainer/eager_step.h"
 #include "trainer/eval/evaluation_progress.h"
-#include "trainer/run_summary.h"
+#include "trainer/report/run_summary.h"
 
 namespace gpt_sft::trainer {
 

@@ -17,7 +17,7 @@
 #include "runtime/base/tensor.h"
 #include "trainer/non_finite_scan.h"
 #include "trainer/optimizer_state.h"
-#include "trainer/run_summary.h"
+#include "trainer/report/run_summary.h"
 
 namespace gpt_sft::trainer {
 

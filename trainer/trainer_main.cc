@@ -5,7 +5,7 @@
 //   ./bazelw run //trainer -- --jsonl=mine.jsonl --builtin_tasks=false --val_jsonl=held_out.jsonl
 //
 // With no flags at all (or --demo) it runs the demo: a tokenizer and a small random base
-// model are created under the base dir when missing (trainer/demo_setup.h), then fine-tuned
+// model are created under the base dir when missing (trainer/config/demo_setup.h), then fine-tuned
 // on the offline task mixture; flags given beside --demo override the demo's settings. With
 // flags it is nanochat's chat_sft (trainer/sft_run.h).
 #include <signal.h>
@@ -28,11 +28,11 @@
 #include "data/tools/user_path.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/collectives/mpi_communicator.h"
-#include "trainer/demo_setup.h"
+#include "trainer/config/demo_setup.h"
 #include "trainer/launch/rank_launcher.h"
 #include "trainer/sft_run.h"
 #include "trainer/launch/stop_signal.h"
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 ABSL_FLAG(int, max_iterations, -1, "optimizer steps + 1 (nanochat's count); -1: one epoch of the mixture");
 ABSL_FLAG(std::string, model_source, "base", "the model to fine-tune: base or mid (<base_dir>/<source>_checkpoints)");

@@ -1,5 +1,5 @@
 // What one trainer run leaves in its --output_dir, as the validation driver reads it:
-// metrics.jsonl (trainer/metrics_log.h, one record per optimizer step) and run_summary.json
+// metrics.jsonl (trainer/report/metrics_log.h, one record per optimizer step) and run_summary.json
 // (written atomically by a run that finished). A field an older trainer does not write is
 // nullopt here, so the report can say "not measured" instead of inventing a 0.
 #ifndef GPT_SFT_TRAINER_VALIDATION_TRAINER_OUTPUTS_H_

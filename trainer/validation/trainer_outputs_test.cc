@@ -8,7 +8,7 @@
 namespace gpt_sft::trainer::validation {
 namespace {
 
-// A record as the trainer writes it (trainer/metrics_log.cc), with the validation fields.
+// A record as the trainer writes it (trainer/report/metrics_log.cc), with the validation fields.
 constexpr char kRecord[] =
     R"({"run":1,"step":3,"loss":2.5,"lr_multiplier":0.9,"tokens":8192,"supervised_tokens":4000,)"
     R"("padding_fraction":0.5,"step_seconds":0.25,"tokens_per_second":32768,"supervised_tokens_per_second":16000,)"

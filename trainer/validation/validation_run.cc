@@ -10,7 +10,7 @@
 #include "base/json_file.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/bench/subprocess.h"
-#include "trainer/demo_setup.h"
+#include "trainer/config/demo_setup.h"
 #include "base/runfiles.h"
 #include "trainer/validation/criteria.h"
 #include "trainer/validation/environment.h"

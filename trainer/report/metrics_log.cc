@@ -1,4 +1,4 @@
-#include "trainer/metrics_log.h"
+#include "trainer/report/metrics_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // --init_from's resolution against the nanochat goldens of tests/nanochat/ (real torch.save
 // and pickle.dump output): the weights, the tokenizer found where nanochat keeps it, and the
 // errors, each naming the flag and the paths looked at.
-#include "trainer/init_from.h"
+#include "trainer/config/init_from.h"
 
 #include <cstring>
 #include <filesystem>

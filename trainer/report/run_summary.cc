@@ -1,4 +1,4 @@
-#include "trainer/run_summary.h"
+#include "trainer/report/run_summary.h"
 
 #include <nlohmann/json.hpp>
 

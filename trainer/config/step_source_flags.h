@@ -1,8 +1,8 @@
 // The flags that say where a step runner's inputs come from (--artifact, --checkpoint_dir,
 // --step, --batches, --seed, --synthetic_batches), shared by //trainer:run_step and
 // //trainer:reference_steps so that the same command line gives both the same inputs.
-#ifndef GPT_SFT_TRAINER_STEP_SOURCE_FLAGS_H_
-#define GPT_SFT_TRAINER_STEP_SOURCE_FLAGS_H_
+#ifndef GPT_SFT_TRAINER_CONFIG_STEP_SOURCE_FLAGS_H_
+#define GPT_SFT_TRAINER_CONFIG_STEP_SOURCE_FLAGS_H_
 
 #include "trainer/step_loop.h"
 
@@ -13,4 +13,4 @@ StepLoopSource StepLoopSourceFromFlags();
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_STEP_SOURCE_FLAGS_H_
+#endif  // GPT_SFT_TRAINER_CONFIG_STEP_SOURCE_FLAGS_H_

@@ -1,4 +1,4 @@
-#include "trainer/demo_setup.h"
+#include "trainer/config/demo_setup.h"
 
 #include <chrono>
 #include <filesystem>

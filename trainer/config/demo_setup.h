@@ -2,15 +2,15 @@
 // dir, created when missing: a tokenizer trained on text this machine has (Debian's English
 // licence texts and word list, carried as runfiles) and a randomly initialised small base
 // checkpoint. Each stage says what it does on `log`.
-#ifndef GPT_SFT_TRAINER_DEMO_SETUP_H_
-#define GPT_SFT_TRAINER_DEMO_SETUP_H_
+#ifndef GPT_SFT_TRAINER_CONFIG_DEMO_SETUP_H_
+#define GPT_SFT_TRAINER_CONFIG_DEMO_SETUP_H_
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 
 #include "absl/status/status.h"
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 namespace gpt_sft::trainer {
 
@@ -45,4 +45,4 @@ absl::Status EnsureDemoModel(const std::string& base_dir, std::ostream& log);
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_DEMO_SETUP_H_
+#endif  // GPT_SFT_TRAINER_CONFIG_DEMO_SETUP_H_

@@ -1,5 +1,5 @@
 // Defines the step runners' input flags.
-#include "trainer/step_source_flags.h"
+#include "trainer/config/step_source_flags.h"
 
 #include <cstdint>
 #include <string>

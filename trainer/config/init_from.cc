@@ -1,5 +1,5 @@
 // Implements --init_from: the nanochat checkpoint, then its tokenizer, then their agreement.
-#include "trainer/init_from.h"
+#include "trainer/config/init_from.h"
 
 #include <filesystem>
 #include <vector>

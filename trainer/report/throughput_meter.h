@@ -1,8 +1,8 @@
 // ThroughputMeter: the step timings the validation instrumentation reports: average
 // time/step and tokens/sec excluding warm-up steps (the first five by default), and the peak
 // resident memory of the process.
-#ifndef GPT_SFT_TRAINER_THROUGHPUT_METER_H_
-#define GPT_SFT_TRAINER_THROUGHPUT_METER_H_
+#ifndef GPT_SFT_TRAINER_REPORT_THROUGHPUT_METER_H_
+#define GPT_SFT_TRAINER_REPORT_THROUGHPUT_METER_H_
 
 #include <cstdint>
 
@@ -35,4 +35,4 @@ class ThroughputMeter {
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_THROUGHPUT_METER_H_
+#endif  // GPT_SFT_TRAINER_REPORT_THROUGHPUT_METER_H_

@@ -6,8 +6,8 @@
 //   <checkpoint dir>/../../tokenizer/tokenizer.pkl   (nanochat's <base>/<source>_checkpoints/<tag>/ layout)
 // Errors name the flag and every path looked at; a tokenizer whose vocabulary is not the
 // model's vocab_size is refused with both numbers.
-#ifndef GPT_SFT_TRAINER_INIT_FROM_H_
-#define GPT_SFT_TRAINER_INIT_FROM_H_
+#ifndef GPT_SFT_TRAINER_CONFIG_INIT_FROM_H_
+#define GPT_SFT_TRAINER_CONFIG_INIT_FROM_H_
 
 #include <string>
 
@@ -30,4 +30,4 @@ absl::StatusOr<InitSource> LoadInitSource(const std::string& init_from, const st
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_INIT_FROM_H_
+#endif  // GPT_SFT_TRAINER_CONFIG_INIT_FROM_H_

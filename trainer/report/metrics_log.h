@@ -4,8 +4,8 @@
 // (ftruncate to the last whole line), so the file never holds a torn line, and the error names
 // the file. A later run in the same directory appends; its records carry its own "run" id (the
 // start time), so no earlier run's records are lost (a resumed run keeps its run's id).
-#ifndef GPT_SFT_TRAINER_METRICS_LOG_H_
-#define GPT_SFT_TRAINER_METRICS_LOG_H_
+#ifndef GPT_SFT_TRAINER_REPORT_METRICS_LOG_H_
+#define GPT_SFT_TRAINER_REPORT_METRICS_LOG_H_
 
 #include <cstdint>
 #include <memory>
@@ -60,4 +60,4 @@ class MetricsLog {
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_METRICS_LOG_H_
+#endif  // GPT_SFT_TRAINER_REPORT_METRICS_LOG_H_

@@ -1,4 +1,4 @@
-#include "trainer/trainer_options.h"
+#include "trainer/config/trainer_options.h"
 
 #include "absl/strings/str_cat.h"
 

@@ -1,8 +1,8 @@
 // TrainerOptions: the trainer's flags with nanochat's chat_sft meaning and defaults
 // (NANOCHAT.md 6.1), spelled as the validation plan spells them, and their checks. Every
 // check runs before any work, and each error names the flag at fault and what is allowed.
-#ifndef GPT_SFT_TRAINER_TRAINER_OPTIONS_H_
-#define GPT_SFT_TRAINER_TRAINER_OPTIONS_H_
+#ifndef GPT_SFT_TRAINER_CONFIG_TRAINER_OPTIONS_H_
+#define GPT_SFT_TRAINER_CONFIG_TRAINER_OPTIONS_H_
 
 #include <cstdint>
 #include <optional>
@@ -18,8 +18,8 @@ struct TrainerOptions {
   std::string model_source = "base";  // base | mid: where the model to fine-tune is read
   std::optional<std::string> model_tag;  // e.g. "d20"; default: the largest depth
   std::optional<int64_t> step;           // default: the latest
-  std::string init_from;       // a nanochat checkpoint dir or model_XXXXXX.pt instead (trainer/init_from.h)
-  std::string init_tokenizer;  // its tokenizer.pkl; empty: found beside it (trainer/init_from.h)
+  std::string init_from;       // a nanochat checkpoint dir or model_XXXXXX.pt instead (trainer/config/init_from.h)
+  std::string init_tokenizer;  // its tokenizer.pkl; empty: found beside it (trainer/config/init_from.h)
   int device_batch_size = 4;
   int max_seq_len = 2048;
   int target_examples_per_step = 32;
@@ -65,4 +65,4 @@ absl::Status ValidateOptions(const TrainerOptions& options);
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_TRAINER_OPTIONS_H_
+#endif  // GPT_SFT_TRAINER_CONFIG_TRAINER_OPTIONS_H_

@@ -1,4 +1,4 @@
-#include "trainer/throughput_meter.h"
+#include "trainer/report/throughput_meter.h"
 
 #include <sys/resource.h>
 

@@ -1,8 +1,8 @@
 // RunSummary: what one trainer run measured, written at its end as <output_dir>/run_summary.json
 // (atomically: a reader sees a whole summary or none). The validation report (//trainer:validate)
 // reads it beside metrics.jsonl instead of scraping the log.
-#ifndef GPT_SFT_TRAINER_RUN_SUMMARY_H_
-#define GPT_SFT_TRAINER_RUN_SUMMARY_H_
+#ifndef GPT_SFT_TRAINER_REPORT_RUN_SUMMARY_H_
+#define GPT_SFT_TRAINER_REPORT_RUN_SUMMARY_H_
 
 #include <cstdint>
 #include <optional>
@@ -54,4 +54,4 @@ absl::Status WriteRunSummary(const RunSummary& summary, const std::string& path)
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_RUN_SUMMARY_H_
+#endif  // GPT_SFT_TRAINER_REPORT_RUN_SUMMARY_H_
