@@ -21,7 +21,7 @@
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/device/device.h"
 #include "trainer/batch_tensors.h"
-#include "trainer/checkpoint_reload_check.h"
+#include "trainer/run_dir/checkpoint_reload_check.h"
 #include "trainer/config/demo_setup.h"
 #include "trainer/eager_step.h"
 #include "base/runfiles.h"

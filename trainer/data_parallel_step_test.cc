@@ -24,7 +24,7 @@
 #include "trainer/batch_tensors.h"
 #include "trainer/device_step.h"
 #include "trainer/eager_step.h"
-#include "trainer/param_checksum.h"
+#include "trainer/run_dir/param_checksum.h"
 #include "trainer/step_compile.h"
 #include "trainer/step_testing.h"
 

@@ -32,10 +32,10 @@
 #include "trainer/sft_steps.h"
 #include "trainer/sft_validation.h"
 #include "trainer/report/metrics_log.h"
-#include "trainer/param_checksum.h"
+#include "trainer/run_dir/param_checksum.h"
 #include "trainer/report/run_summary.h"
-#include "trainer/resume_state.h"
-#include "trainer/run_directory.h"
+#include "trainer/run_dir/resume_state.h"
+#include "trainer/run_dir/run_directory.h"
 #include "trainer/launch/stop_signal.h"
 #include "trainer/report/throughput_meter.h"
 

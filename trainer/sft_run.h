@@ -4,7 +4,7 @@
 // the linear lr decay, log nanochat's lines and our validation instrumentation, append a
 // metrics record, and save the checkpoint at the end (also every --save_every steps, and when a
 // stop signal arrives: trainer/launch/stop_signal.h) as a step directory of the locked run directory
-// (trainer/run_directory.h, trainer/resume_state.h); --resume continues from the latest one
+// (trainer/run_dir/run_directory.h, trainer/run_dir/resume_state.h); --resume continues from the latest one
 // exactly. Rank 0 logs and saves.
 #ifndef GPT_SFT_TRAINER_SFT_RUN_H_
 #define GPT_SFT_TRAINER_SFT_RUN_H_

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "trainer/checkpoint_reload_check.h"
+#include "trainer/run_dir/checkpoint_reload_check.h"
 #include "trainer/eval/validation_loss.h"
 #include "trainer/rank_reductions.h"
 

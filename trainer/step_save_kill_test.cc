@@ -20,8 +20,8 @@
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/step_directory.h"
-#include "trainer/optimizer_state_file.h"
-#include "trainer/resume_state.h"
+#include "trainer/run_dir/optimizer_state_file.h"
+#include "trainer/run_dir/resume_state.h"
 
 namespace gpt_sft::trainer {
 namespace {

@@ -46,7 +46,7 @@ struct TrainerOptions {
   std::string compile_cache_dir;      // empty: <base_dir>/compile_cache
   bool verify_checkpoint = true;      // reload the saved checkpoint: bit-exact, same validation loss
   int save_every = 0;                 // > 0: also save a step every N optimizer steps (0: at the end only)
-  bool resume = false;                // continue from the output dir's latest step (trainer/resume_state.h)
+  bool resume = false;                // continue from the output dir's latest step (trainer/run_dir/resume_state.h)
   bool overwrite = false;             // start afresh where another run is: move its files aside first
   // Test-only: compiles the step a second time at step 1, the fault a shape-polymorphic
   // trainer would hit; the recompilation counters and the validation report must show it.

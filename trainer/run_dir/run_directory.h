@@ -9,8 +9,8 @@
 // A directory belongs to one run: FindEarlierRun says whether another run's steps or records are
 // there (a fresh run is then refused, sft_run.cc), MoveEntriesAside moves them out (--overwrite).
 // The lock is held until the RunDirectory is destroyed (or the process ends).
-#ifndef GPT_SFT_TRAINER_RUN_DIRECTORY_H_
-#define GPT_SFT_TRAINER_RUN_DIRECTORY_H_
+#ifndef GPT_SFT_TRAINER_RUN_DIR_RUN_DIRECTORY_H_
+#define GPT_SFT_TRAINER_RUN_DIR_RUN_DIRECTORY_H_
 
 #include <cstdint>
 #include <memory>
@@ -63,4 +63,4 @@ absl::Status TruncateFileTo(const std::string& path, int64_t bytes);
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_RUN_DIRECTORY_H_
+#endif  // GPT_SFT_TRAINER_RUN_DIR_RUN_DIRECTORY_H_

@@ -1,4 +1,4 @@
-#include "trainer/optimizer_state_file.h"
+#include "trainer/run_dir/optimizer_state_file.h"
 
 #include <cstdio>
 #include <cstring>

@@ -1,5 +1,5 @@
 // Implements RunDirectory with flock(2) and std::filesystem's error_code overloads.
-#include "trainer/run_directory.h"
+#include "trainer/run_dir/run_directory.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "trainer/resume_state.h"
+#include "trainer/run_dir/resume_state.h"
 
 #include <filesystem>
 #include <optional>
@@ -14,7 +14,7 @@
 #include "base/read_file.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "runtime/checkpoint/step_directory.h"
-#include "trainer/optimizer_state_file.h"
+#include "trainer/run_dir/optimizer_state_file.h"
 
 namespace gpt_sft::trainer {
 namespace {

@@ -1,7 +1,7 @@
 // ParamChecksums sees every bit of every parameter; one rank always agrees with itself. The
 // disagreement between ranks is tested as real MPI ranks (data_parallel_step_test, and
 // tests/trainer_ranks_test.sh).
-#include "trainer/param_checksum.h"
+#include "trainer/run_dir/param_checksum.h"
 
 #include <cstring>
 

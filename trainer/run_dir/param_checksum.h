@@ -2,8 +2,8 @@
 // parameters (they loaded the same checkpoint), or their updates silently diverge. Each rank
 // hashes each parameter (xxh3 of its bytes), the hashes are gathered over the communicator,
 // and any rank whose hashes differ from rank 0's is named with its first differing parameter.
-#ifndef GPT_SFT_TRAINER_PARAM_CHECKSUM_H_
-#define GPT_SFT_TRAINER_PARAM_CHECKSUM_H_
+#ifndef GPT_SFT_TRAINER_RUN_DIR_PARAM_CHECKSUM_H_
+#define GPT_SFT_TRAINER_RUN_DIR_PARAM_CHECKSUM_H_
 
 #include <cstdint>
 #include <vector>
@@ -24,4 +24,4 @@ absl::Status VerifyParamsIdenticalAcrossRanks(const runtime::ParamStore& params,
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_PARAM_CHECKSUM_H_
+#endif  // GPT_SFT_TRAINER_RUN_DIR_PARAM_CHECKSUM_H_

@@ -11,8 +11,8 @@
 // milliseconds per batch: the tokenizer renders the conversations again). RNG: no random
 // numbers are drawn in training or evaluation (no dropout, greedy generation; the data order
 // comes from --seed, part of the shape), so there is no RNG state to keep.
-#ifndef GPT_SFT_TRAINER_RESUME_STATE_H_
-#define GPT_SFT_TRAINER_RESUME_STATE_H_
+#ifndef GPT_SFT_TRAINER_RUN_DIR_RESUME_STATE_H_
+#define GPT_SFT_TRAINER_RUN_DIR_RESUME_STATE_H_
 
 #include <cstdint>
 #include <string>
@@ -75,4 +75,4 @@ absl::StatusOr<LoadedRunStep> LoadStepToResume(const std::string& run_dir, const
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_RESUME_STATE_H_
+#endif  // GPT_SFT_TRAINER_RUN_DIR_RESUME_STATE_H_

@@ -1,4 +1,4 @@
-#include "trainer/resume_state.h"
+#include "trainer/run_dir/resume_state.h"
 
 #include <cstring>
 #include <filesystem>
@@ -11,7 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/params/tiny_param_store.h"
-#include "trainer/optimizer_state_file.h"
+#include "trainer/run_dir/optimizer_state_file.h"
 
 namespace gpt_sft::trainer {
 namespace {

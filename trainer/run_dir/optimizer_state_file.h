@@ -4,8 +4,8 @@
 // same on every data-parallel rank (each applies the same averaged gradients), so one file holds
 // it; rank 0 writes it. The metadata also holds a CRC-32 of each tensor's bytes and of
 // steps_taken ("crc32/<name>"), checked on every read.
-#ifndef GPT_SFT_TRAINER_OPTIMIZER_STATE_FILE_H_
-#define GPT_SFT_TRAINER_OPTIMIZER_STATE_FILE_H_
+#ifndef GPT_SFT_TRAINER_RUN_DIR_OPTIMIZER_STATE_FILE_H_
+#define GPT_SFT_TRAINER_RUN_DIR_OPTIMIZER_STATE_FILE_H_
 
 #include <cstdint>
 #include <string>
@@ -28,4 +28,4 @@ absl::StatusOr<OptimizerState> ReadOptimizerStateFile(const std::string& path);
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_OPTIMIZER_STATE_FILE_H_
+#endif  // GPT_SFT_TRAINER_RUN_DIR_OPTIMIZER_STATE_FILE_H_

@@ -1,4 +1,4 @@
-#include "trainer/run_directory.h"
+#include "trainer/run_dir/run_directory.h"
 
 #include <signal.h>
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-#include "trainer/param_checksum.h"
+#include "trainer/run_dir/param_checksum.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/ADT/ArrayRef.h"

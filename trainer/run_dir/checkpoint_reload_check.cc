@@ -1,4 +1,4 @@
-#include "trainer/checkpoint_reload_check.h"
+#include "trainer/run_dir/checkpoint_reload_check.h"
 
 #include <cstring>
 

@@ -2,8 +2,8 @@
 // (through the same checked loader chat and a later run use) and compare every tensor's
 // bytes with the ParamStore that was trained. The caller then evaluates the reloaded weights
 // and compares the validation loss too.
-#ifndef GPT_SFT_TRAINER_CHECKPOINT_RELOAD_CHECK_H_
-#define GPT_SFT_TRAINER_CHECKPOINT_RELOAD_CHECK_H_
+#ifndef GPT_SFT_TRAINER_RUN_DIR_CHECKPOINT_RELOAD_CHECK_H_
+#define GPT_SFT_TRAINER_RUN_DIR_CHECKPOINT_RELOAD_CHECK_H_
 
 #include <memory>
 #include <string>
@@ -26,4 +26,4 @@ absl::StatusOr<ReloadComparison> ReloadAndCompare(const std::string& dir, int64_
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_CHECKPOINT_RELOAD_CHECK_H_
+#endif  // GPT_SFT_TRAINER_RUN_DIR_CHECKPOINT_RELOAD_CHECK_H_
