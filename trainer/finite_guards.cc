@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/non_finite_scan.h"
+#include "trainer/rank_reductions.h"
 
 namespace gpt_sft::trainer {
 
@@ -44,15 +45,10 @@ absl::Status CheckGradientsFinite(TrainStep& training, runtime::collectives::Com
                                   const std::string& out_dir) {
   absl::StatusOr<std::optional<NonFiniteValue>> bad = training.FirstNonFiniteGradient();
   if (!bad.ok()) return bad.status();
-  double any = bad->has_value() ? 1 : 0;
-  if (world.world_size() > 1) {
-    if (absl::Status s = world.AllReduce(&any, 1, runtime::collectives::DataType::kFloat64,
-                                         runtime::collectives::ReduceOp::kMax);
-        !s.ok()) {
-      return s;
-    }
-  }
-  if (any == 0) return absl::OkStatus();
+  absl::StatusOr<double> any =
+      ReduceOverRanks(world, bad->has_value() ? 1.0 : 0.0, runtime::collectives::ReduceOp::kMax);
+  if (!any.ok()) return any.status();
+  if (*any == 0) return absl::OkStatus();
   const std::string where =
       bad->has_value() ? absl::StrFormat("the gradient of %s, element %d, is %g%s", (*bad)->tensor, (*bad)->element,
                                          (*bad)->value,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 
 namespace gpt_sft::compiler::cost {
 namespace {
@@ -126,7 +127,8 @@ LaunchWork GemmWork(const Launch& launch) {
   LaunchWork work;
   // gemm_batched.f32: a batch count first, then gemm.f32's arguments for each of its matrices.
   const bool batched = launch.name == kGemmBatchedBuiltin;
-  const std::vector<Arg> a(launch.args.begin() + (batched && !launch.args.empty() ? 1 : 0), launch.args.end());
+  absl::Span<const Arg> a(launch.args);
+  if (batched && !a.empty()) a.remove_prefix(1);
   const bool shaped = a.size() == 12 && !a[0].is_buffer && !a[5].is_buffer && !a[7].is_buffer && a[8].is_buffer &&
                       a[11].is_buffer && (!batched || !launch.args[0].is_buffer);
   if (!shaped) {

@@ -182,11 +182,19 @@ std::string CostStageError(Target target) {
   return "";
 }
 
+/// Whether some module is PTX the compiler did not assemble (ptxas must run now to report it).
+bool NeedsPtxasNow(const artifact::Artifact& artifact) {
+  return std::any_of(artifact.modules.begin(), artifact.modules.end(), [](const artifact::KernelModule& m) {
+    return m.assembler_report.empty() && m.format == artifact::ModuleFormat::kPtx;
+  });
+}
+
 /// Every kernel's registers, stack frame and spills from the toolkit's ptxas: what it said when
 /// the compiler assembled the modules, or run now on PTX modules if it is installed.
 absl::StatusOr<cost::ArtifactResources> KernelResources(const artifact::Artifact& artifact, const std::string& ptxas) {
-  const bool recorded = !artifact.modules.empty() && !artifact.modules.front().assembler_report.empty();
-  if (!recorded && !std::filesystem::exists(ptxas)) return absl::NotFoundError(ptxas + " does not exist");
+  if (NeedsPtxasNow(artifact) && !std::filesystem::exists(ptxas)) {
+    return absl::NotFoundError(ptxas + " does not exist");
+  }
   return cost::RunPtxas(artifact, ptxas);
 }
 
@@ -194,7 +202,8 @@ absl::StatusOr<cost::ArtifactResources> KernelResources(const artifact::Artifact
 int EmitCost(const artifact::Artifact& artifact, const cost::GpuSpec& gpu, const std::string& emit) {
   const std::string ptxas = CudaToolkitPath({}) + "/bin/ptxas";
   absl::StatusOr<cost::ArtifactResources> resources = KernelResources(artifact, ptxas);
-  const std::string source = resources.ok() ? "ptxas -arch=sm_90 -v (" + ptxas + ", at compile time)"
+  const std::string source = resources.ok() ? absl::StrCat("ptxas -arch=sm_90 -v (", ptxas,
+                                                            NeedsPtxasNow(artifact) ? ")" : ", at compile time)")
                                             : "n/a (no ptxas): " + std::string(resources.status().message());
   absl::StatusOr<cost::CostReport> report =
       cost::BuildCostReport(artifact, gpu, resources.ok() ? &*resources : nullptr, source);

@@ -20,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "base/runfiles.h"
+#include "trainer/launch/signal_safe_write.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -45,34 +46,24 @@ int EnvInt(const char* name) {
   return text && absl::SimpleAtoi(text, &value) ? value : 0;
 }
 
-}  // namespace
-
-bool RelaunchedByTrainer() { return EnvInt(kRelaunchedVariable) == 1; }
-
-namespace {
-
 // The supervisor's state, shared with its signal handler.
 volatile sig_atomic_t mpirun_pid = 0;
 volatile sig_atomic_t stop_signal = 0;
-
-void WriteStderr(const char* text) {
-  ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
-  (void)ignored;
-}
 
 // The user's SIGINT/SIGTERM (or SIGHUP): passed on to every rank as SIGUSR2; a second one too,
 // which the ranks take as "exit at once".
 void OnSupervisorSignal(int sig) {
   if (stop_signal == 0) {
     stop_signal = sig;
-    WriteStderr(sig == SIGINT    ? "\ntrainer: SIGINT: every rank finishes the step in flight, then rank 0 saves "
-                                   "it (Ctrl-C again to stop at once, without saving)\n"
-                : sig == SIGTERM ? "\ntrainer: SIGTERM: every rank finishes the step in flight, then rank 0 saves "
-                                   "it (a second signal stops at once, without saving)\n"
-                                 : "\ntrainer: SIGHUP: every rank finishes the step in flight, then rank 0 saves "
-                                   "it (a second signal stops at once, without saving)\n");
+    // One write per message: the ranks write to the same stream meanwhile.
+    WriteToStderr(sig == SIGINT    ? "\ntrainer: SIGINT: every rank finishes the step in flight, then rank 0 saves "
+                                     "it (Ctrl-C again to stop at once, without saving)\n"
+                  : sig == SIGTERM ? "\ntrainer: SIGTERM: every rank finishes the step in flight, then rank 0 saves "
+                                     "it (a second signal stops at once, without saving)\n"
+                                   : "\ntrainer: SIGHUP: every rank finishes the step in flight, then rank 0 saves "
+                                     "it (a second signal stops at once, without saving)\n");
   } else {
-    WriteStderr("\ntrainer: a second stop signal: the ranks exit now, without saving\n");
+    WriteToStderr("\ntrainer: a second stop signal: the ranks exit now, without saving\n");
   }
   if (mpirun_pid > 0) kill(mpirun_pid, SIGUSR2);
 }
@@ -89,7 +80,7 @@ constexpr int kSupervisedSignals[] = {SIGINT, SIGTERM, SIGHUP};
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   ::execv(c_args[0], c_args.data());
   const std::string message = absl::StrCat("trainer: error: cannot start ", c_args[1], ": ", std::strerror(errno), "\n");
-  WriteStderr(message.c_str());
+  WriteToStderr(message.c_str());
   _exit(127);
 }
 
@@ -98,6 +89,8 @@ int ExitStatusOf(int wait_status) {
 }
 
 }  // namespace
+
+bool RelaunchedByTrainer() { return EnvInt(kRelaunchedVariable) == 1; }
 
 absl::StatusOr<int> RunAsRanks(int nproc, int argc, char** argv) {
   const std::string mpirun = FindMpirun();

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "trainer/launch/signal_safe_write.h"
 
 namespace gpt_sft::trainer {
 namespace {
@@ -20,11 +21,6 @@ std::atomic<int> my_rank{0};
 std::atomic<int> my_world_size{1};
 // The rank's parent when OpenMPI's mpirun (or its daemon) started it; 0 otherwise.
 std::atomic<pid_t> mpirun_parent{0};
-
-void Write(const char* text) {
-  ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
-  (void)ignored;
-}
 
 // Appends `value` in decimal at `out` (no allocation); returns the end.
 char* AppendInt(char* out, int value) {
@@ -49,7 +45,7 @@ void OnTeardownDeadline(int) {
   const char tail[] = ": mpirun is ending the job (it does so when another rank died or failed): stopping now, "
                       "without saving; the run directory keeps its last saved step\n";
   std::memcpy(end, tail, sizeof(tail));
-  Write(line);
+  WriteToStderr(line);
   _exit(128 + teardown_signal.load());
 }
 
@@ -71,15 +67,15 @@ void OnStopSignal(int sig, siginfo_t* info, void*) {
   }
   int expected = 0;
   if (!received.compare_exchange_strong(expected, sig)) {
-    Write("\ntrainer: a second stop signal: exiting now, without saving\n");
+    WriteToStderr("\ntrainer: a second stop signal: exiting now, without saving\n");
     _exit(128 + sig);
   }
   if (sig == SIGUSR2) {
     // The launching trainer already told the user what happens; only rank 0 says it again.
-    if (my_rank.load() == 0) Write("trainer: stop requested: every rank finishes the step in flight, then rank 0 saves it\n");
+    if (my_rank.load() == 0) WriteToStderr("trainer: stop requested: every rank finishes the step in flight, then rank 0 saves it\n");
     return;
   }
-  Write(sig == SIGINT ? "\ntrainer: SIGINT: finishing the step in flight, then saving a checkpoint "
+  WriteToStderr(sig == SIGINT ? "\ntrainer: SIGINT: finishing the step in flight, then saving a checkpoint "
                         "(Ctrl-C again to exit at once, without saving)\n"
                       : "\ntrainer: SIGTERM: finishing the step in flight, then saving a checkpoint "
                         "(a second signal exits at once, without saving)\n");
