@@ -9,10 +9,12 @@
 
 namespace gpt_sft::compiler {
 
-absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, const PtxOptions& options) {
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, AttentionChoice attention,
+                                                  const PtxOptions& options) {
   gpu_lowering::GpuLoweringOptions lowering;
   lowering.gemm = gemm == GemmChoice::kVendor ? gpu_lowering::GemmBackend::kVendorBuiltin
                                               : gpu_lowering::GemmBackend::kTiledKernel;
+  if (attention == AttentionChoice::kCudnn) lowering.attention = gpu_lowering::AttentionBackend::kCudnnBuiltin;
   if (absl::Status s = LowerToGpuKernels(module, lowering); !s.ok()) return s;
   absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, options);
   if (!ptx.ok()) return ptx.status();
@@ -42,7 +44,9 @@ absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmCho
       assemble ? absl::StrCat("SASS for ", options.chip, " + PTX, assembled by ptxas at compile time")
                : absl::StrCat("PTX for ", options.chip, ", JIT-compiled at load (no ptxas at compile time)"),
       "; NVVM, LLVM NVPTX, libdevice linked; gemms: ",
-                                              gemm == GemmChoice::kVendor ? "cuBLASLt" : "the compiler's tiled kernel");
+                                              gemm == GemmChoice::kVendor ? "cuBLASLt" : "the compiler's tiled kernel",
+      "; attention: ",
+      attention == AttentionChoice::kCudnn ? "cuDNN SDPA (packed rows: the generated kernels)" : "the generated kernels");
   if (absl::Status s = artifact::Validate(*artifact); !s.ok()) {
     return absl::InternalError(absl::StrCat("the cuda artifact is inconsistent (a compiler bug): ", s.message()));
   }

@@ -18,8 +18,10 @@ namespace gpt_sft::compiler {
 
 /// The whole target on a module at stage linalg (GPU-planned). `target` and
 /// `target_description` are set; key and compile time are the caller's.
-/// Its gemms go where `gemm` says (target.h).
-absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm, const PtxOptions& options = {});
+/// Its gemms go where `gemm` says, its attention where `attention` says (target.h).
+absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmChoice gemm,
+                                                  AttentionChoice attention = AttentionChoice::kGenerated,
+                                                  const PtxOptions& options = {});
 
 }  // namespace gpt_sft::compiler
 

@@ -58,8 +58,12 @@ std::string TargetKey(Target target) {
     case Target::kOpenCl:
     case Target::kCuda: {
       absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
+      absl::StatusOr<AttentionChoice> attention = AttentionChoiceFor(target);
       return absl::StrCat(target == Target::kCuda ? "cuda sm_90 ptx" : "opencl spir64",
-                          " gemm=", gemm.ok() ? GemmChoiceName(target, *gemm) : "invalid");
+                          " gemm=", gemm.ok() ? GemmChoiceName(target, *gemm) : "invalid",
+                          target == Target::kCuda && (!attention.ok() || *attention != AttentionChoice::kGenerated)
+                              ? absl::StrCat(" attention=", attention.ok() ? AttentionChoiceName(*attention) : "invalid")
+                              : "");
     }
   }
   return "?";
@@ -92,7 +96,10 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
     case Target::kCuda: {
       absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
       if (!gemm.ok()) return gemm.status();
-      a = target == Target::kCuda ? CompileForCuda(*step.module, *gemm) : CompileForOpenCl(*step.module, *gemm);
+      absl::StatusOr<AttentionChoice> attention = AttentionChoiceFor(target);
+      if (!attention.ok()) return attention.status();
+      a = target == Target::kCuda ? CompileForCuda(*step.module, *gemm, *attention)
+                                  : CompileForOpenCl(*step.module, *gemm);
       break;
     }
   }

@@ -45,6 +45,22 @@ absl::StatusOr<GemmChoice> GemmChoiceFor(Target target) {
                                                  " or tiled"));
 }
 
+const char* AttentionChoiceName(AttentionChoice choice) {
+  return choice == AttentionChoice::kCudnn ? "cudnn" : "generated";
+}
+
+absl::StatusOr<AttentionChoice> AttentionChoiceFor(Target target) {
+  if (target != Target::kCuda) return AttentionChoice::kGenerated;
+  const char* env = std::getenv(kAttentionChoiceVariable);
+  const std::string value = env == nullptr ? "" : env;
+  // The generated kernels stay the default: they run packed rows and match the interpreter
+  // in f32, where cuDNN computes in bf16 and needs the library at run time.
+  if (value.empty() || value == "generated") return AttentionChoice::kGenerated;
+  if (value == "cudnn") return AttentionChoice::kCudnn;
+  return absl::InvalidArgumentError(absl::StrCat(kAttentionChoiceVariable, "='", value,
+                                                 "': the cuda target's attention is generated or cudnn"));
+}
+
 absl::StatusOr<Target> ParseTarget(std::string_view name) {
   for (Target t : {Target::kCpu, Target::kOpenCl, Target::kCuda}) {
     if (name == TargetName(t)) return t;

@@ -29,6 +29,18 @@ std::string GemmChoiceName(Target target, GemmChoice choice);
 /// The variable GemmChoiceFor reads for `target` ("" for cpu).
 const char* GemmChoiceVariable(Target target);
 
+/// Where the cuda target computes attention: the compiler's generated flash kernels, or cuDNN's
+/// fused SDPA through the cuda driver's `sdpa_fwd.cudnn` / `sdpa_bwd.cudnn` builtins
+/// (runtime/device/SDPA_BUILTIN.md). From GPT_SFT_CUDA_ATTENTION (generated, the default, or
+/// cudnn); `gptc --attention` sets it. Part of the cuda target's cache key. The other targets
+/// have only the generated kernels (kGenerated whatever the variable says: it names cuda).
+enum class AttentionChoice { kGenerated, kCudnn };
+inline constexpr char kAttentionChoiceVariable[] = "GPT_SFT_CUDA_ATTENTION";
+/// InvalidArgument naming the variable and its values when it holds something else.
+absl::StatusOr<AttentionChoice> AttentionChoiceFor(Target target);
+/// "generated", "cudnn".
+const char* AttentionChoiceName(AttentionChoice choice);
+
 /// "cpu", "opencl", "cuda": the name of the device driver that runs the target's artifacts.
 const char* TargetName(Target target);
 /// From a driver name ("cpu", "opencl", "cuda"); InvalidArgument listing the targets otherwise.

@@ -70,6 +70,10 @@ ABSL_FLAG(std::string, gemm, "",
           "GPU targets: the step's gemms through the vendor library (cublaslt for cuda, clblast for opencl: the "
           "driver's gemm.f32 builtin) or tiled (the compiler's kernel); empty: $GPT_SFT_CUDA_GEMM / "
           "$GPT_SFT_OPENCL_GEMM, else cublaslt on cuda and tiled on opencl");
+ABSL_FLAG(std::string, attention, "",
+          "cuda target: the step's attention through the compiler's flash kernels (generated) or cuDNN's fused SDPA "
+          "(cudnn: the driver's sdpa_fwd.cudnn / sdpa_bwd.cudnn builtins; packed rows keep the generated kernels); "
+          "empty: $GPT_SFT_CUDA_ATTENTION, else generated");
 ABSL_FLAG(std::string, gpu, "h100", "--emit=cost, cost_json: the GPU the launches are priced on: h100, h200, a100");
 ABSL_FLAG(std::string, function, "", "print only this entry point (logits, loss, micro_step, optimizer_step)");
 ABSL_FLAG(std::string, output, "", "write the IR here instead of stdout");
@@ -229,6 +233,9 @@ int EmitGpuStage(mlir::ModuleOp module, Target target, const std::string& emit) 
   absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
   if (!gemm.ok()) return Fail(std::string(gemm.status().message()));
   if (*gemm == GemmChoice::kVendor) options.gemm = gpu_lowering::GemmBackend::kVendorBuiltin;
+  absl::StatusOr<AttentionChoice> attention = AttentionChoiceFor(target);
+  if (!attention.ok()) return Fail(std::string(attention.status().message()));
+  if (*attention == AttentionChoice::kCudnn) options.attention = gpu_lowering::AttentionBackend::kCudnnBuiltin;
   if (absl::Status s = LowerToGpuKernels(module, options); !s.ok()) return Fail(std::string(s.message()));
   if (emit == "ptx") {
     absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, {});
@@ -245,6 +252,28 @@ int EmitGpuStage(mlir::ModuleOp module, Target target, const std::string& emit) 
   module->print(os, mlir::OpPrintingFlags().enableDebugInfo(absl::GetFlag(FLAGS_locations), /*prettyForm=*/true));
   os << "\n";
   return Emit(os.str());
+}
+
+/// --attention: sets GPT_SFT_CUDA_ATTENTION for this process (as --gemm sets its variable);
+/// 0, or the exit status of a usage error (cudnn on a target whose driver has no cuDNN).
+int ApplyAttentionFlag(Target target, const StepConfig& config) {
+  const std::string attention = absl::GetFlag(FLAGS_attention);
+  if (attention.empty()) return 0;
+  if (attention != "generated" && attention != "cudnn") {
+    Fail("--attention=" + attention + ": the attention is generated or cudnn");
+    return kUsageError;
+  }
+  if (attention == "cudnn" && target != Target::kCuda) {
+    Fail("--attention=cudnn: cuDNN's SDPA runs on --target=cuda only; the " + std::string(TargetName(target)) +
+         " target's attention is the generated kernels (--attention=generated)");
+    return kUsageError;
+  }
+  if (target == Target::kCuda) setenv(kAttentionChoiceVariable, attention.c_str(), 1);
+  if (attention == "cudnn" && config.packed) {
+    std::cerr << "gptc: --attention=cudnn: packed rows (segment ids) keep the generated attention kernels (cuDNN's "
+                 "variable-length attention cannot express a row's documents)\n";
+  }
+  return 0;
 }
 
 int Main() {
@@ -264,6 +293,7 @@ int Main() {
     }
     setenv(GemmChoiceVariable(*parsed_target), gemm.c_str(), 1);
   }
+  if (const int status = ApplyAttentionFlag(*parsed_target, *config); status != 0) return status;
   if (emit == "launches" || emit == "artifact" || IsCostStage(emit)) {
     if (!absl::GetFlag(FLAGS_function).empty()) return Fail("--function: not with --emit=" + emit);
     if (!IsCostStage(emit)) return EmitArtifact(*config, *parsed_target, emit, nullptr);

@@ -4,7 +4,8 @@
 //   1. every planned func.func becomes its launch schedule (LowerPlannedFunction), each
 //      computing op handed to its family's kernel generator (gpu_kernels.h); collectives
 //      become gpt.collective on the buffer, after a copy when not in place;
-//      (option gemm=vendor: products of matrices become the gemm.f32 builtin);
+//      (option gemm=vendor: products of matrices become the gemm.f32 builtin;
+//      option attention=cudnn: attention becomes the sdpa_*.cudnn builtins);
 //   2. the elementwise generics the generators left are tiled onto workgroups
 //      (elementwise_tiling.h).
 //
@@ -37,7 +38,11 @@ LogicalResult LowerOp(lowering::OpLowering& lowering, const gpu_lowering::GpuLow
     return gpu_lowering::EmitElementwise(lowering);
   }
   if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering, options);
-  if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) return gpu_lowering::EmitAttention(lowering);
+  if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) {
+    return options.attention == gpu_lowering::AttentionBackend::kCudnnBuiltin
+               ? gpu_lowering::EmitCudnnAttention(lowering)
+               : gpu_lowering::EmitAttention(lowering);
+  }
   if (llvm::isa<gpt::RmsNormOp, gpt::RmsNormGradOp, gpt::CrossEntropyOp, gpt::CrossEntropyGradOp>(op)) {
     return gpu_lowering::EmitRowKernels(lowering);
   }
@@ -56,8 +61,12 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
   LowerToGpuPass() = default;
   explicit LowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options) {
     gemm_ = options.gemm == gpu_lowering::GemmBackend::kVendorBuiltin ? "vendor" : "tiled";
+    attention_ = options.attention == gpu_lowering::AttentionBackend::kCudnnBuiltin ? "cudnn" : "generated";
   }
-  LowerToGpuPass(const LowerToGpuPass& other) : PassWrapper(other) { gemm_ = other.gemm_.getValue(); }
+  LowerToGpuPass(const LowerToGpuPass& other) : PassWrapper(other) {
+    gemm_ = other.gemm_.getValue();
+    attention_ = other.attention_.getValue();
+  }
 
   llvm::StringRef getArgument() const final { return "gpt-lower-to-gpu"; }
   llvm::StringRef getDescription() const final {
@@ -80,6 +89,12 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
       module.emitError("gpt-lower-to-gpu: gemm must be tiled or vendor, got '") << gemm_.getValue() << "'";
       return signalPassFailure();
     }
+    if (attention_ == "cudnn") {
+      options.attention = gpu_lowering::AttentionBackend::kCudnnBuiltin;
+    } else if (attention_ != "generated") {
+      module.emitError("gpt-lower-to-gpu: attention must be generated or cudnn, got '") << attention_.getValue() << "'";
+      return signalPassFailure();
+    }
     auto lower_op = [&](lowering::OpLowering& l) { return LowerOp(l, options); };
     for (mlir::func::FuncOp func : planned) {
       if (failed(lowering::LowerPlannedFunction(func, kGpuBufferAlignment, lower_op))) return signalPassFailure();
@@ -92,6 +107,10 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
                             llvm::cl::desc("products of matrices: tiled (the generated gemm) or vendor (the "
                                            "gemm.f32 builtin, cuBLASLt on the cuda driver)"),
                             llvm::cl::init("tiled")};
+  Option<std::string> attention_{*this, "attention",
+                                 llvm::cl::desc("attention: generated (the flash kernels) or cudnn (the "
+                                                "sdpa_fwd.cudnn / sdpa_bwd.cudnn builtins of the cuda driver)"),
+                                 llvm::cl::init("generated")};
 };
 
 }  // namespace

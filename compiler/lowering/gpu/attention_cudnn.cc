@@ -1,0 +1,148 @@
+//===- attention_cudnn.cc - attention as cuDNN's fused SDPA builtins ------===//
+//
+// This file implements EmitCudnnAttention (gpt-lower-to-gpu{attention=cudnn}): gpt.attention
+// and gpt.attention_grad become the cuda driver's builtins (runtime/device/SDPA_BUILTIN.md)
+//
+//   sdpa_fwd.cudnn (B, T, H, Hkv, D, dtype, causal; scale; q, k, v -> out, lse)
+//   sdpa_bwd.cudnn (B, T, H, Hkv, D, dtype, causal; scale; q, k, v, out, dout, lse -> dq, dk, dv)
+//
+// in the op's own layouts (q, out [B,T,H,D]; k, v [B,T,Hkv,D]; lse [B,H,T] f32), which cuDNN
+// reads through strides, so no transpose runs around it. lse is the generated kernels' (the
+// natural log-sum-exp of the scaled scores, cuDNN's "stats"), kept for the entry point under
+// the forward's result, so a backward of the same operands reads it and otherwise recomputes
+// it with a forward into scratch, as the generated path does.
+//
+// Packed rows keep the generated kernels: a row holds a data-dependent number of documents,
+// while cuDNN's variable-length attention (ragged offsets, per-sequence lengths) needs one
+// sequence per batch entry and a batch size fixed when its plan is built; expressing
+// segment ids would mean splitting rows into documents on the device every step. The lowering
+// says so with a remark at the op, and the artifact's description names the fallback.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cmath>
+
+#include "compiler/dialect/gpt_ops.h"
+#include "compiler/lowering/gpu/gpu_kernels.h"
+#include "compiler/lowering/gpu/kernel_builder.h"
+
+namespace gpt_sft::compiler::gpu_lowering {
+namespace {
+
+using ::mlir::Value;
+
+/// The builtins' `dtype` scalar: what the buffers store (the values are bf16 values either way
+/// to cuDNN, which the driver rounds f32 storage to).
+constexpr int64_t kStorageF32 = 0, kStorageBf16 = 1;
+
+struct SdpaShape {
+  int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
+  int64_t dtype = kStorageF32;
+  double scale = 0;
+};
+
+/// The shape of `op`'s q and k, or a diagnostic for what the builtins do not take.
+template <typename Op>
+mlir::FailureOr<SdpaShape> ShapeOf(Op op) {
+  auto q = llvm::cast<mlir::ShapedType>(op.getQ().getType());
+  auto k = llvm::cast<mlir::ShapedType>(op.getK().getType());
+  SdpaShape s{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2), q.getDimSize(3)};
+  s.scale = op.getScale() ? op.getScale()->convertToDouble() : 1.0 / std::sqrt(static_cast<double>(s.D));
+  if (!op.getCausal()) {
+    return op.emitOpError("gpt-lower-to-gpu{attention=cudnn}: the sdpa builtins run causal attention");
+  }
+  if (s.Hkv < 1 || s.H % s.Hkv != 0) {
+    return op.emitOpError("gpt-lower-to-gpu{attention=cudnn}: cuDNN's GQA needs H a multiple of Hkv, got H=")
+           << s.H << " Hkv=" << s.Hkv;
+  }
+  mlir::Type element = q.getElementType();
+  if (element.isBF16()) {
+    s.dtype = kStorageBf16;
+  } else if (!element.isF32()) {
+    return op.emitOpError("gpt-lower-to-gpu{attention=cudnn}: the sdpa builtins read f32 or bf16 buffers, got ") << q;
+  }
+  return s;
+}
+
+llvm::SmallVector<Value> Scalars(lowering::OpLowering& lowering, const SdpaShape& s) {
+  return {lowering.I64(s.B),     lowering.I64(s.T),     lowering.I64(s.H), lowering.I64(s.Hkv),
+          lowering.I64(s.D),     lowering.I64(s.dtype), lowering.I64(1),   lowering.F64(s.scale)};
+}
+
+mlir::MemRefType LseType(mlir::OpBuilder& host, const SdpaShape& s) {
+  return mlir::MemRefType::get({s.B, s.H, s.T}, host.getF32Type());
+}
+
+void CallForward(lowering::OpLowering& lowering, const SdpaShape& s, Value q, Value k, Value v, Value out, Value lse) {
+  llvm::SmallVector<Value> args = Scalars(lowering, s);
+  args.append({q, k, v, out, lse});
+  lowering.builder().create<gpt::CallBuiltinOp>(lowering.loc(), lowering.builder().getStringAttr("sdpa_fwd.cudnn"),
+                                                args);
+}
+
+/// The lse a forward of the same operands kept (the rule of the generated path), or null.
+Value ForwardLse(lowering::OpLowering& lowering, gpt::AttentionGradOp grad) {
+  auto fwd = grad.getOut().getDefiningOp<gpt::AttentionOp>();
+  if (!fwd || fwd.getQ() != grad.getQ() || fwd.getK() != grad.getK() || fwd.getV() != grad.getV() ||
+      fwd.getSegmentIds() != grad.getSegmentIds() || fwd.getCausal() != grad.getCausal() ||
+      fwd.getScaleAttr() != grad.getScaleAttr()) {
+    return nullptr;
+  }
+  return lowering.FindPersistent(fwd.getResult());
+}
+
+mlir::LogicalResult EmitForward(lowering::OpLowering& lowering, gpt::AttentionOp op) {
+  mlir::FailureOr<SdpaShape> s = ShapeOf(op);
+  if (failed(s)) return mlir::failure();
+  mlir::OpBuilder& host = lowering.builder();
+  mlir::Location loc = lowering.loc();
+  auto flat = [&](Value v) { return Flatten(host, loc, v); };
+  Value lse = flat(lowering.Persistent(LseType(host, *s), op.getResult()));
+  CallForward(lowering, *s, flat(lowering.BufferOf(op.getQ())), flat(lowering.BufferOf(op.getK())),
+              flat(lowering.BufferOf(op.getV())), flat(lowering.result(0)), lse);
+  return mlir::success();
+}
+
+mlir::LogicalResult EmitBackward(lowering::OpLowering& lowering, gpt::AttentionGradOp op) {
+  mlir::FailureOr<SdpaShape> s = ShapeOf(op);
+  if (failed(s)) return mlir::failure();
+  mlir::OpBuilder& host = lowering.builder();
+  mlir::Location loc = lowering.loc();
+  auto flat = [&](Value v) { return Flatten(host, loc, v); };
+  Value q = flat(lowering.BufferOf(op.getQ())), k = flat(lowering.BufferOf(op.getK())),
+        v = flat(lowering.BufferOf(op.getV()));
+  Value lse = ForwardLse(lowering, op);
+  if (lse) {
+    lse = flat(lse);
+  } else {
+    // Recompute the forward for its lse only; the backward reads `out` as given.
+    Value recomputed = lowering.Scratch(mlir::MemRefType::get({s->B * s->T * s->H * s->D},
+                                                              llvm::cast<mlir::ShapedType>(op.getQ().getType())
+                                                                  .getElementType()));
+    lse = flat(lowering.Scratch(LseType(host, *s)));
+    CallForward(lowering, *s, q, k, v, recomputed, lse);
+  }
+  llvm::SmallVector<Value> args = Scalars(lowering, *s);
+  args.append({q, k, v, flat(lowering.BufferOf(op.getOut())), flat(lowering.BufferOf(op.getDout())), lse,
+               flat(lowering.result(0)), flat(lowering.result(1)), flat(lowering.result(2))});
+  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("sdpa_bwd.cudnn"), args);
+  return mlir::success();
+}
+
+}  // namespace
+
+mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering) {
+  mlir::Operation* op = lowering.op();
+  mlir::Value segments = llvm::isa<gpt::AttentionOp>(op) ? llvm::cast<gpt::AttentionOp>(op).getSegmentIds()
+                                                           : llvm::cast<gpt::AttentionGradOp>(op).getSegmentIds();
+  if (segments) {
+    op->emitRemark(
+        "gpt-lower-to-gpu{attention=cudnn}: packed rows (segment ids) run the generated attention kernels: cuDNN's "
+        "variable-length attention cannot express a row's documents");
+    return EmitAttention(lowering);
+  }
+  if (auto fwd = llvm::dyn_cast<gpt::AttentionOp>(op)) return EmitForward(lowering, fwd);
+  return EmitBackward(lowering, llvm::cast<gpt::AttentionGradOp>(op));
+}
+
+}  // namespace gpt_sft::compiler::gpu_lowering

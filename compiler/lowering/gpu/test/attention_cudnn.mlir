@@ -1,0 +1,54 @@
+// gpt-lower-to-gpu{attention=cudnn} (gptc --attention=cudnn): gpt.attention and
+// gpt.attention_grad become the cuda driver's builtins sdpa_fwd.cudnn / sdpa_bwd.cudnn with the
+// arguments runtime/device/SDPA_BUILTIN.md fixes: B, T, H, Hkv, D, dtype (0: f32 buffers),
+// causal (i64); scale (f64); q, k, v -> out, lse and q, k, v, out, dout, lse -> dq, dk, dv.
+// The backward reads the lse its forward kept (the same arena bytes). GQA (H 2, Hkv 1) is
+// cuDNN's own. Packed rows keep the generated kernels, and gptc says so; cudnn on a target
+// whose driver has no cuDNN is a usage error (exit 2) naming the flag.
+// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --n_kv_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda \
+// RUN:   --attention=cudnn --emit=launches 2>/dev/null | FileCheck %s
+// RUN: GPT_SFT_CUDA_ATTENTION=cudnn gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 \
+// RUN:   --target=cuda --dtype=bfloat16 --emit=launches 2>/dev/null | FileCheck %s --check-prefix=ENV
+// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 --target=cuda --emit=launches \
+// RUN:   2>/dev/null | FileCheck %s --check-prefix=GENERATED
+// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 --target=cuda --packed \
+// RUN:   --attention=cudnn --emit=launches 2>&1 | FileCheck %s --check-prefix=PACKED
+// RUN: not gptc --depth=1 --target=opencl --attention=cudnn --emit=launches 2>&1 | FileCheck %s --check-prefix=OPENCL
+// RUN: gptc --depth=1 --target=opencl --attention=cudnn --emit=launches >/dev/null 2>&1 || test $? -eq 2
+// RUN: not gptc --depth=1 --target=cpu --attention=cudnn --emit=launches 2>&1 | FileCheck %s --check-prefix=CPU
+// RUN: gptc --depth=1 --target=cpu --attention=cudnn --emit=launches >/dev/null 2>&1 || test $? -eq 2
+// RUN: not gptc --depth=1 --target=cuda --attention=flash --emit=launches 2>&1 | FileCheck %s --check-prefix=FLAG
+// RUN: GPT_SFT_CUDA_ATTENTION=fast not gptc --depth=1 --target=cuda --emit=launches 2>&1 | FileCheck %s --check-prefix=BADENV
+// RUN: not gptc-opt %s --gpt-plan-buffers="alignment=256" --gpt-lower-to-gpu="attention=fast" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD
+
+// CHECK: attention: cuDNN SDPA
+// CHECK-LABEL: func @logits
+// CHECK-NOT: kernel attention
+// CHECK: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, [[Q:arena\+[0-9]+:65536]], [[K:arena\+[0-9]+:32768]], [[V:arena\+[0-9]+:32768]], arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:1024) <- gpt.attention
+// CHECK-LABEL: func @micro_step
+// CHECK-NOT: kernel attention
+// CHECK: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, [[Q2:arena\+[0-9]+:65536]], [[K2:arena\+[0-9]+:32768]], [[V2:arena\+[0-9]+:32768]], [[O2:arena\+[0-9]+:65536]], [[LSE:arena\+[0-9]+:1024]]) <- gpt.attention
+// CHECK-NOT: kernel attention
+// CHECK: builtin sdpa_bwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, [[Q2]], [[K2]], [[V2]], [[O2]], arena+{{[0-9]+}}:65536, [[LSE]], arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:32768, arena+{{[0-9]+}}:32768) <- gpt.attention_grad
+// CHECK-NOT: kernel attention
+
+// Under bf16 the buffers are still f32 holding bf16 values: dtype 0, the driver rounds.
+// ENV: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125,
+// ENV: builtin sdpa_bwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125,
+
+// GENERATED-NOT: sdpa_
+// GENERATED: kernel attention grid
+// GENERATED-NOT: sdpa_
+
+// PACKED: gptc: --attention=cudnn: packed rows (segment ids) keep the generated attention kernels
+// PACKED-NOT: sdpa_
+// PACKED: kernel attention_segments
+// PACKED-NOT: sdpa_
+
+// OPENCL: gptc: --attention=cudnn: cuDNN's SDPA runs on --target=cuda only; the opencl target's attention is the generated kernels (--attention=generated)
+// CPU: gptc: --attention=cudnn: cuDNN's SDPA runs on --target=cuda only; the cpu target's attention is the generated kernels (--attention=generated)
+// FLAG: gptc: --attention=flash: the attention is generated or cudnn
+// BADENV: GPT_SFT_CUDA_ATTENTION='fast': the cuda target's attention is generated or cudnn
+// BAD: gpt-lower-to-gpu: attention must be generated or cudnn, got 'fast'
+module {}
