@@ -1,4 +1,4 @@
-// LaunchWork and LaunchCost on hand-made launches: the gemm builtin's FLOPs, unit and bytes,
+// LaunchWork and LaunchCost on hand-made launches: the gemm and cuDNN sdpa builtins' FLOPs, unit and bytes,
 // the attention kernels' FLOPs from the step's shape, copies, collectives, and the local
 // traffic of a kernel with a stack frame.
 #include "compiler/cost/launch_cost.h"
@@ -55,6 +55,43 @@ TEST(LaunchCost, ALargeGemmIsComputeBoundAtTheVendorEfficiency) {
   const LaunchCost c = PriceLaunch(w, h100, nullptr);
   EXPECT_EQ(c.bound, Bound::kCompute);
   EXPECT_DOUBLE_EQ(c.seconds, w.flops / (h100.tf32_tensor_flops * kVendorLibraryEfficiency));
+}
+
+/// sdpa_fwd.cudnn / sdpa_bwd.cudnn at d20's shape, f32 buffers (runtime/device/sdpa_builtin.h).
+Launch Sdpa(bool backward) {
+  const int64_t q = 4LL * 2048 * 10 * 128 * 4, lse = 4LL * 10 * 2048 * 4;
+  Launch l;
+  l.kind = LaunchKind::kBuiltin;
+  l.name = backward ? "sdpa_bwd.cudnn" : "sdpa_fwd.cudnn";
+  l.args = {I64(4), I64(2048), I64(10), I64(10), I64(128), I64(0), I64(1), F64(0.0883883)};
+  for (int64_t b : backward ? std::vector<int64_t>{q, q, q, q, q, lse, q, q, q} : std::vector<int64_t>{q, q, q, q, lse}) {
+    l.args.push_back(Buffer(b));
+  }
+  return l;
+}
+
+TEST(LaunchCost, CudnnSdpaIsCausalFlopsOnBf16TensorCoresAtTheVendorEfficiency) {
+  const GpuSpec h100 = *FindGpu("h100");
+  const double forward = 4.0 * 4 * 10 * 2048.0 * 2048 * 128 / 2;
+  const LaunchWork fwd = WorkOfLaunch(Sdpa(false), D20Shape(), {});
+  EXPECT_EQ(fwd.unit, ComputeUnit::kBf16TensorCore);
+  EXPECT_EQ(fwd.engine, Engine::kVendorLibrary);
+  EXPECT_DOUBLE_EQ(fwd.flops, forward);
+  EXPECT_EQ(fwd.bytes_read, 3 * 4LL * 2048 * 10 * 128 * 4);
+  EXPECT_EQ(fwd.bytes_written, 4LL * 2048 * 10 * 128 * 4 + 4LL * 10 * 2048 * 4);
+  // The f32 forward moves about as many bytes as it has time for FLOPs; the backward, 2.5x the
+  // FLOPs, is compute-bound.
+  EXPECT_GE(PriceLaunch(fwd, h100, nullptr).seconds, forward / (h100.bf16_tensor_flops * kVendorLibraryEfficiency));
+  const LaunchWork bwd = WorkOfLaunch(Sdpa(true), D20Shape(), {});
+  EXPECT_DOUBLE_EQ(bwd.flops, 2.5 * forward);
+  EXPECT_EQ(bwd.bytes_written, 3 * 4LL * 2048 * 10 * 128 * 4);
+  const LaunchCost c = PriceLaunch(bwd, h100, nullptr);
+  EXPECT_EQ(c.bound, Bound::kCompute);
+  EXPECT_DOUBLE_EQ(c.seconds, 2.5 * forward / (h100.bf16_tensor_flops * kVendorLibraryEfficiency));
+
+  Launch malformed = Sdpa(false);
+  malformed.args.pop_back();
+  EXPECT_FALSE(WorkOfLaunch(malformed, D20Shape(), {}).priced);
 }
 
 Launch Kernel(const std::string& name, std::array<int64_t, 3> grid, int64_t block, std::vector<int64_t> buffers) {

@@ -23,6 +23,9 @@ constexpr int64_t kElementBytes = 4;
 /// The GPU drivers' vendor gemm (runtime/device/gemm_builtin.h, which compiler/ cannot include).
 constexpr char kGemmBuiltin[] = "gemm.f32";
 constexpr char kGemmBatchedBuiltin[] = "gemm_batched.f32";
+/// The cuda driver's cuDNN attention (runtime/device/sdpa_builtin.h).
+constexpr char kSdpaForwardBuiltin[] = "sdpa_fwd.cudnn";
+constexpr char kSdpaBackwardBuiltin[] = "sdpa_bwd.cudnn";
 
 int64_t LargestBuffer(const Launch& launch) {
   int64_t largest = 0;
@@ -152,6 +155,37 @@ LaunchWork GemmWork(const Launch& launch) {
   return work;
 }
 
+/// sdpa_fwd.cudnn / sdpa_bwd.cudnn: scalars B, T, H, Hkv, D, dtype, causal (i64), scale (f64);
+/// buffers q, k, v, out, lse (forward) or q, k, v, out, dout, lse, dq, dk, dv (backward), the
+/// last two / three written (runtime/device/SDPA_BUILTIN.md). FLOPs as cuDNN's fused kernels
+/// count them: 4 B H T^2 D / 2 for the causal forward (two products over half the scores), 2.5x
+/// that backward (five products, P recomputed); bf16 tensor cores at the vendor efficiency.
+LaunchWork SdpaWork(const Launch& launch) {
+  LaunchWork work;
+  const bool backward = launch.name == kSdpaBackwardBuiltin;
+  const size_t buffers = backward ? 9 : 5, written = backward ? 3 : 2;
+  const absl::Span<const Arg> a(launch.args);
+  bool shaped = a.size() == 8 + buffers;
+  for (size_t i = 0; shaped && i < a.size(); ++i) shaped = a[i].is_buffer == (i >= 8);
+  if (!shaped) {
+    work.priced = false;
+    work.note = launch.name + " with unexpected arguments: not priced";
+    return work;
+  }
+  const double B = static_cast<double>(a[0].scalar.i), T = static_cast<double>(a[1].scalar.i),
+               H = static_cast<double>(a[2].scalar.i), D = static_cast<double>(a[4].scalar.i);
+  const bool causal = a[6].scalar.i != 0;
+  const double forward = 4 * B * H * T * T * D / (causal ? 2 : 1);
+  work.engine = Engine::kVendorLibrary;
+  work.unit = ComputeUnit::kBf16TensorCore;
+  work.flops = backward ? 2.5 * forward : forward;
+  for (size_t i = 8; i < a.size(); ++i) {
+    (i >= a.size() - written ? work.bytes_written : work.bytes_read) += a[i].buffer.bytes;
+  }
+  work.rule = absl::StrCat(backward ? "sdpa bwd: 2.5 x " : "sdpa fwd: ", "4BHT^2D", causal ? "/2" : "");
+  return work;
+}
+
 /// A builtin the cost model has no rule for: its bytes by argument order, no FLOPs.
 LaunchWork UnknownBuiltinWork(const Launch& launch) {
   LaunchWork work;
@@ -237,8 +271,9 @@ LaunchWork WorkOfLaunch(const Launch& launch, const StepShape& shape, const Arti
       return KernelWork(launch, shape, it == facts.end() ? nullptr : &it->second);
     }
     case LaunchKind::kBuiltin:
-      return launch.name == kGemmBuiltin || launch.name == kGemmBatchedBuiltin ? GemmWork(launch)
-                                                                                : UnknownBuiltinWork(launch);
+      if (launch.name == kGemmBuiltin || launch.name == kGemmBatchedBuiltin) return GemmWork(launch);
+      if (launch.name == kSdpaForwardBuiltin || launch.name == kSdpaBackwardBuiltin) return SdpaWork(launch);
+      return UnknownBuiltinWork(launch);
     default:
       return MovementWork(launch);
   }

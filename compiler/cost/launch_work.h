@@ -5,6 +5,9 @@
 //   * gemm.f32 builtin (cuBLASLt; runtime/device/GEMM_BUILTIN.md): 2 M N K FLOPs; TF32 tensor
 //     cores when inputs_bf16 (CUBLAS_COMPUTE_32F_FAST_TF32), else fp32 cores (COMPUTE_32F,
 //     runtime/device/cuda/cuda_device.cc); reads a, b (and c_in when beta != 0), writes c.
+//   * sdpa_fwd.cudnn / sdpa_bwd.cudnn builtins (cuDNN; runtime/device/SDPA_BUILTIN.md): bf16
+//     tensor cores at the vendor efficiency, 4 B H T^2 D / 2 FLOPs causal forward, 2.5x that
+//     backward; reads its inputs, writes out and lse (dq, dk, dv).
 //   * attention kernels: FLOPs from the step's shape over the visible (query, key) pairs of
 //     causal attention, P = B H T (T + 1) / 2, per pair: forward 4 D (q.k, p v), dk/dv 8 D
 //     (q.k, dO.v, p dO, ds q), dq 6 D (q.k, dO.v, ds k): the backward recomputes P, so it is
