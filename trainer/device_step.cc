@@ -21,16 +21,30 @@ namespace {
 
 /// What computes the step's matmuls and attention on a GPU target, for the [VALIDATION] line
 /// ("" on cpu, whose step calls the interpreter's kernels).
-std::string KernelsNote(const artifact::Artifact& a) {
-  if (a.target == "cpu") return "";
-  bool vendor_gemm = false;
+/// Whether some launch of `a` is the builtin `name`.
+bool CallsBuiltin(const artifact::Artifact& a, std::string_view name) {
   for (const artifact::Function& f : a.functions) {
     for (const artifact::Launch& l : f.launches) {
-      vendor_gemm |= l.kind == artifact::LaunchKind::kBuiltin && l.name == "gemm.f32";
+      if (l.kind == artifact::LaunchKind::kBuiltin && l.name == name) return true;
     }
   }
+  return false;
+}
+
+std::string KernelsNote(const artifact::Artifact& a) {
+  if (a.target == "cpu") return "";
+  const bool vendor_gemm = CallsBuiltin(a, "gemm.f32");
   const std::string gemm = !vendor_gemm ? "the compiler's tiled gemm" : a.target == "cuda" ? "cuBLASLt" : "CLBlast";
-  return absl::StrCat("matmuls: ", gemm, "; attention: the compiler's flash kernels");
+  return absl::StrCat("matmuls: ", gemm, "; attention: ",
+                      CallsBuiltin(a, "sdpa_fwd.cudnn") ? "cuDNN SDPA" : "the compiler's flash kernels");
+}
+
+/// What a device that does not open means for `a`: a step compiled with --attention=cudnn
+/// needs cuDNN on an NVIDIA GPU, and the way out is a compile flag, not a device flag.
+std::string DeviceRefusalHint(const artifact::Artifact& a) {
+  if (!CallsBuiltin(a, "sdpa_fwd.cudnn") && !CallsBuiltin(a, "sdpa_bwd.cudnn")) return "";
+  return "; this step's attention is cuDNN's (compiled with --attention=cudnn), which needs an NVIDIA GPU with cuDNN "
+         "9: run it there, or compile the step with --attention=generated";
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -83,7 +97,10 @@ absl::StatusOr<std::unique_ptr<DeviceStep>> DeviceStep::Create(const artifact::A
   device_options.profile = options.profile;
   absl::StatusOr<std::unique_ptr<runtime::device::Device>> device =
       runtime::device::CreateDevice(options.device, device_options);
-  if (!device.ok()) return absl::Status(device.status().code(), absl::StrCat("--device: ", device.status().message()));
+  if (!device.ok()) {
+    return absl::Status(device.status().code(),
+                        absl::StrCat("--device: ", device.status().message(), DeviceRefusalHint(artifact)));
+  }
   step->device_ = *std::move(device);
   if (artifact.target != step->device_->driver()) {
     return absl::InvalidArgumentError(absl::StrCat("artifact ", artifact.key, " was compiled for ", artifact.target,
