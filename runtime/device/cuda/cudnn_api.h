@@ -34,12 +34,12 @@ inline constexpr cudnnStatus kCudnnNotSupported = 3000;
 namespace cudnn_desc {
 inline constexpr int kPointwise = 0, kEngineCfg = 3, kEngineHeur = 4, kExecutionPlan = 5, kOperationPointwise = 13,
                      kOperationGraph = 15, kVariantPack = 16, kTensor = 17, kMatmul = 18, kOperationMatmul = 19,
-                     kReduction = 21, kOperationReduction = 22;
+                     kReduction = 21, kOperationReduction = 22, kOperationReshape = 31;
 }  // namespace cudnn_desc
 
 /// cudnnBackendAttributeType_t.
 namespace cudnn_type {
-inline constexpr int kDataType = 1, kBoolean = 2, kInt64 = 3, kFloat = 4, kDouble = 5, kVoidPtr = 6, kHeurMode = 8,
+inline constexpr int kHandle = 0, kDataType = 1, kBoolean = 2, kInt64 = 3, kFloat = 4, kDouble = 5, kVoidPtr = 6, kHeurMode = 8,
                      kPointwiseMode = 14, kBackendDescriptor = 15, kReductionOperator = 18;
 }  // namespace cudnn_type
 
@@ -58,10 +58,11 @@ inline constexpr int kMatmulCompType = 1500;
 inline constexpr int kOpMatmulA = 1520, kOpMatmulB = 1521, kOpMatmulC = 1522, kOpMatmulDescriptor = 1523;
 inline constexpr int kReductionOperator = 1600, kReductionCompType = 1601;
 inline constexpr int kOpReductionX = 1610, kOpReductionY = 1611, kOpReductionDescriptor = 1612;
+inline constexpr int kOpReshapeX = 2200, kOpReshapeY = 2201;
 }  // namespace cudnn_attr
 
 /// cudnnDataType_t, cudnnPointwiseMode_t, cudnnReduceTensorOp_t, cudnnBackendHeurMode_t.
-inline constexpr int kCudnnDataFloat = 0, kCudnnDataBf16 = 9, kCudnnDataInt64 = 10, kCudnnDataBoolean = 11;
+inline constexpr int kCudnnDataFloat = 0, kCudnnDataInt32 = 4, kCudnnDataBf16 = 9, kCudnnDataInt64 = 10, kCudnnDataBoolean = 11;
 namespace cudnn_pointwise {
 inline constexpr int kAdd = 0, kMul = 1, kDiv = 6, kSub = 9, kExp = 13, kLog = 15, kIdentity = 21, kCmpGe = 303,
                      kGenIndex = 501, kBinarySelect = 601;

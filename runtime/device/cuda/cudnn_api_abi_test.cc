@@ -37,9 +37,10 @@ static_assert(cudnn_desc::kPointwise == CUDNN_BACKEND_POINTWISE_DESCRIPTOR &&
               cudnn_desc::kMatmul == CUDNN_BACKEND_MATMUL_DESCRIPTOR &&
               cudnn_desc::kOperationMatmul == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR &&
               cudnn_desc::kReduction == CUDNN_BACKEND_REDUCTION_DESCRIPTOR &&
-              cudnn_desc::kOperationReduction == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+              cudnn_desc::kOperationReduction == CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR &&
+              cudnn_desc::kOperationReshape == CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
 
-static_assert(cudnn_type::kDataType == CUDNN_TYPE_DATA_TYPE && cudnn_type::kBoolean == CUDNN_TYPE_BOOLEAN &&
+static_assert(cudnn_type::kHandle == CUDNN_TYPE_HANDLE && cudnn_type::kDataType == CUDNN_TYPE_DATA_TYPE && cudnn_type::kBoolean == CUDNN_TYPE_BOOLEAN &&
               cudnn_type::kInt64 == CUDNN_TYPE_INT64 && cudnn_type::kFloat == CUDNN_TYPE_FLOAT &&
               cudnn_type::kDouble == CUDNN_TYPE_DOUBLE && cudnn_type::kVoidPtr == CUDNN_TYPE_VOID_PTR &&
               cudnn_type::kHeurMode == CUDNN_TYPE_HEUR_MODE && cudnn_type::kPointwiseMode == CUDNN_TYPE_POINTWISE_MODE &&
@@ -80,8 +81,10 @@ static_assert(cudnn_attr::kReductionOperator == CUDNN_ATTR_REDUCTION_OPERATOR &&
               cudnn_attr::kOpReductionX == CUDNN_ATTR_OPERATION_REDUCTION_XDESC &&
               cudnn_attr::kOpReductionY == CUDNN_ATTR_OPERATION_REDUCTION_YDESC &&
               cudnn_attr::kOpReductionDescriptor == CUDNN_ATTR_OPERATION_REDUCTION_DESC);
+static_assert(cudnn_attr::kOpReshapeX == CUDNN_ATTR_OPERATION_RESHAPE_XDESC &&
+              cudnn_attr::kOpReshapeY == CUDNN_ATTR_OPERATION_RESHAPE_YDESC);
 
-static_assert(kCudnnDataFloat == CUDNN_DATA_FLOAT && kCudnnDataBf16 == CUDNN_DATA_BFLOAT16 &&
+static_assert(kCudnnDataFloat == CUDNN_DATA_FLOAT && kCudnnDataInt32 == CUDNN_DATA_INT32 && kCudnnDataBf16 == CUDNN_DATA_BFLOAT16 &&
               kCudnnDataInt64 == CUDNN_DATA_INT64 && kCudnnDataBoolean == CUDNN_DATA_BOOLEAN);
 static_assert(cudnn_pointwise::kAdd == CUDNN_POINTWISE_ADD && cudnn_pointwise::kMul == CUDNN_POINTWISE_MUL &&
               cudnn_pointwise::kDiv == CUDNN_POINTWISE_DIV && cudnn_pointwise::kSub == CUDNN_POINTWISE_SUB &&
