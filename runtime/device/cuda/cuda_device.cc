@@ -16,7 +16,9 @@
 #include "absl/strings/str_join.h"
 #include "runtime/device/cuda/cublaslt_api.h"
 #include "runtime/device/cuda/cuda_api.h"
+#include "runtime/device/cuda/cudnn_sdpa.h"
 #include "runtime/device/gemm_builtin.h"
+#include "runtime/device/sdpa_builtin.h"
 
 namespace gpt_sft::runtime::device::cuda {
 namespace {
@@ -237,6 +239,7 @@ struct CuCommand {
   std::function<CUresult(CUstream)> enqueue;  // null for a host call
   std::function<absl::Status()> host_call;
   GemmPlan* gemm = nullptr;  // a gemm builtin's plan, which knows why it failed
+  SdpaCommand* sdpa = nullptr;  // an sdpa builtin's command, which knows why it failed
 };
 
 class CuDevice;
@@ -274,6 +277,7 @@ class CuCommandBuffer : public CommandBuffer {
   std::deque<std::vector<uint64_t>> arg_values_;
   std::deque<std::vector<void*>> arg_pointers_;
   std::deque<std::unique_ptr<GemmPlan>> gemm_plans_;
+  std::deque<std::unique_ptr<SdpaCommand>> sdpa_commands_;
   bool has_host_calls_ = false;
   CUgraphExec exec_ = nullptr;
   int64_t submissions_ = 0;
@@ -306,6 +310,7 @@ class CuDevice : public Device {
   ~CuDevice() override {
     cu_->StreamSynchronize(stream_);
     ReleasePending();
+    sdpa_.reset();
     if (blas_.handle != nullptr) blas_.lt->Destroy(blas_.handle);
     if (blas_.workspace != 0) cu_->MemFree(blas_.workspace);
     cu_->StreamDestroy(stream_);
@@ -335,6 +340,17 @@ class CuDevice : public Device {
       return blas_status_ = CuError(*cu_, e, "cuMemAlloc", "the cuBLASLt workspace");
     }
     return &blas_;
+  }
+
+  /// cuDNN for the sdpa builtins, started at the first call: FailedPrecondition naming
+  /// --attention=generated when it cannot be loaded.
+  absl::StatusOr<CudnnSdpa*> Sdpa() {
+    if (!sdpa_status_.ok()) return sdpa_status_;
+    if (sdpa_ != nullptr) return sdpa_.get();
+    absl::StatusOr<std::unique_ptr<CudnnSdpa>> sdpa = CudnnSdpa::Create(*cu_);
+    if (!sdpa.ok()) return sdpa_status_ = sdpa.status();
+    sdpa_ = *std::move(sdpa);
+    return sdpa_.get();
   }
 
   absl::StatusOr<std::unique_ptr<Buffer>> Allocate(int64_t bytes) override {
@@ -513,6 +529,9 @@ class CuDevice : public Device {
   }
 
   absl::Status EnqueueError(const CuCommand& c, CUresult e, std::string_view how) {
+    if (c.sdpa != nullptr && e == SdpaCommand::kSdpaFailed) {
+      return absl::InternalError(absl::StrCat(c.label, ": ", std::string(how), " ", c.sdpa->LastError()));
+    }
     if (c.gemm != nullptr && e == GemmPlan::kGemmFailed) {
       return absl::InternalError(absl::StrCat(c.label, ": ", std::string(how), " cublasLtMatmul failed with ",
                                               c.gemm->LastError()));
@@ -554,12 +573,27 @@ class CuDevice : public Device {
   ProfileTable profile_table_;
   BlasContext blas_;
   absl::Status blas_status_ = absl::OkStatus();
+  std::unique_ptr<CudnnSdpa> sdpa_;
+  absl::Status sdpa_status_ = absl::OkStatus();
 };
 
 CUdeviceptr GemmPlan::CuDeviceAddress(const BufferRange& r) { return CuDevice::Address(r); }
 
 absl::Status CuCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label) {
+  if (IsSdpaBuiltin(name)) {
+    absl::StatusOr<SdpaCall> call = ReadSdpaBuiltin(name, args, label);
+    if (!call.ok()) return call.status();
+    absl::StatusOr<CudnnSdpa*> sdpa = device_->Sdpa();
+    if (!sdpa.ok()) {
+      return absl::Status(sdpa.status().code(), absl::StrCat(std::string(label), ": ", sdpa.status().message()));
+    }
+    absl::StatusOr<std::unique_ptr<SdpaCommand>> command = (*sdpa)->Record(*call, label);
+    if (!command.ok()) return command.status();
+    SdpaCommand* c = sdpa_commands_.emplace_back(*std::move(command)).get();
+    commands_.push_back({std::string(label), [c](CUstream s) { return c->Enqueue(s); }, nullptr, nullptr, c});
+    return absl::OkStatus();
+  }
   absl::StatusOr<GemmCall> call = ReadGemmBuiltin(name, args, label, "cuda");
   if (!call.ok()) return call.status();
   absl::StatusOr<const BlasContext*> blas = device_->Blas();
