@@ -12,6 +12,9 @@
 // the forward's result, so a backward of the same operands reads it and otherwise recomputes
 // it with a forward into scratch, as the generated path does.
 //
+// The backward with GQA (H > Hkv) keeps the generated kernels too: the driver's backward graph
+// does not yet sum dK and dV over the query heads of a kv head.
+//
 // Packed rows keep the generated kernels: a row holds a data-dependent number of documents,
 // while cuDNN's variable-length attention (ragged offsets, per-sequence lengths) needs one
 // sequence per batch entry and a batch size fixed when its plan is built; expressing
@@ -142,7 +145,17 @@ mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering) {
     return EmitAttention(lowering);
   }
   if (auto fwd = llvm::dyn_cast<gpt::AttentionOp>(op)) return EmitForward(lowering, fwd);
-  return EmitBackward(lowering, llvm::cast<gpt::AttentionGradOp>(op));
+  auto grad = llvm::cast<gpt::AttentionGradOp>(op);
+  if (llvm::cast<mlir::ShapedType>(grad.getQ().getType()).getDimSize(2) !=
+      llvm::cast<mlir::ShapedType>(grad.getK().getType()).getDimSize(2)) {
+    // The driver's backward graph has no reduction across query heads yet; the generated
+    // backward reads the lse cuDNN's forward kept (the same convention, the same key).
+    op->emitRemark(
+        "gpt-lower-to-gpu{attention=cudnn}: the GQA backward runs the generated attention kernels (the cuda driver's "
+        "cuDNN backward graph covers H == Hkv)");
+    return EmitAttention(lowering);
+  }
+  return EmitBackward(lowering, grad);
 }
 
 }  // namespace gpt_sft::compiler::gpu_lowering

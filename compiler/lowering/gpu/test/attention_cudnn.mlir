@@ -2,11 +2,14 @@
 // gpt.attention_grad become the cuda driver's builtins sdpa_fwd.cudnn / sdpa_bwd.cudnn with the
 // arguments runtime/device/SDPA_BUILTIN.md fixes: B, T, H, Hkv, D, dtype (0: f32 buffers),
 // causal (i64); scale (f64); q, k, v -> out, lse and q, k, v, out, dout, lse -> dq, dk, dv.
-// The backward reads the lse its forward kept (the same arena bytes). GQA (H 2, Hkv 1) is
-// cuDNN's own. Packed rows keep the generated kernels, and gptc says so; cudnn on a target
-// whose driver has no cuDNN is a usage error (exit 2) naming the flag.
-// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --n_kv_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda \
+// The backward reads the lse its forward kept (the same arena bytes). With GQA (H 2, Hkv 1)
+// the forward is cuDNN's and the backward the generated kernels' (reading cuDNN's lse).
+// Packed rows keep the generated kernels, and gptc says so; cudnn on a target whose driver
+// has no cuDNN is a usage error (exit 2) naming the flag.
+// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 --target=cuda \
 // RUN:   --attention=cudnn --emit=launches 2>/dev/null | FileCheck %s
+// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --n_kv_head=1 --vocab=512 --batch=2 --seq=64 --target=cuda \
+// RUN:   --attention=cudnn --emit=launches 2>/dev/null | FileCheck %s --check-prefix=GQA
 // RUN: GPT_SFT_CUDA_ATTENTION=cudnn gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 \
 // RUN:   --target=cuda --dtype=bfloat16 --emit=launches 2>/dev/null | FileCheck %s --check-prefix=ENV
 // RUN: gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 --target=cuda --emit=launches \
@@ -25,13 +28,19 @@
 // CHECK: attention: cuDNN SDPA
 // CHECK-LABEL: func @logits
 // CHECK-NOT: kernel attention
-// CHECK: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, [[Q:arena\+[0-9]+:65536]], [[K:arena\+[0-9]+:32768]], [[V:arena\+[0-9]+:32768]], arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:1024) <- gpt.attention
+// CHECK: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125, [[Q:arena\+[0-9]+:65536]], [[K:arena\+[0-9]+:65536]], [[V:arena\+[0-9]+:65536]], arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:1024) <- gpt.attention
 // CHECK-LABEL: func @micro_step
 // CHECK-NOT: kernel attention
-// CHECK: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, [[Q2:arena\+[0-9]+:65536]], [[K2:arena\+[0-9]+:32768]], [[V2:arena\+[0-9]+:32768]], [[O2:arena\+[0-9]+:65536]], [[LSE:arena\+[0-9]+:1024]]) <- gpt.attention
+// CHECK: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125, [[Q2:arena\+[0-9]+:65536]], [[K2:arena\+[0-9]+:65536]], [[V2:arena\+[0-9]+:65536]], [[O2:arena\+[0-9]+:65536]], [[LSE:arena\+[0-9]+:1024]]) <- gpt.attention
 // CHECK-NOT: kernel attention
-// CHECK: builtin sdpa_bwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, [[Q2]], [[K2]], [[V2]], [[O2]], arena+{{[0-9]+}}:65536, [[LSE]], arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:32768, arena+{{[0-9]+}}:32768) <- gpt.attention_grad
+// CHECK: builtin sdpa_bwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125, [[Q2]], [[K2]], [[V2]], [[O2]], arena+{{[0-9]+}}:65536, [[LSE]], arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:65536, arena+{{[0-9]+}}:65536) <- gpt.attention_grad
 // CHECK-NOT: kernel attention
+
+// GQA-LABEL: func @micro_step
+// GQA: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 1, i64 64, i64 0, i64 1, f64 0.125, {{.*}}, [[LSE:arena\+[0-9]+:1024]]) <- gpt.attention
+// GQA-NOT: sdpa_bwd
+// GQA: kernel attention_grad_kv {{.*}}[[LSE]]{{.*}} <- gpt.attention_grad
+// GQA-NOT: sdpa_bwd
 
 // Under bf16 the buffers are still f32 holding bf16 values: dtype 0, the driver rounds.
 // ENV: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125,
