@@ -14,7 +14,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$make_bundle" --small_only --out="$bundle"
 for f in run.sh MANIFEST.json bin/run_step_cuda lib/glibc/VERSION lib/glibc/ld-linux-x86-64.so.2 \
          artifacts/small.gptart artifacts/small_tiled.gptart artifacts/small_reference.json \
-         artifacts/small_bf16.gptart artifacts/small_bf16_reference.json peer/pytorch_peer.py peer/reference_gpt.py; do
+         artifacts/small_bf16.gptart artifacts/small_bf16_reference.json artifacts/small_cudnn.gptart \
+         artifacts/small_cudnn_reference.json peer/pytorch_peer.py peer/reference_gpt.py; do
   [[ -e "$bundle/$f" ]] || fail "the bundle has no $f"
 done
 python3 -c "import json,sys; json.load(open(sys.argv[1])); json.load(open(sys.argv[2]))" \
@@ -73,12 +74,13 @@ OUT="$TEST_TMPDIR/out_full" "$bundle/run.sh" >"$TEST_TMPDIR/run_full.log" 2>&1 |
 python3 - "$TEST_TMPDIR/out_full/gpu_run.json" <<'PY' || fail "run.sh's report is wrong: $(cat "$TEST_TMPDIR/out_full/gpu_run.json")"
 import json, sys
 report = json.load(open(sys.argv[1]))
-for tag in ("small", "small_tiled", "small_bf16"):
+for tag in ("small", "small_tiled", "small_bf16", "small_cudnn"):
     part = report[tag]
     assert part["exit_status"] == 2, (tag, part)
     assert "no NVIDIA driver" in part["stderr_tail"], (tag, part)
     assert part["losses_match_interpreter"] is False, (tag, part)
 assert report["d20"] is None, "a --small_only bundle has no d20 part"
+assert "attention" not in report, "no d20 runs, so no attention comparison"
 # The compiler's prediction rides along (H100's: no GPU here), and d20's is absent.
 small = report["small_predicted"]
 assert small["gpu"] == "h100" and small["tokens_per_second"] > 0 and 0 < small["mfu"] <= 1, small

@@ -91,6 +91,18 @@ if [[ "$dtype" == bfloat16 ]]; then
   "$gptc" --target=cuda --gemm=cublaslt --emit=artifact "${small_flags[@]}" --dtype=bfloat16 \
     --output="$stage/artifacts/small_bf16.gptart" 2>"$stage/artifacts/small_bf16.compile.txt"
 fi
+# Attention through cuDNN's fused SDPA (--attention=cudnn): d20 as timed above, and a small
+# unpacked bf16 step checked against the interpreter (packed rows keep the generated kernels,
+# and cuDNN computes in bf16, so the check runs under bf16 autocast).
+if [[ "$dtype" == bfloat16 ]]; then
+  small_cudnn_flags=(--depth=2 --n_embd=128 --vocab=4096 --sequence_len=256 --seq=256 --grad_accum_steps=2)
+  "$gptc" --target=cuda --attention=cudnn --emit=artifact "${small_cudnn_flags[@]}" --dtype=bfloat16 \
+    --output="$stage/artifacts/small_cudnn.gptart" 2>"$stage/artifacts/small_cudnn.compile.txt"
+  if (( ! small_only )); then
+    "$gptc" --target=cuda --attention=cudnn --emit=artifact "${d20_flags[@]}" \
+      --output="$stage/artifacts/d20_cudnn.gptart" 2>"$stage/artifacts/d20_cudnn.compile.txt"
+  fi
+fi
 # What the compiler predicts for each timed config on each GPU it knows (compiler/cost), so that
 # run.sh prints the measured times beside the prediction and the first GPU run calibrates it.
 for gpu in h100 h200 a100; do
@@ -102,7 +114,7 @@ for gpu in h100 h200 a100; do
   fi
 done
 # The interpreter's losses do not depend on the target: one reference per dtype.
-for name in small small_bf16; do
+for name in small small_bf16 small_cudnn; do
   [[ -e "$stage/artifacts/$name.gptart" ]] || continue
   "$reference_steps" --artifact="$stage/artifacts/$name.gptart" --seed=1 --steps=5 \
     --json="$stage/artifacts/${name}_reference.json" >/dev/null

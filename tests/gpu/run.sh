@@ -8,6 +8,9 @@
 #       variants: ms/step, tokens/s, MFU against the H200's dense bf16 peak, GPU memory; and a
 #       per-kernel profile of the default variant;
 #   (c) the PyTorch peer on the same batches, eager and torch.compile(dynamic=False);
+#   (c') attention through cuDNN's fused SDPA (--attention=cudnn): the small unpacked bf16 step
+#       against the interpreter, d20 timed beside the generated attention kernels, and which
+#       of the two was faster ("attention" in the JSON);
 #   (d) beside them, the compiler's prediction for this GPU (compiler/cost, computed when the
 #       bundle was made): step time, tokens/s, MFU, and for the profiled d20 run the measured
 #       seconds per step of each op next to the predicted ones, which calibrates the model;
@@ -53,7 +56,8 @@ find_library() { # find_library NAME_GLOB: the first path found, or nothing
 }
 [[ -n "${GPT_SFT_LIBCUDA:-}" ]] || GPT_SFT_LIBCUDA="$(find_library '^libcuda[.]so[.]1$' 'libcuda.so.1')"
 [[ -n "${GPT_SFT_LIBCUBLASLT:-}" ]] || GPT_SFT_LIBCUBLASLT="$(find_library '^libcublasLt[.]so[.]1[23]$' 'libcublasLt.so.1[23]')"
-export GPT_SFT_LIBCUDA GPT_SFT_LIBCUBLASLT
+[[ -n "${GPT_SFT_LIBCUDNN:-}" ]] || GPT_SFT_LIBCUDNN="$(find_library '^libcudnn[.]so[.]9$' 'libcudnn.so.9')"
+export GPT_SFT_LIBCUDA GPT_SFT_LIBCUBLASLT GPT_SFT_LIBCUDNN
 
 if [[ "${1:-}" == "--check" ]]; then
   "${runner[@]}" --device=cuda --artifact="$here/artifacts/small.gptart" --steps=1
@@ -93,11 +97,14 @@ part() { # part TAG LIMIT_S COMMAND...: stdout to TAG.out, stderr to TAG.err, ex
 
 start=$(date +%s)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$results/gpu.txt" 2>&1
-for variant in "" _tiled _bf16; do
+for variant in "" _tiled _bf16 _cudnn; do
   [[ -e "$here/artifacts/small$variant.gptart" ]] || continue
-  reference="$here/artifacts/small$([[ $variant == _bf16 ]] && echo _bf16)_reference.json"
+  reference="$here/artifacts/small$([[ $variant == _bf16 || $variant == _cudnn ]] && echo "$variant")_reference.json"
+  # cuDNN keeps P and dS in its own precision where the interpreter rounds them its way: a
+  # first tolerance, to be tightened from what the first GPU run prints.
+  tolerance="$([[ $variant == _cudnn ]] && echo 1e-2 || echo 1e-4)"
   part "small$variant" 45 "${runner[@]}" --device=cuda --artifact="$here/artifacts/small$variant.gptart" --seed=1 --steps=5 \
-    --expect_losses="$reference" --loss_tolerance=1e-4 --json="$results/small$variant.json"
+    --expect_losses="$reference" --loss_tolerance="$tolerance" --json="$results/small$variant.json"
 done
 # In order of what matters most if the budget runs out: ours, the peers, then the rest.
 if [[ -e "$here/artifacts/d20.gptart" ]]; then
@@ -107,6 +114,7 @@ if [[ -e "$here/artifacts/d20.gptart" ]]; then
       --synthetic_batches=4 --json="$results/$tag.json" "$@"
   }
   d20 d20 100 d20.gptart 20 --warmup_steps=2
+  [[ -e "$here/artifacts/d20_cudnn.gptart" ]] && d20 d20_cudnn 80 d20_cudnn.gptart 10 --warmup_steps=2
   part torch_eager 60 python3 "$here/peer/pytorch_peer.py" --mode=eager --steps=20 --warmup_steps=2
   part torch_compile 120 python3 "$here/peer/pytorch_peer.py" --mode=compile --steps=20 --warmup_steps=3
   d20 d20_profile 40 d20.gptart 3 --warmup_steps=1 --profile
@@ -145,16 +153,24 @@ def part(tag, json_file=None):
 
 with open(os.path.join(here, "MANIFEST.json")) as f:
     report = {"gpu": (read("gpu.txt") or "").strip(), "bundle": json.load(f), "wall_seconds": wall,
-              "libcuda": os.environ.get("GPT_SFT_LIBCUDA", ""), "libcublaslt": os.environ.get("GPT_SFT_LIBCUBLASLT", "")}
-for tag in ("small", "small_tiled", "small_bf16"):
+              "libcuda": os.environ.get("GPT_SFT_LIBCUDA", ""), "libcublaslt": os.environ.get("GPT_SFT_LIBCUBLASLT", ""),
+              "libcudnn": os.environ.get("GPT_SFT_LIBCUDNN", "")}
+for tag in ("small", "small_tiled", "small_bf16", "small_cudnn"):
     report[tag] = part(tag, f"{tag}.json")
     if report[tag] is not None:
         report[tag]["losses_match_interpreter"] = report[tag]["exit_status"] == 0
-for tag in ("d20", "d20_tiled", "d20_profile"):
+for tag in ("d20", "d20_tiled", "d20_cudnn", "d20_profile"):
     report[tag] = part(tag, f"{tag}.json")
+# Which attention path was faster at d20: the generated kernels (d20) or cuDNN (d20_cudnn).
+generated, cudnn = (report["d20"] or {}).get("tokens_per_second"), (report["d20_cudnn"] or {}).get("tokens_per_second")
+if generated and cudnn:
+    report["attention"] = {"faster": "cudnn" if cudnn > generated else "generated",
+                           "cudnn_tokens_per_second_over_generated": cudnn / generated}
+    print(f"attention: {report['attention']['faster']} was faster at d20 "
+          f"(cuDNN / generated tokens/s = {cudnn / generated:.2f})", file=sys.stderr)
 for tag in ("torch_eager", "torch_compile"):
     report[tag] = part(tag)
-for tag in ("d20", "d20_tiled"):
+for tag in ("d20", "d20_tiled", "d20_cudnn"):
     r = report[tag] or {}
     if r.get("tokens_per_second") and r.get("flops_per_token"):
         r["mfu"] = r["tokens_per_second"] * r["flops_per_token"] / peak_flops
