@@ -41,7 +41,11 @@ class SdpaCommand {
 
  private:
   friend class CudnnSdpa;
+  /// One conversion launch; params point into the object itself, so it is never copied.
   struct Conversion {
+    Conversion() = default;
+    Conversion(const Conversion&) = delete;
+    Conversion& operator=(const Conversion&) = delete;
     CUfunction function = nullptr;
     CUdeviceptr src = 0, dst = 0;
     uint64_t n = 0;
