@@ -269,6 +269,11 @@ int ApplyAttentionFlag(Target target, const StepConfig& config) {
     return kUsageError;
   }
   if (target == Target::kCuda) setenv(kAttentionChoiceVariable, attention.c_str(), 1);
+  if (attention == "cudnn" && config.dtype != ElementType::kBF16) {
+    std::cerr << "gptc: --attention=cudnn: cuDNN computes attention on bf16 values; this " << DtypeName(config.dtype)
+              << " step's attention inputs are rounded to bf16 around each call (--dtype=bfloat16 is what it is "
+                 "meant for)\n";
+  }
   if (attention == "cudnn" && config.packed) {
     std::cerr << "gptc: --attention=cudnn: packed rows (segment ids) keep the generated attention kernels (cuDNN's "
                  "variable-length attention cannot express a row's documents)\n";

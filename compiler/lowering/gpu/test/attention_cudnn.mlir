@@ -16,6 +16,8 @@
 // RUN:   2>/dev/null | FileCheck %s --check-prefix=GENERATED
 // RUN: gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 --target=cuda --packed \
 // RUN:   --attention=cudnn --emit=launches 2>&1 | FileCheck %s --check-prefix=PACKED
+// RUN: gptc --depth=1 --n_embd=128 --n_head=2 --vocab=512 --batch=2 --seq=64 --target=cuda --dtype=bfloat16 \
+// RUN:   --attention=cudnn --emit=launches 2>&1 >/dev/null | FileCheck %s --check-prefix=BF16NOTE --allow-empty
 // RUN: not gptc --depth=1 --target=opencl --attention=cudnn --emit=launches 2>&1 | FileCheck %s --check-prefix=OPENCL
 // RUN: gptc --depth=1 --target=opencl --attention=cudnn --emit=launches >/dev/null 2>&1 || test $? -eq 2
 // RUN: not gptc --depth=1 --target=cpu --attention=cudnn --emit=launches 2>&1 | FileCheck %s --check-prefix=CPU
@@ -50,6 +52,9 @@
 // GENERATED: kernel attention grid
 // GENERATED-NOT: sdpa_
 
+// An f32 step is told that its attention inputs are rounded to bf16; a bf16 step is not.
+// PACKED: gptc: --attention=cudnn: cuDNN computes attention on bf16 values; this f32 step's attention inputs are rounded to bf16
+// BF16NOTE-NOT: rounded to bf16
 // PACKED: gptc: --attention=cudnn: packed rows (segment ids) keep the generated attention kernels
 // PACKED-NOT: sdpa_
 // PACKED: kernel attention_segments
