@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "data/tokenizer/tokenizer.h"
 #include "gtest/gtest.h"
 #include "runtime/collectives/mpi_test_world.h"
