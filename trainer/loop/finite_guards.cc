@@ -1,4 +1,4 @@
-#include "trainer/finite_guards.h"
+#include "trainer/loop/finite_guards.h"
 
 #include <optional>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 #include "trainer/non_finite_scan.h"
-#include "trainer/rank_reductions.h"
+#include "trainer/loop/rank_reductions.h"
 
 namespace gpt_sft::trainer {
 

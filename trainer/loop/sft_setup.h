@@ -2,8 +2,8 @@
 // (or --init_from's nanochat checkpoint) and its tokenizer, the training and validation data,
 // the compiled step's configuration and the loader's options for the flags; and the check that
 // the flags leave a supervised target to train on.
-#ifndef GPT_SFT_TRAINER_SFT_SETUP_H_
-#define GPT_SFT_TRAINER_SFT_SETUP_H_
+#ifndef GPT_SFT_TRAINER_LOOP_SFT_SETUP_H_
+#define GPT_SFT_TRAINER_LOOP_SFT_SETUP_H_
 
 #include <memory>
 #include <ostream>
@@ -48,4 +48,4 @@ absl::Status CheckSequencesHoldTargets(const TrainerOptions& o, const SftSetup& 
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_SFT_SETUP_H_
+#endif  // GPT_SFT_TRAINER_LOOP_SFT_SETUP_H_

@@ -1,4 +1,4 @@
-#include "trainer/sft_setup.h"
+#include "trainer/loop/sft_setup.h"
 
 #include <optional>
 

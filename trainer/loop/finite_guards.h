@@ -2,8 +2,8 @@
 // every rank whether its accumulated gradients are finite (the loss is checked before that);
 // before every save, every weight and optimizer value. A failure ends the run with an error
 // that names the step, the tensor and element, and the newest saved step to go on from.
-#ifndef GPT_SFT_TRAINER_FINITE_GUARDS_H_
-#define GPT_SFT_TRAINER_FINITE_GUARDS_H_
+#ifndef GPT_SFT_TRAINER_LOOP_FINITE_GUARDS_H_
+#define GPT_SFT_TRAINER_LOOP_FINITE_GUARDS_H_
 
 #include <cstdint>
 #include <string>
@@ -31,4 +31,4 @@ absl::Status CheckGradientsFinite(TrainStep& training, runtime::collectives::Com
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_FINITE_GUARDS_H_
+#endif  // GPT_SFT_TRAINER_LOOP_FINITE_GUARDS_H_

@@ -1,10 +1,10 @@
-#include "trainer/sft_validation.h"
+#include "trainer/loop/sft_validation.h"
 
 #include <memory>
 
 #include "trainer/run_dir/checkpoint_reload_check.h"
 #include "trainer/eval/validation_loss.h"
-#include "trainer/rank_reductions.h"
+#include "trainer/loop/rank_reductions.h"
 
 namespace gpt_sft::trainer {
 namespace {

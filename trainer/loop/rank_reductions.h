@@ -1,8 +1,8 @@
 // RankReductions: what every rank of a run agrees on through one small all-reduce: sums of the
 // step's figures, a value reduced over the ranks, and the stop signal any rank received (so
 // that every rank stops after the same step).
-#ifndef GPT_SFT_TRAINER_RANK_REDUCTIONS_H_
-#define GPT_SFT_TRAINER_RANK_REDUCTIONS_H_
+#ifndef GPT_SFT_TRAINER_LOOP_RANK_REDUCTIONS_H_
+#define GPT_SFT_TRAINER_LOOP_RANK_REDUCTIONS_H_
 
 #include <vector>
 
@@ -24,4 +24,4 @@ absl::StatusOr<int> StopSignalOnAnyRank(runtime::collectives::Communicator& worl
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_RANK_REDUCTIONS_H_
+#endif  // GPT_SFT_TRAINER_LOOP_RANK_REDUCTIONS_H_

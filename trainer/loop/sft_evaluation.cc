@@ -1,4 +1,4 @@
-#include "trainer/sft_evaluation.h"
+#include "trainer/loop/sft_evaluation.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

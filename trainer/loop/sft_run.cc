@@ -1,4 +1,4 @@
-#include "trainer/sft_run.h"
+#include "trainer/loop/sft_run.h"
 
 #include <malloc.h>
 
@@ -23,14 +23,14 @@
 #include "trainer/batch_tensors.h"
 #include "trainer/eval/evaluation_progress.h"
 #include "trainer/generation/chat_model.h"
-#include "trainer/sft_evaluation.h"
+#include "trainer/loop/sft_evaluation.h"
 #include "trainer/train_step.h"
 #include "trainer/eager_step.h"
-#include "trainer/finite_guards.h"
-#include "trainer/rank_reductions.h"
-#include "trainer/sft_setup.h"
-#include "trainer/sft_steps.h"
-#include "trainer/sft_validation.h"
+#include "trainer/loop/finite_guards.h"
+#include "trainer/loop/rank_reductions.h"
+#include "trainer/loop/sft_setup.h"
+#include "trainer/loop/sft_steps.h"
+#include "trainer/loop/sft_validation.h"
 #include "trainer/report/metrics_log.h"
 #include "trainer/run_dir/param_checksum.h"
 #include "trainer/report/run_summary.h"

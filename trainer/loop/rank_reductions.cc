@@ -1,4 +1,4 @@
-#include "trainer/rank_reductions.h"
+#include "trainer/loop/rank_reductions.h"
 
 #include "trainer/launch/stop_signal.h"
 

@@ -1,7 +1,7 @@
 // SftValidation: the validation loss every world size computes over the same rows, and the
 // check that the checkpoint a run saved reloads as trained (bit for bit, the same loss).
-#ifndef GPT_SFT_TRAINER_SFT_VALIDATION_H_
-#define GPT_SFT_TRAINER_SFT_VALIDATION_H_
+#ifndef GPT_SFT_TRAINER_LOOP_SFT_VALIDATION_H_
+#define GPT_SFT_TRAINER_LOOP_SFT_VALIDATION_H_
 
 #include <cstdint>
 #include <string>
@@ -38,4 +38,4 @@ absl::StatusOr<CheckpointSummary> VerifySavedCheckpoint(const std::string& dir, 
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_SFT_VALIDATION_H_
+#endif  // GPT_SFT_TRAINER_LOOP_SFT_VALIDATION_H_

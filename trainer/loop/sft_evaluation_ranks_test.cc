@@ -15,7 +15,7 @@
 #include "runtime/collectives/mpi_test_world.h"
 #include "runtime/params/param_store.h"
 #include "base/runfiles.h"
-#include "trainer/sft_evaluation.h"
+#include "trainer/loop/sft_evaluation.h"
 
 namespace gpt_sft::trainer {
 namespace {

@@ -1,4 +1,4 @@
-#include "trainer/sft_steps.h"
+#include "trainer/loop/sft_steps.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

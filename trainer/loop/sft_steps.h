@@ -1,7 +1,7 @@
 // SftSteps: the training step compiled for --device (or loaded from the compile cache), with
 // NCCL between GPU ranks, as the run loop takes it.
-#ifndef GPT_SFT_TRAINER_SFT_STEPS_H_
-#define GPT_SFT_TRAINER_SFT_STEPS_H_
+#ifndef GPT_SFT_TRAINER_LOOP_SFT_STEPS_H_
+#define GPT_SFT_TRAINER_LOOP_SFT_STEPS_H_
 
 #include <memory>
 #include <string>
@@ -26,4 +26,4 @@ absl::Status CompileAgainForTest(const TrainerOptions& o, const compiler::StepCo
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_SFT_STEPS_H_
+#endif  // GPT_SFT_TRAINER_LOOP_SFT_STEPS_H_

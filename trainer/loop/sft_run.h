@@ -6,8 +6,8 @@
 // stop signal arrives: trainer/launch/stop_signal.h) as a step directory of the locked run directory
 // (trainer/run_dir/run_directory.h, trainer/run_dir/resume_state.h); --resume continues from the latest one
 // exactly. Rank 0 logs and saves.
-#ifndef GPT_SFT_TRAINER_SFT_RUN_H_
-#define GPT_SFT_TRAINER_SFT_RUN_H_
+#ifndef GPT_SFT_TRAINER_LOOP_SFT_RUN_H_
+#define GPT_SFT_TRAINER_LOOP_SFT_RUN_H_
 
 #include <ostream>
 #include <string>
@@ -38,4 +38,4 @@ absl::StatusOr<SftResult> RunSft(const TrainerOptions& options, std::ostream& lo
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_SFT_RUN_H_
+#endif  // GPT_SFT_TRAINER_LOOP_SFT_RUN_H_

@@ -4,8 +4,8 @@
 // exact-match accuracy of greedy generations on the held-out spelling tasks. With a world of
 // several ranks the problems are dealt out (trainer/eval/problem_share.h) and the counts summed,
 // so every world size scores the same problems and reports the one-rank figures, N times sooner.
-#ifndef GPT_SFT_TRAINER_SFT_EVALUATION_H_
-#define GPT_SFT_TRAINER_SFT_EVALUATION_H_
+#ifndef GPT_SFT_TRAINER_LOOP_SFT_EVALUATION_H_
+#define GPT_SFT_TRAINER_LOOP_SFT_EVALUATION_H_
 
 #include <memory>
 #include <string>
@@ -57,4 +57,4 @@ std::string FormatMetricsLine(int64_t step, const std::vector<std::pair<std::str
 
 }  // namespace gpt_sft::trainer
 
-#endif  // GPT_SFT_TRAINER_SFT_EVALUATION_H_
+#endif  // GPT_SFT_TRAINER_LOOP_SFT_EVALUATION_H_
