@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/builder/step_config.h"
 #include "runtime/collectives/communicator.h"
 #include "runtime/device/device.h"

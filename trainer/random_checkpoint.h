@@ -7,7 +7,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "runtime/checkpoint/checkpoint_paths.h"
 
 namespace gpt_sft::trainer {

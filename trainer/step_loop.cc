@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/split_mix64.h"
-#include "compiler/artifact/artifact_file.h"
+#include "artifact/artifact_file.h"
 #include "nlohmann/json.hpp"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/checkpoint/checkpoint_paths.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/builder/step_config.h"
 #include "data/collate/batch.h"
 #include "runtime/params/param_store.h"

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "data/collate/batch.h"
 #include "runtime/params/param_store.h"
 

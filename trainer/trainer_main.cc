@@ -7,7 +7,7 @@
 // With no flags at all (or --demo) it runs the demo: a tokenizer and a small random base
 // model are created under the base dir when missing (trainer/config/demo_setup.h), then fine-tuned
 // on the offline task mixture; flags given beside --demo override the demo's settings. With
-// flags it is nanochat's chat_sft (trainer/sft_run.h).
+// flags it is nanochat's chat_sft (trainer/loop/sft_run.h).
 #include <signal.h>
 
 #include <chrono>
@@ -30,7 +30,7 @@
 #include "runtime/collectives/mpi_communicator.h"
 #include "trainer/config/demo_setup.h"
 #include "trainer/launch/rank_launcher.h"
-#include "trainer/sft_run.h"
+#include "trainer/loop/sft_run.h"
 #include "trainer/launch/stop_signal.h"
 #include "trainer/config/trainer_options.h"
 

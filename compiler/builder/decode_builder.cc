@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/builder/model_forward.h"
 #include "compiler/builder/step_builder.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"

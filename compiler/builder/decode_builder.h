@@ -22,7 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "mlir/IR/OwningOpRef.h"
 
 namespace mlir {

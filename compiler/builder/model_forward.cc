@@ -9,7 +9,7 @@
 // causal (NANOCHAT.md 1.7).
 #include "compiler/builder/model_forward.h"
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 
 namespace gpt_sft::compiler {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/builder/model_forward.h"
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_dialect.h"
+#include "ir/gpt_ops.h"
 #include "compiler/transforms/autocast_bf16_pass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

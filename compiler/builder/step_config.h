@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/config/model_config.h"
-#include "compiler/config/param_layout.h"
+#include "model/model_config.h"
+#include "model/param_layout.h"
 
 namespace gpt_sft::compiler {
 

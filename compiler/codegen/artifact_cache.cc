@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/read_file.h"
-#include "compiler/artifact/artifact_file.h"
+#include "artifact/artifact_file.h"
 #include "compiler/codegen/artifact_key.h"
 #include "compiler/codegen/external_tool.h"
 

@@ -1,6 +1,6 @@
 // ArtifactCache: compiled steps on disk, one file per key under the cache root (the
 // trainer's is <base_dir>/compile_cache): <root>/<key>/step.gptart, the artifact in its own
-// checked format (compiler/artifact/FORMAT.md: every blob's size and hash). A store writes a
+// checked format (artifact/FORMAT.md: every blob's size and hash). A store writes a
 // temporary directory and renames it into place, so a reader sees a whole entry or none and
 // two processes storing the same key leave one intact entry; a damaged entry is an error
 // naming the file, never a silently wrong program.
@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 
 namespace gpt_sft::compiler {
 

@@ -11,7 +11,7 @@ namespace gpt_sft::compiler {
 /// The compiler version in every key. Bump it whenever a pass, a lowering, a builtin's contract
 /// or the artifact layout changes what a step compiles to: artifacts of another version are
 /// never loaded, so a stale cache entry is recompiled rather than run. What each version
-/// encodes: compiler/artifact/FORMAT.md ("The cache key").
+/// encodes: artifact/FORMAT.md ("The cache key").
 inline constexpr char kCompilerVersion[] = "gptc-8.12";
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 
 namespace mlir {
 class ModuleOp;

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "compiler/artifact/artifact.h"
-#include "compiler/artifact/artifact_file.h"
+#include "artifact/artifact.h"
+#include "artifact/artifact_file.h"
 #include "compiler/builder/step_config.h"
 #include "compiler/codegen/ptx_kernels.h"
 #include "compiler/codegen/step_compiler.h"

@@ -6,7 +6,7 @@
 #define GPT_SFT_COMPILER_CODEGEN_CUDA_TARGET_H_
 
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/codegen/ptx_kernels.h"
 #include "compiler/codegen/target.h"
 

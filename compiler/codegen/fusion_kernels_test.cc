@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "compiler/dialect/gpt_dialect.h"
+#include "ir/gpt_dialect.h"
 #include "gtest/gtest.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

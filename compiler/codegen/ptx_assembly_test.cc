@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/builder/step_config.h"
 #include "compiler/codegen/external_tool.h"
 #include "compiler/codegen/ptx_kernels.h"

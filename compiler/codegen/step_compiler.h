@@ -1,5 +1,5 @@
 // The compiled path's front door: a StepConfig and a Target in, an artifact
-// (compiler/artifact) out, from the cache when one with the same key is there (a warm start
+// (artifact/) out, from the cache when one with the same key is there (a warm start
 // compiles nothing), compiled and stored otherwise. "Compiled" means: built
 // (compiler/builder), differentiated, checked static, fused, memory-planned with the
 // target's buffer alignment, fusions lowered to linalg (compiler/transforms, stage linalg),
@@ -16,13 +16,13 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/codegen/target.h"
 
 namespace gpt_sft::compiler {
 
 /// The device runtime's path: `config`'s step compiled for `target` into an artifact
-/// (compiler/artifact) whose launch lists the runtime runs as they are. Stages: build, the
+/// (artifact/) whose launch lists the runtime runs as they are. Stages: build, the
 /// passes to linalg (planned with the target's buffer alignment), then the target's lowering
 /// and code (cpu: compiler/codegen/cpu_target.h; opencl: opencl_target.h).
 absl::StatusOr<artifact::Artifact> CompileStep(const StepConfig& config, Target target,

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/builder/step_config.h"
 #include "compiler/cost/gpu_spec.h"
 #include "compiler/cost/launch_cost.h"

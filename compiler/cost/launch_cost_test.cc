@@ -3,7 +3,7 @@
 // traffic of a kernel with a stack frame.
 #include "compiler/cost/launch_cost.h"
 
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/cost/gpu_spec.h"
 #include "compiler/cost/launch_work.h"
 #include "gtest/gtest.h"

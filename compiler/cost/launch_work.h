@@ -29,7 +29,7 @@
 #include <string>
 #include <string_view>
 
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "compiler/builder/step_config.h"
 #include "compiler/cost/gpu_spec.h"
 #include "compiler/cost/ptx_kernel_facts.h"

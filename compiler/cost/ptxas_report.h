@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 
 namespace gpt_sft::compiler::cost {
 

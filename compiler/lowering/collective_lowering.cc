@@ -6,7 +6,7 @@
 
 #include "compiler/lowering/collective_lowering.h"
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace gpt_sft::compiler::lowering {

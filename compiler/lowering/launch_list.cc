@@ -14,7 +14,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/planned_function.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

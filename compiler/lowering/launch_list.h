@@ -2,7 +2,7 @@
 //
 // Declares ExtractLaunchList: the last step out of MLIR. It reads every entry point's launch
 // schedule (planned_function.h: a function over memrefs whose body is the launches in order)
-// into the MLIR-free artifact (compiler/artifact): the buffer slots (the arguments, by
+// into the MLIR-free artifact (artifact/): the buffer slots (the arguments, by
 // gpt.name, shared across entry points), the constants blob (every memref.global), and per
 // function its arena size, results and launches, each argument resolved to buffer+offset or a
 // scalar. What it reads:
@@ -25,7 +25,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 
 namespace mlir {
 class ModuleOp;

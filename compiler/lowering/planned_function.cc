@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/dialect/fusion_label.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/fusion_label.h"
+#include "ir/gpt_ops.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

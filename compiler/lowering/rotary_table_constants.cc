@@ -4,7 +4,7 @@
 #include <mutex>
 #include <vector>
 
-#include "compiler/numerics/rotary_table.h"
+#include "model/rotary_table.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace gpt_sft::compiler::lowering {

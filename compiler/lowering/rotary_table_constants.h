@@ -1,7 +1,7 @@
 // nanochat's rotary cos and sin tables as constants of an artifact: the compiler's decision,
 // shared by every target's lowering, to rotate by tables it computed once at compile time
 // rather than have each token evaluate cos and sin at run time. The entries are
-// compiler/numerics/rotary_table.h's FillRotaryTables, the function the interpreter's kernels
+// model/rotary_table.h's FillRotaryTables, the function the interpreter's kernels
 // call per token, so a tabled kernel reads exactly the interpreter's values.
 #ifndef GPT_SFT_COMPILER_LOWERING_ROTARY_TABLE_CONSTANTS_H_
 #define GPT_SFT_COMPILER_LOWERING_ROTARY_TABLE_CONSTANTS_H_

@@ -16,7 +16,7 @@
 
 #include <optional>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/planned_function.h"
 
 namespace gpt_sft::compiler::lowering {

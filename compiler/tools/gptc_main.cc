@@ -26,7 +26,7 @@
 #include "base/atomic_file.h"
 #include "base/command_line.h"
 #include "compiler/builder/step_builder.h"
-#include "compiler/artifact/artifact_file.h"
+#include "artifact/artifact_file.h"
 #include "compiler/codegen/fusion_kernels.h"
 #include "compiler/codegen/cuda_target.h"
 #include "compiler/codegen/opencl_target.h"

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/vjp_test_pass.h"
+#include "ir/gpt_dialect.h"
+#include "ir/vjp_test_pass.h"
 #include "compiler/lowering/cpu/lower_to_cpu_pass.h"
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 #include "compiler/lowering/gpu/outline_kernels_pass.h"

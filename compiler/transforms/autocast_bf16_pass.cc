@@ -26,8 +26,8 @@
 
 #include "compiler/transforms/autocast_bf16_pass.h"
 
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_dialect.h"
+#include "ir/gpt_ops.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -12,7 +12,7 @@
 
 #include <memory>
 
-#include "compiler/dialect/autocast.h"  // kAutocastAttr, the attribute the pass sets
+#include "ir/autocast.h"  // kAutocastAttr, the attribute the pass sets
 
 namespace mlir {
 class Pass;

@@ -17,8 +17,8 @@
 
 #include "compiler/transforms/autodiff_pass.h"
 
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_dialect.h"
+#include "ir/gpt_ops.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "compiler/builder/step_builder.h"
-#include "compiler/dialect/gpt_dialect.h"
+#include "ir/gpt_dialect.h"
 #include "compiler/transforms/pipeline.h"
 #include "gtest/gtest.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

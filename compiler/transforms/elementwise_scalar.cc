@@ -8,7 +8,7 @@
 
 #include "compiler/transforms/elementwise_scalar.h"
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 

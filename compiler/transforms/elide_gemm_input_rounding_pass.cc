@@ -9,9 +9,9 @@
 
 #include "compiler/transforms/elide_gemm_input_rounding_pass.h"
 
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/gpt_dialect.h"
+#include "ir/gpt_ops.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"

@@ -23,9 +23,9 @@
 
 #include "compiler/transforms/fuse_pass.h"
 
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/gpt_dialect.h"
+#include "ir/gpt_ops.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

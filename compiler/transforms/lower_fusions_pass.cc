@@ -20,9 +20,9 @@
 
 #include "compiler/transforms/lower_fusions_pass.h"
 
-#include "compiler/dialect/fusion_label.h"
-#include "compiler/dialect/gpt_dialect.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/fusion_label.h"
+#include "ir/gpt_dialect.h"
+#include "ir/gpt_ops.h"
 #include "compiler/transforms/elementwise_scalar.h"
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -23,7 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 
 namespace gpt_sft::runtime {
 

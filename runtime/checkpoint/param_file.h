@@ -11,7 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/atomic_file.h"
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "runtime/params/param_store.h"
 
 namespace gpt_sft::runtime {

@@ -35,7 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 
 namespace gpt_sft::runtime::device {
 

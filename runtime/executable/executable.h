@@ -1,4 +1,4 @@
-// Executable: runs a compiled step (compiler/artifact) on a Device. It makes no lowering
+// Executable: runs a compiled step (artifact/) on a Device. It makes no lowering
 // decision - the artifact's launch lists hold them all - and links neither MLIR nor LLVM.
 //
 // Load does all the preparation once: it loads the kernel modules onto the device, uploads
@@ -30,7 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "compiler/artifact/artifact.h"
+#include "artifact/artifact.h"
 #include "runtime/device/device.h"
 
 namespace gpt_sft::runtime {

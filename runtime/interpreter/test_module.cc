@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "compiler/dialect/gpt_dialect.h"
+#include "ir/gpt_dialect.h"
 #include "llvm/Support/SourceMgr.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -11,13 +11,13 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/config/model_config.h"
-#include "compiler/config/param_layout.h"
+#include "model/model_config.h"
+#include "model/param_layout.h"
 
 namespace gpt_sft::runtime {
 
 /// Which optimizer and learning rate a parameter gets (NANOCHAT.md 4.1); the layout of
-/// names, shapes and groups is compiler/config's, shared with the step builder.
+/// names, shapes and groups is model/param_layout.h's, shared with the step builder.
 using ParamGroup = compiler::ParamGroup;
 
 struct Param {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "runtime/params/param_store.h"
 
 namespace gpt_sft::runtime::testing {

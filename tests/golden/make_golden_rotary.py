@@ -3,7 +3,7 @@
 dim, by reference_gpt.rotary_tables (inv_freq, angles and cos/sin in fp32, rounded to bf16), at a
 few positions: the first 16 and 16 more up to 20479 (the last row of nanochat d20's table of
 10 x 2048 positions). For rotary_table_vs_golden_test, which compares the C++ tables
-(compiler/numerics/rotary_table.h) bit for bit.
+(model/rotary_table.h) bit for bit.
 
 Run from the repository root with Debian's PyTorch (apt-get install -y python3-torch
 python3-numpy), never needed by `./bazelw test //...`:

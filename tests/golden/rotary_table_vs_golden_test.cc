@@ -1,4 +1,4 @@
-// The rotary tables every path rotates by (compiler/numerics/rotary_table.h: the CPU kernels per
+// The rotary tables every path rotates by (model/rotary_table.h: the CPU kernels per
 // token, the GPU artifact's constants) against rotary_table.gold, nanochat's own formula run in
 // PyTorch (make_golden_rotary.py: inv_freq, angles and cos/sin in fp32, rounded to bf16) for
 // head dim 128 at 32 positions up to 20479: bit for bit. The unrounded fp32 tables this project
@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "compiler/numerics/rotary_table.h"
+#include "model/rotary_table.h"
 #include "gtest/gtest.h"
 #include "tests/golden/golden_file.h"
 

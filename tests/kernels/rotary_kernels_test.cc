@@ -3,7 +3,7 @@
 // conversation, up to T - 1, the table's bound) and implicit (t itself), the rotation and its
 // gradient, the default base and another.
 // Tolerance 1e-6 of the largest reference value: cos and sin are the interpreter's own values
-// (compile-time tables of the same function, compiler/numerics/rotary_table.h), so only the
+// (compile-time tables of the same function, model/rotary_table.h), so only the
 // two products and one sum of each output round, possibly contracted to an fma on the device
 // (observed on PoCL: bit-identical).
 // The bf16 rotary (round_bf16) rounds every product and sum, so nothing is left to contract:

@@ -266,7 +266,7 @@ def inductor_vec_isa():
 
 
 def flops_per_token(cfg, num_params):
-    """nanochat's estimate (compiler/config/model_config.cc FlopsPerToken): 6 per non-embedding
+    """nanochat's estimate (model/model_config.cc FlopsPerToken): 6 per non-embedding
     parameter plus the attention matmuls, 12 * n_layer * n_head * head_dim * seq_len."""
     head_dim = cfg["n_embd"] // cfg["n_head"]
     n_wte = cfg["vocab_size"] * cfg["n_embd"]

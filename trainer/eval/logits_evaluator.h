@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "compiler/builder/step_config.h"
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "runtime/base/tensor.h"
 #include "runtime/interpreter/interpreter.h"
 #include "runtime/params/param_store.h"

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "compiler/config/model_config.h"
+#include "model/model_config.h"
 #include "runtime/checkpoint/checkpoint.h"
 #include "runtime/params/param_store.h"
 #include "trainer/optimizer_state.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/strip.h"
 #include "base/json_file.h"
 #include "base/read_file.h"
-#include "compiler/artifact/artifact_file.h"
+#include "artifact/artifact_file.h"
 #include "trainer/bench/subprocess.h"
 
 namespace gpt_sft::trainer::validation {

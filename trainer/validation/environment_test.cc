@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compiler/artifact/artifact_file.h"
+#include "artifact/artifact_file.h"
 #include "gtest/gtest.h"
 
 namespace gpt_sft::trainer::validation {

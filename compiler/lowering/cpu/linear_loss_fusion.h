@@ -30,7 +30,7 @@
 
 #include <optional>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace gpt_sft::compiler::lowering {

@@ -56,9 +56,9 @@
 #include <string>
 #include <type_traits>
 
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/fusion_label.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/fusion_label.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/cpu/linear_loss_fusion.h"
 #include "compiler/lowering/muon_group_fusion.h"

@@ -23,7 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/attention_grad_kernels.h"
 #include "compiler/lowering/gpu/attention_tiles.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"

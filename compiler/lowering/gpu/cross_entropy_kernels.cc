@@ -25,7 +25,7 @@
 #include <string>
 #include <tuple>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "compiler/lowering/gpu/row_kernels.h"
 #include "compiler/lowering/softcap_epilogue.h"

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"

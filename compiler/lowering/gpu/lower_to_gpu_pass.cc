@@ -13,7 +13,7 @@
 
 #include "compiler/lowering/gpu/lower_to_gpu_pass.h"
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/gpu/elementwise_tiling.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"

@@ -16,7 +16,7 @@
 #ifndef GPT_SFT_COMPILER_LOWERING_GPU_MATMUL_FUSION_H_
 #define GPT_SFT_COMPILER_LOWERING_GPU_MATMUL_FUSION_H_
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/planned_function.h"
 
 namespace gpt_sft::compiler::gpu_lowering {

@@ -37,8 +37,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/gemm.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 #include "compiler/lowering/gpu/row_kernels.h"
 

@@ -4,7 +4,7 @@
 // per-token positions [B, T] (or t itself when the op has none): with x1 = x[..., :D/2],
 // x2 = x[..., D/2:] and angle = pos / base^(2j/D), y1 = x1 cos + x2 sin and
 // y2 = -x1 sin + x2 cos; the gradient rotates the other way (sin negated).
-// cos and sin come from nanochat's bf16 tables (compiler/numerics/rotary_table.h, the function
+// cos and sin come from nanochat's bf16 tables (model/rotary_table.h, the function
 // the CPU kernels call per token), [T, D/2] each, as constants of the artifact (one pair for
 // all the rotary ops of a model, with or without round_bf16: OpLowering::Constant shares
 // equal values): the kernels read exactly the interpreter's values, and a GPU never evaluates
@@ -24,7 +24,7 @@
 
 #include <algorithm>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"

@@ -7,7 +7,7 @@
 
 #include "compiler/lowering/gpu/row_kernels.h"
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 
 namespace gpt_sft::compiler::gpu_lowering {

@@ -10,15 +10,15 @@
 // c = scale sqrt(D) first (and dq by c after). causal = false has no flash kernel: it runs
 // the dense definition (dense_attention.h): not tiled, no blocks skipped.
 //
-// Under bf16 autocast (compiler/dialect/autocast.h) q, k, v and dout are bf16 values: a
+// Under bf16 autocast (ir/autocast.h) q, k, v and dout are bf16 values: a
 // causal f32 attention at the default scale runs attention.h's *Bf16Inputs kernels (bf16
 // tile products, P and dS rounded as PyTorch's flash attention does), as the compiled cpu
 // step's attention_bf16 builtins do. Another scale (q scaled off bf16 values) or a
 // non-causal one keeps the f32 kernels.
 #include <cmath>
 
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/dense_attention.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/attention.h"

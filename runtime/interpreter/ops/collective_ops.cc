@@ -1,7 +1,7 @@
 // gpt.all_reduce, gpt.reduce_scatter and gpt.all_gather through the run's Collectives
 // (InterpreterOptions::collectives; a single rank, identity, by default). The ops'
 // group_size must equal the group's size in the Collectives.
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 
 namespace gpt_sft::runtime::interp {

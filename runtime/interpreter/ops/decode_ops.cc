@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cached_attention.h"

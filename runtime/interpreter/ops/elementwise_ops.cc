@@ -1,7 +1,7 @@
 // gpt.add, gpt.mul, gpt.relu_square, gpt.softcap and their grads: one shape in, that shape
 // out (no broadcasting), through runtime/kernels/cpu/pointwise.h; gpt.round_bf16 through
 // runtime/kernels/cpu/round_bf16.h.
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/pointwise.h"
 #include "runtime/kernels/cpu/round_bf16.h"

@@ -3,7 +3,7 @@
 // id out of range is an error naming the op, not a wild read.
 #include <cstring>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/embedding.h"
 

@@ -3,7 +3,7 @@
 // uses) on each run: it holds a few elementwise ops, so this costs little next to them.
 // The block arguments share the operands' buffers; those are never overwritten in place,
 // since the outer run still holds them (CanOverwrite sees two references).
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/interpreter/prepared_function.h"
 

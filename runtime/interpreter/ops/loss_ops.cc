@@ -3,7 +3,7 @@
 // another ignore_index are mapped to -1 in a copy first. Targets are checked against V.
 #include <vector>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 

@@ -1,8 +1,8 @@
 // gpt.matmul (x [..., K] @ w [N, K]^T) and gpt.matmul_weight_grad (dy [..., N]^T x [..., K]
 // over all leading dims), through runtime/kernels/cpu/matmul.h (OpenBLAS), or under bf16
 // autocast runtime/kernels/cpu/matmul_bf16.h (oneDNN's bf16 kernels where the CPU has them).
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/matmul.h"
 #include "runtime/kernels/cpu/matmul_bf16.h"
@@ -13,7 +13,7 @@ namespace {
 namespace gpt = ::gpt_sft::compiler::gpt;
 namespace k = ::gpt_sft::runtime::kernels;
 
-/// Under bf16 autocast an f32 matmul reads bf16 values only (compiler/dialect/autocast.h): it
+/// Under bf16 autocast an f32 matmul reads bf16 values only (ir/autocast.h): it
 /// runs matmul_bf16.h's kernel, as the compiled cpu step's matmul_bf16 builtins do.
 bool Bf16Inputs(mlir::Operation* op, const Tensor& x) {
   return x.dtype() == DType::kF32 && ::gpt_sft::compiler::UnderBf16Autocast(op);

@@ -1,6 +1,6 @@
 // gpt.rms_norm and gpt.rms_norm_grad over the last dim, through
 // runtime/kernels/cpu/rms_norm.h.
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/rms_norm.h"
 

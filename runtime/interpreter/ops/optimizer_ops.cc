@@ -5,8 +5,8 @@
 // their rank-0 operands at run time.
 #include <cmath>
 
-#include "compiler/dialect/autocast.h"
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/autocast.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/optimizers.h"
 

@@ -2,7 +2,7 @@
 // runtime/kernels/cpu/rotary.h. Without positions, position t is t (an iota, built here).
 #include <vector>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/rotary.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "runtime/interpreter/ops/ops.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/permute.h"

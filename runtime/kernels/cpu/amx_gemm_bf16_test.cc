@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/cpu_isa.h"
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/same_bits.h"
 

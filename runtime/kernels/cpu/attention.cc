@@ -43,7 +43,7 @@
 #include <optional>
 #include <type_traits>
 
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 #include "runtime/kernels/cpu/attention_rows.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/tile_gemm.h"

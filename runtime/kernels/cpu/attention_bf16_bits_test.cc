@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "base/cpu_isa.h"
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"

@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "base/cpu_isa.h"
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 #include "runtime/kernels/cpu/exp_avx512.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/round_bf16_avx512.h"

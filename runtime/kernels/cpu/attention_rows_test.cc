@@ -2,7 +2,7 @@
 // and without a masked tail; and the mask against its definition.
 #include "runtime/kernels/cpu/attention_rows.h"
 
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 
 #include <cmath>
 #include <cstring>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/tile_gemm_bf16.h"

@@ -1,5 +1,5 @@
 // Implements Rotary and its VJP, parallel over tokens. cos and sin are nanochat's bf16 table
-// entries (compiler/numerics/rotary_table.h), computed per token from the pair's inverse
+// entries (model/rotary_table.h), computed per token from the pair's inverse
 // frequency, so any position works (the table a GPU artifact carries is the same function);
 // RotaryFromTables runs the same loop with the entries read from those tables.
 #include "runtime/kernels/cpu/rotary.h"
@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "base/cpu_isa.h"
-#include "compiler/numerics/rotary_table.h"
+#include "model/rotary_table.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/thread_scratch.h"

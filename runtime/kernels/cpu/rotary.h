@@ -1,6 +1,6 @@
 // Rotary embedding with per-token positions (nanochat's convention): for x [B,T,H,D] and
 // positions [B,T], with x1 = x[..., :D/2], x2 = x[..., D/2:], and c, s the entries of
-// nanochat's bf16 cos/sin tables at (pos, j) (compiler/numerics/rotary_table.h: the fp32 angle
+// nanochat's bf16 cos/sin tables at (pos, j) (model/rotary_table.h: the fp32 angle
 // pos / base^(2j/D), its cos and sin rounded to bf16):
 //   y1 = x1 c + x2 s,   y2 = -x1 s + x2 c      (a rotation by -angle)
 // The VJP is the transposed rotation: dx1 = dy1 c - dy2 s, dx2 = dy1 s + dy2 c.
@@ -41,7 +41,7 @@ void RotaryGrad(const T* dy, const int32_t* positions, T* dx, RotaryShape s, dou
 int64_t RotaryWorkspaceBytes(RotaryShape s);
 
 /// The same rotation (grad: the VJP's) with cos and sin read from nanochat's tables
-/// (compiler/numerics/rotary_table.h, FillRotaryTables: [P, D/2] each) at the token's position
+/// (model/rotary_table.h, FillRotaryTables: [P, D/2] each) at the token's position
 /// instead of computed per token: the same entries and the same arithmetic, so the result is
 /// bit-identical to Rotary / RotaryGrad, without their trigonometry (the compiled cpu step's
 /// kernel: the compiler bakes the tables into the artifact). Every position must lie in

@@ -3,7 +3,7 @@
 //   forward   rot = rotary(x) by nanochat's tables,  y = rms_norm(rot) over D
 //   backward  dx  = rotary_grad(rms_norm_grad(rot, dy)) by the same tables
 // for x, rot, y, dy, dx [B, T, H, D], positions [B, T] in [0, P), cos and sin [P, D/2] f32
-// (compiler/numerics/rotary_table.h's FillRotaryTables). Each head row is rotated and normed
+// (model/rotary_table.h's FillRotaryTables). Each head row is rotated and normed
 // while it is in cache, by exactly the arithmetic of RotaryFromTables and RmsNormRow /
 // RmsNormGradRow, so the results are bit-identical to the unfused kernels (and so to the
 // interpreter's). The forward keeps rot (the backward's input); the backward never writes

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "compiler/numerics/rotary_table.h"
+#include "model/rotary_table.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/rms_norm.h"

@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "compiler/numerics/rotary_table.h"
+#include "model/rotary_table.h"
 #include "gtest/gtest.h"
 #include "runtime/kernels/cpu/finite_difference.h"
 #include "runtime/kernels/cpu/round_bf16.h"
@@ -29,7 +29,7 @@ TEST(Rotary, VjpMatchesFiniteDifferences) {
 }
 
 // y1 = x1 c + x2 s, y2 = -x1 s + x2 c, every element, with c and s nanochat's bf16 table
-// entries (compiler/numerics/rotary_table.h), in every dtype: within half a bf16 spacing of the
+// entries (model/rotary_table.h), in every dtype: within half a bf16 spacing of the
 // cos and sin of angle = pos / 10000^(2j/D), and themselves bf16 values.
 TEST(Rotary, ForwardIsTheMinusThetaHalfSplitRotationByTheBf16Table) {
   const RotaryShape s{1, 4, 2, 8};

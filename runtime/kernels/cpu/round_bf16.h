@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "compiler/numerics/round_to_bf16.h"
+#include "model/round_to_bf16.h"
 
 namespace gpt_sft::runtime::kernels {
 
 /// The bfloat16 value nearest `x` (round to nearest, ties to even), as an f32; NaN stays a
-/// NaN, values past bf16's range round to inf (compiler/numerics/round_to_bf16.h, the one
+/// NaN, values past bf16's range round to inf (model/round_to_bf16.h, the one
 /// definition the compiler's constant tables share).
 using compiler::RoundToBf16;
 

@@ -1,5 +1,5 @@
 // The rotary kernels (rotary_kernels.cc): cos and sin from compile-time tables [T, D/2]
-// (nanochat's bf16 values, compiler/numerics/rotary_table.h), one pair shared by every rotary op of the function; one
+// (nanochat's bf16 values, model/rotary_table.h), one pair shared by every rotary op of the function; one
 // work-item per (token, head, pair); the gradient negates sin; positions index the tables, so
 // the positions argument's valid range is [0, T); without positions, t itself.
 // RUN: gptc-opt %s --gpt-plan-buffers="alignment=256" --gpt-lower-to-gpu --gpt-outline-kernels | FileCheck %s
