@@ -25,7 +25,7 @@
 
 #include <cmath>
 
-#include "compiler/dialect/gpt_ops.h"
+#include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/gpu/kernel_builder.h"
 
