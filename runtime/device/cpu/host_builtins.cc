@@ -13,24 +13,19 @@
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/device/cpu/builtin_call.h"
+#include "runtime/device/cpu/ukernels/gemm.h"
+#include "runtime/device/cpu/ukernels/norm.h"
+#include "runtime/device/cpu/ukernels/rotary.h"
 #include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/embedding.h"
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
-#include "runtime/kernels/cpu/matmul.h"
-#include "runtime/kernels/cpu/matmul_bf16.h"
-#include "runtime/kernels/cpu/matmul_relu_square.h"
-#include "runtime/kernels/cpu/matmul_residual_rms_norm.h"
 #include "runtime/kernels/cpu/muon_group.h"
 #include "runtime/kernels/cpu/optimizers.h"
 #include "runtime/kernels/cpu/parallel.h"
 #include "runtime/kernels/cpu/permute.h"
 #include "runtime/kernels/cpu/pointwise.h"
-#include "runtime/kernels/cpu/residual_rms_norm.h"
-#include "runtime/kernels/cpu/rms_norm.h"
-#include "runtime/kernels/cpu/rms_norm_round_bf16.h"
-#include "runtime/kernels/cpu/rotary.h"
-#include "runtime/kernels/cpu/rotary_rms_norm.h"
 #include "runtime/kernels/cpu/round_bf16.h"
 #include "runtime/kernels/cpu/softcap_bf16.h"
 
@@ -38,76 +33,6 @@ namespace gpt_sft::runtime::device::cpu {
 namespace {
 
 namespace k = ::gpt_sft::runtime::kernels;
-
-/// Reads a builtin's arguments in order: buffers (checked to hold at least the bytes the
-/// dims imply, when `check` is on) and scalars. The first problem is kept and names the
-/// builtin and the argument.
-class ArgReader {
- public:
-  ArgReader(std::string_view builtin, absl::Span<const HostArg> args, bool check)
-      : builtin_(builtin), args_(args), check_(check) {}
-
-  int64_t Int(const char* what) {
-    const HostArg* a = Next(what, /*buffer=*/false);
-    return a ? a->i() : 0;
-  }
-  double Float(const char* what) {
-    const HostArg* a = Next(what, /*buffer=*/false);
-    return a ? a->f() : 0.0;
-  }
-  /// The next buffer, as T*, which must hold `count` elements.
-  template <typename T>
-  T* Buffer(int64_t count, const char* what) {
-    const HostArg* a = Next(what, /*buffer=*/true);
-    if (a == nullptr) return nullptr;
-    if (check_ && a->bytes < count * static_cast<int64_t>(sizeof(T))) {
-      Fail(absl::StrCat("argument ", index_ - 1, " (", what, ") has ", a->bytes, " bytes; ", count * sizeof(T),
-                        " are needed"));
-    }
-    return a->as<T>();
-  }
-  /// The status once every argument is read: any problem, or arguments left over.
-  absl::Status Finish() {
-    if (status_.ok() && index_ != args_.size()) {
-      Fail(absl::StrCat("takes ", index_, " arguments, got ", args_.size()));
-    }
-    return status_;
-  }
-  /// Records a problem with the arguments (the first one is the status).
-  void Fail(const std::string& message) {
-    if (status_.ok()) status_ = absl::InvalidArgumentError(absl::StrCat(std::string(builtin_), ": ", message));
-  }
-
- private:
-  const HostArg* Next(const char* what, bool buffer) {
-    if (index_ >= args_.size()) {
-      Fail(absl::StrCat("argument ", index_, " (", what, ") is missing; got ", args_.size()));
-      return nullptr;
-    }
-    const HostArg& a = args_[index_++];
-    if (a.is_buffer != buffer) {
-      Fail(absl::StrCat("argument ", index_ - 1, " (", what, ") must be a ", buffer ? "buffer" : "scalar"));
-      return nullptr;
-    }
-    return &a;
-  }
-
-  std::string_view builtin_;
-  absl::Span<const HostArg> args_;
-  bool check_;
-  size_t index_ = 0;
-  absl::Status status_;
-};
-
-absl::Status CheckIds(const int32_t* ids, int64_t n, int64_t lo, int64_t end, const char* what) {
-  for (int64_t i = 0; i < n; ++i) {
-    if (ids[i] < lo || ids[i] >= end) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " ", ids[i], " at flat index ", i, " is outside [", lo, ", ",
-                                                     end, ")"));
-    }
-  }
-  return absl::OkStatus();
-}
 
 // Every builtin: a Call struct parsed from the arguments, the workspace it needs, and Run.
 // Prepare and Run below are generated from them.
@@ -151,391 +76,6 @@ struct EmbeddingGradCall {
     if (absl::Status s = CheckIds(ids, N, 0, V, "token id"); !s.ok()) return s;
     std::memset(dtable, 0, V * C * sizeof(T));
     k::EmbeddingGrad(dy, ids, dtable, N, C);
-    return absl::OkStatus();
-  }
-};
-
-// kBf16Inputs: the inputs are bf16 values (gpt.matmul under bf16 autocast), so the GEMM
-// runs matmul_bf16.h's kernel, the one the interpreter runs for the same op. kRoundOutput
-// (with kBf16Inputs): y rounded to bf16 values as it is written (the compiler's fusion of the
-// autocast rounding after the matmul). kPreparedX (with kRoundOutput): x as its producer wrote
-// it, prepared for the bf16 GEMM (the compiler's choice when only bf16 GEMMs read x); a
-// prepared operand's f32 buffer holds its prepared elements in all or half of its bytes.
-template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false, bool kPreparedX = false>
-struct MatmulCall {  // y[M, N] = x[M, K] w[N, K]^T
-  static_assert(!kPreparedX || kRoundOutput, "a prepared x is read by the rounded product only");
-  static constexpr const char* kName = kPreparedX     ? "matmul_bf16_round_prepared_x"
-                                       : kRoundOutput ? "matmul_bf16_round"
-                                       : kBf16Inputs  ? "matmul_bf16"
-                                                      : "matmul";
-  const T *x, *w;
-  T* y;
-  int64_t M, N, K;
-  explicit MatmulCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    x = r.Buffer<const T>(M * K, "x");
-    w = r.Buffer<const T>(N * K, "w");
-    y = r.Buffer<T>(M * N, "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kPreparedX) {
-      k::MatmulBf16PreparedXRoundedOutput(x, w, y, M, N, K);
-    } else if constexpr (kRoundOutput) {
-      k::MatmulBf16InputsRoundedOutput(x, w, y, M, N, K);
-    } else if constexpr (kBf16Inputs) {
-      k::MatmulBf16Inputs(x, w, y, M, N, K);
-    } else {
-      k::Matmul(x, w, y, M, N, K);
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// y[M, N] = x[M, K] w[N, K]^T and r = relu(y)² in one pass (the compiler's fusion of the MLP's
-/// first matmul with its relu²; kBf16: under bf16 autocast, y rounded, matmul_relu_square.h,
-/// with x as its producer wrote it (kPreparedX) and r written prepared for the bf16 GEMMs that
-/// alone read it (kPreparedR), the compiler's choices).
-template <typename T, bool kBf16 = false, bool kPreparedX = false, bool kPreparedR = false>
-struct MatmulReluSquareCall {
-  static_assert(kBf16 || (!kPreparedX && !kPreparedR), "prepared operands are bf16 autocast's");
-  static constexpr const char* kName = kPreparedX && kPreparedR ? "matmul_bf16_round_relu_square_prepared_x_r"
-                                       : kPreparedX             ? "matmul_bf16_round_relu_square_prepared_x"
-                                       : kPreparedR             ? "matmul_bf16_round_relu_square_prepared_r"
-                                       : kBf16                  ? "matmul_bf16_round_relu_square"
-                                                                : "matmul_relu_square";
-  const T *x, *w;
-  T *y, *r;
-  int64_t M, N, K;
-  explicit MatmulReluSquareCall(ArgReader& a) {
-    M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
-    x = a.Buffer<const T>(M * K, "x");
-    w = a.Buffer<const T>(N * K, "w");
-    y = a.Buffer<T>(M * N, "y");
-    r = a.Buffer<T>(M * N, "r");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kBf16) {
-      k::MatmulBf16RoundReluSquarePrepared(x, kPreparedX, w, y, r, kPreparedR, M, N, K);
-    } else {
-      k::MatmulReluSquare(x, w, y, r, M, N, K);
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// (M, N, K; eps; x, w, res, mm, sum, y): a block's bf16 output projection with the residual
-/// add and the next rms_norm as its epilogue (matmul_residual_rms_norm.h); kPreparedX: x as
-/// its producer wrote it, prepared for the bf16 GEMM; kPreparedY: y written prepared for the
-/// bf16 GEMMs that alone read it.
-template <bool kPreparedX = false, bool kPreparedY = false>
-struct MatmulBf16ResidualRmsNormCall {
-  static constexpr const char* kName = kPreparedX && kPreparedY ? "matmul_bf16_residual_rms_norm_prepared_x_y"
-                                       : kPreparedX             ? "matmul_bf16_residual_rms_norm_prepared_x"
-                                       : kPreparedY             ? "matmul_bf16_residual_rms_norm_prepared_y"
-                                                                : "matmul_bf16_residual_rms_norm";
-  const float *x, *w, *res;
-  float *mm, *sum, *y;
-  int64_t M, N, K;
-  double eps;
-  explicit MatmulBf16ResidualRmsNormCall(ArgReader& a) {
-    M = a.Int("M"), N = a.Int("N"), K = a.Int("K");
-    eps = a.Float("eps");
-    x = a.Buffer<const float>(M * K, "x");
-    w = a.Buffer<const float>(N * K, "w");
-    res = a.Buffer<const float>(M * N, "residual");
-    mm = a.Buffer<float>(M * N, "product");
-    sum = a.Buffer<float>(M * N, "sum");
-    y = a.Buffer<float>(M * N, "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulBf16ResidualRmsNormPrepared(x, kPreparedX, w, res, mm, sum, y, kPreparedY, M, N, K, float(eps));
-    return absl::OkStatus();
-  }
-};
-
-/// dx[M, K] = dy[M, N] w[N, K]: a matmul by a transposed weight without the transposed copy
-/// (the compiler folds the transpose); kBf16Inputs and kRoundOutput as MatmulCall's; kPreparedDy
-/// (bf16): dy as its producer wrote it, prepared for the bf16 GEMM.
-template <typename T, bool kBf16Inputs = false, bool kRoundOutput = false, bool kPreparedDy = false>
-struct MatmulGradInputCall {
-  static_assert(kBf16Inputs || !kPreparedDy, "a prepared dy is bf16 autocast's");
-  static constexpr const char* kName = kRoundOutput && kPreparedDy ? "matmul_grad_input_bf16_round_prepared_dy"
-                                       : kPreparedDy               ? "matmul_grad_input_bf16_prepared_dy"
-                                       : kRoundOutput              ? "matmul_grad_input_bf16_round"
-                                       : kBf16Inputs               ? "matmul_grad_input_bf16"
-                                                                   : "matmul_grad_input";
-  const T *dy, *w;
-  T* dx;
-  int64_t M, N, K;
-  explicit MatmulGradInputCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const T>(M * N, "dy");
-    w = r.Buffer<const T>(N * K, "w");
-    dx = r.Buffer<T>(M * K, "dx");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kBf16Inputs) {
-      k::MatmulGradInputBf16(dy, kPreparedDy, w, dx, M, N, K, kRoundOutput);
-    } else {
-      k::MatmulGradInput(dy, w, dx, M, N, K);
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// (M, N, K; dy, w, u, dh, g): the MLP's relu² backward under bf16 autocast as the epilogue of
-/// the rounded grad-input product dh = dy w (matmul_relu_square.h); kPreparedG: g written
-/// prepared for the bf16 GEMMs that alone read it.
-template <bool kPreparedG>
-struct MatmulGradInputBf16ReluSquareGradCall {
-  static constexpr const char* kName = kPreparedG ? "matmul_grad_input_bf16_relu_square_grad_prepared_g"
-                                                  : "matmul_grad_input_bf16_relu_square_grad";
-  const float *dy, *w, *u;
-  float *dh, *g;
-  int64_t M, N, K;
-  explicit MatmulGradInputBf16ReluSquareGradCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");
-    w = r.Buffer<const float>(N * K, "w");
-    u = r.Buffer<const float>(M * K, "u");
-    dh = r.Buffer<float>(M * K, "dh");
-    g = r.Buffer<float>(M * K, "g");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::MatmulGradInputBf16ReluSquareGrad(dy, w, u, dh, g, kPreparedG, M, N, K);
-    return absl::OkStatus();
-  }
-};
-
-template <typename T, bool kBf16Inputs = false>
-struct MatmulWeightGradCall {  // dw[N, K] = dy[M, N]^T x[M, K]
-  static constexpr const char* kName = kBf16Inputs ? "matmul_weight_grad_bf16" : "matmul_weight_grad";
-  const T *dy, *x;
-  T* dw;
-  int64_t M, N, K;
-  explicit MatmulWeightGradCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const T>(M * N, "dy");
-    x = r.Buffer<const T>(M * K, "x");
-    dw = r.Buffer<T>(N * K, "dw");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kBf16Inputs) {
-      k::MatmulGradWeightBf16Inputs(dy, x, dw, M, N, K, /*accumulate=*/false);
-    } else {
-      k::MatmulGradWeight(dy, x, dw, M, N, K, /*accumulate=*/false);
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// matmul_weight_grad_bf16 with its operands as their producers wrote them, the same bits (f32
-/// only): kDy kPrepared, dy prepared for the bf16 GEMMs (matmul_bf16.h), or kSlabs, in the
-/// weight gradient's slabs (Bf16DySlabs, as the lm_head's fused loss writes it, read in
-/// place); kPreparedX, x prepared (the GEMM's B read in place). A prepared operand's f32
-/// buffer holds its prepared elements in all or half of its bytes.
-enum class PreparedDy { kF32, kPrepared, kSlabs };
-template <PreparedDy kDy, bool kPreparedX>
-struct MatmulWeightGradBf16PreparedCall {
-  static constexpr const char* kName = kDy == PreparedDy::kSlabs ? "matmul_weight_grad_bf16_prepared_dy_slabs"
-                                       : kDy == PreparedDy::kPrepared && kPreparedX
-                                           ? "matmul_weight_grad_bf16_prepared_dy_x"
-                                       : kDy == PreparedDy::kPrepared ? "matmul_weight_grad_bf16_prepared_dy"
-                                                                      : "matmul_weight_grad_bf16_prepared_x";
-  static_assert(kDy != PreparedDy::kSlabs || !kPreparedX, "dy in slabs is read with an f32 x");
-  static_assert(kDy != PreparedDy::kF32 || kPreparedX, "nothing prepared: matmul_weight_grad_bf16");
-  const float *dy, *x;
-  float* dw;
-  int64_t M, N, K;
-  explicit MatmulWeightGradBf16PreparedCall(ArgReader& r) {
-    M = r.Int("M"), N = r.Int("N"), K = r.Int("K");
-    dy = r.Buffer<const float>(M * N, "dy");
-    x = r.Buffer<const float>(M * K, "x");
-    dw = r.Buffer<float>(N * K, "dw");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kDy == PreparedDy::kSlabs) {
-      k::MatmulGradWeightBf16PreparedDySlabs(dy, x, dw, M, N, K, /*accumulate=*/false);
-    } else if constexpr (kDy == PreparedDy::kPrepared && kPreparedX) {
-      k::MatmulGradWeightBf16PreparedDyX(dy, x, dw, M, N, K, /*accumulate=*/false);
-    } else if constexpr (kDy == PreparedDy::kPrepared) {
-      k::MatmulGradWeightBf16PreparedDy(dy, x, dw, M, N, K, /*accumulate=*/false);
-    } else {
-      k::MatmulGradWeightBf16PreparedX(dy, x, dw, M, N, K, /*accumulate=*/false);
-    }
-    return absl::OkStatus();
-  }
-};
-
-
-
-
-/// Both with the result rounded to bf16 values as each row is written (kRound, f32 only: the
-/// compiler's fusion of the autocast rounding after the norm): rms_norm_round_bf16.h.
-template <typename T, bool kRound = false>
-struct RmsNormCall {
-  static constexpr const char* kName = kRound ? "rms_norm_round_bf16" : "rms_norm";
-  const T* x;
-  T* y;
-  int64_t rows, dim;
-  double eps;
-  explicit RmsNormCall(ArgReader& r) {
-    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
-    x = r.Buffer<const T>(rows * dim, "x");
-    y = r.Buffer<T>(rows * dim, "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kRound) {
-      k::RmsNormRoundBf16(x, y, rows, dim, float(eps));
-    } else {
-      k::RmsNorm(x, y, rows, dim, T(eps));
-    }
-    return absl::OkStatus();
-  }
-};
-
-template <typename T, bool kRound = false>
-struct RmsNormGradCall {
-  static constexpr const char* kName = kRound ? "rms_norm_grad_round_bf16" : "rms_norm_grad";
-  const T *x, *dy;
-  T* dx;
-  int64_t rows, dim;
-  double eps;
-  explicit RmsNormGradCall(ArgReader& r) {
-    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
-    x = r.Buffer<const T>(rows * dim, "x");
-    dy = r.Buffer<const T>(rows * dim, "dy");
-    dx = r.Buffer<T>(rows * dim, "dx");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kRound) {
-      k::RmsNormGradRoundBf16(x, dy, dx, rows, dim, float(eps));
-    } else {
-      k::RmsNormGrad(x, dy, dx, rows, dim, T(eps));
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// The compiler's residual-stream fusions (residual_rms_norm.h): (rows, dim; eps; a, b, sum, y)
-/// forward, (rows, dim; eps; x, dy, r, out) backward; kRoundBf16 (backward, f32): out rounded.
-template <typename T, bool kGrad, bool kRoundBf16 = false>
-struct ResidualRmsNormCall {
-  static_assert(!kRoundBf16 || (kGrad && std::is_same_v<T, float>), "the rounded form is the f32 backward");
-  static constexpr const char* kName =
-      kRoundBf16 ? "rms_norm_grad_add_round_bf16" : kGrad ? "rms_norm_grad_add" : "add_rms_norm";
-  const T *in0, *in1, *in2;  // a, b, - (forward) or x, dy, r (backward)
-  T *out0, *out1 = nullptr;  // sum, y (forward) or out (backward)
-  int64_t rows, dim;
-  double eps;
-  explicit ResidualRmsNormCall(ArgReader& r) {
-    rows = r.Int("rows"), dim = r.Int("dim"), eps = r.Float("eps");
-    const int64_t n = rows * dim;
-    in0 = r.Buffer<const T>(n, kGrad ? "x" : "a");
-    in1 = r.Buffer<const T>(n, kGrad ? "dy" : "b");
-    in2 = kGrad ? r.Buffer<const T>(n, "r") : nullptr;
-    out0 = r.Buffer<T>(n, kGrad ? "out" : "sum");
-    if (!kGrad) out1 = r.Buffer<T>(n, "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if constexpr (kGrad) {
-      if (dim > k::kMaxResidualRmsNormDim) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(kName, ": dim ", dim, " is above ", k::kMaxResidualRmsNormDim));
-      }
-      if constexpr (kRoundBf16) {
-        k::RmsNormGradAddRoundBf16(in0, in1, in2, out0, rows, dim, float(eps));
-      } else {
-        k::RmsNormGradAdd(in0, in1, in2, out0, rows, dim, T(eps));
-      }
-    } else {
-      k::AddRmsNorm(in0, in1, out0, out1, rows, dim, T(eps));
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// The compiler's tabled rotary: (B, T, H, D, P; x, positions, cos, sin, y) with cos and sin
-/// nanochat's tables [P, D/2] (f32 holding bf16 values, constants of the artifact), so no
-/// token evaluates cos and sin; bit-identical to computing them (k::Rotary). Positions outside [0, P) are an
-/// error (checked every run: B*T ints, far cheaper than the rotation).
-template <typename T, bool kGrad, k::RotaryRounding kRounding = k::RotaryRounding::kNone>
-struct RotaryTablesCall {
-  static constexpr bool kBf16 = kRounding == k::RotaryRounding::kBf16;
-  static constexpr const char* kName = kGrad ? (kBf16 ? "rotary_grad_tables_bf16" : "rotary_grad_tables")
-                                             : (kBf16 ? "rotary_tables_bf16" : "rotary_tables");
-  const T* x;
-  const int32_t* positions;
-  const float *cos, *sin;
-  T* y;
-  k::RotaryShape s;
-  int64_t P;
-  explicit RotaryTablesCall(ArgReader& r) {
-    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D"), P = r.Int("P");
-    x = r.Buffer<const T>(s.B * s.T * s.H * s.D, "x");
-    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
-    cos = r.Buffer<const float>(P * (s.D / 2), "cos");
-    sin = r.Buffer<const float>(P * (s.D / 2), "sin");
-    y = r.Buffer<T>(s.B * s.T * s.H * s.D, "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
-    k::RotaryFromTables(x, positions, cos, sin, y, s, kGrad, kRounding);
-    return absl::OkStatus();
-  }
-};
-
-/// The compiler's QK-norm fusion (rotary_rms_norm.h): (B, T, H, D, P; eps; x, positions, cos,
-/// sin, rot, y) forward, (B, T, H, D, P; eps; rot, dy, positions, cos, sin, dx) backward.
-/// kRoundBf16 (f32): under bf16 autocast, rotary_rms_norm_round_bf16 and
-/// rms_norm_rotary_grad_of_rounded_dy_bf16.
-template <typename T, bool kGrad, bool kRoundBf16 = false>
-struct RotaryRmsNormCall {
-  static constexpr const char* kName =
-      kGrad ? (kRoundBf16 ? "rms_norm_rotary_grad_of_rounded_dy_bf16" : "rms_norm_rotary_grad")
-            : (kRoundBf16 ? "rotary_rms_norm_round_bf16" : "rotary_rms_norm");
-  const T *in, *dy = nullptr;  // in: x (forward) or rot (backward)
-  const int32_t* positions;
-  const float *cos, *sin;
-  T *rot = nullptr, *out;  // out: y (forward) or dx (backward)
-  k::RotaryShape s;
-  int64_t P;
-  double eps;
-  explicit RotaryRmsNormCall(ArgReader& r) {
-    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.D = r.Int("D"), P = r.Int("P");
-    eps = r.Float("eps");
-    const int64_t n = s.B * s.T * s.H * s.D;
-    in = r.Buffer<const T>(n, kGrad ? "rot" : "x");
-    if (kGrad) dy = r.Buffer<const T>(n, "dy");
-    positions = r.Buffer<const int32_t>(s.B * s.T, "positions");
-    cos = r.Buffer<const float>(P * (s.D / 2), "cos");
-    sin = r.Buffer<const float>(P * (s.D / 2), "sin");
-    if (!kGrad) rot = r.Buffer<T>(n, "rot");
-    out = r.Buffer<T>(n, kGrad ? "dx" : "y");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    if (absl::Status st = CheckIds(positions, s.B * s.T, 0, P, "rotary position"); !st.ok()) return st;
-    if constexpr (kGrad && kRoundBf16) {
-      k::RmsNormRotaryGradOfRoundedDyBf16(in, dy, positions, cos, sin, out, s, float(eps));
-    } else if constexpr (kGrad) {
-      k::RmsNormRotaryGrad(in, dy, positions, cos, sin, out, s, T(eps));
-    } else if constexpr (kRoundBf16) {
-      k::RotaryRmsNormRoundBf16(in, positions, cos, sin, rot, out, s, float(eps));
-    } else {
-      k::RotaryRmsNorm(in, positions, cos, sin, rot, out, s, T(eps));
-    }
     return absl::OkStatus();
   }
 };
@@ -758,29 +298,6 @@ struct CrossEntropyGradCall {
     } else {
       k::CrossEntropyGrad(logits, targets, N, V, double(*dloss), dx);
     }
-    return absl::OkStatus();
-  }
-};
-
-/// The rounding of a cotangent and the rms_norm_grad reading it, in one pass (the compiler's
-/// prologue for the bf16 QK-norm's backward), dx rounded too when round_dx:
-/// (rows, dim, round_dx; eps; x, dy, dx).
-struct RmsNormGradOfRoundedDyCall {
-  static constexpr const char* kName = "rms_norm_grad_of_rounded_dy";
-  const float *x, *dy;
-  float* dx;
-  int64_t rows, dim;
-  bool round_dx;
-  double eps;
-  explicit RmsNormGradOfRoundedDyCall(ArgReader& r) {
-    rows = r.Int("rows"), dim = r.Int("dim"), round_dx = r.Int("round_dx") != 0, eps = r.Float("eps");
-    x = r.Buffer<const float>(rows * dim, "x");
-    dy = r.Buffer<const float>(rows * dim, "dy");
-    dx = r.Buffer<float>(rows * dim, "dx");
-  }
-  int64_t Workspace(int) const { return 0; }
-  absl::Status Run(k::Workspace) const {
-    k::RmsNormGradOfRoundedDy(x, dy, dx, rows, dim, float(eps), round_dx);
     return absl::OkStatus();
   }
 };
@@ -1045,83 +562,17 @@ struct PermuteCall {
   }
 };
 
-template <typename Call>
-absl::StatusOr<int64_t> Prepare(absl::Span<const HostArg> args, int threads) {
-  ArgReader reader(Call::kName, args, /*check=*/true);
-  Call call(reader);
-  if (absl::Status s = reader.Finish(); !s.ok()) return s;
-  return call.Workspace(threads);
-}
-
-template <typename Call>
-absl::Status Run(absl::Span<const HostArg> args, k::Workspace workspace) {
-  ArgReader reader(Call::kName, args, /*check=*/false);
-  return Call(reader).Run(workspace);
-}
-
-template <typename Call>
-constexpr HostBuiltin Entry(std::string_view name) {
-  return HostBuiltin{name, &Prepare<Call>, &Run<Call>};
-}
-
 const HostBuiltin kBuiltins[] = {
     Entry<EmbeddingCall<float>>("cpu.embedding.f32"),
     Entry<EmbeddingCall<double>>("cpu.embedding.f64"),
     Entry<EmbeddingGradCall<float>>("cpu.embedding_grad.f32"),
     Entry<EmbeddingGradCall<double>>("cpu.embedding_grad.f64"),
-    Entry<MatmulCall<float>>("cpu.matmul.f32"),
-    Entry<MatmulCall<double>>("cpu.matmul.f64"),
-    Entry<MatmulWeightGradCall<float>>("cpu.matmul_weight_grad.f32"),
-    Entry<MatmulWeightGradCall<double>>("cpu.matmul_weight_grad.f64"),
-    Entry<MatmulCall<float, true>>("cpu.matmul_bf16.f32"),
-    Entry<MatmulCall<float, true, true>>("cpu.matmul_bf16_round.f32"),
-    Entry<MatmulReluSquareCall<float>>("cpu.matmul_relu_square.f32"),
-    Entry<MatmulReluSquareCall<double>>("cpu.matmul_relu_square.f64"),
-    Entry<MatmulReluSquareCall<float, true>>("cpu.matmul_bf16_round_relu_square.f32"),
-    Entry<MatmulReluSquareCall<float, true, false, true>>("cpu.matmul_bf16_round_relu_square_prepared_r.f32"),
-    Entry<MatmulReluSquareCall<float, true, true, false>>("cpu.matmul_bf16_round_relu_square_prepared_x.f32"),
-    Entry<MatmulReluSquareCall<float, true, true, true>>("cpu.matmul_bf16_round_relu_square_prepared_x_r.f32"),
-    Entry<MatmulBf16ResidualRmsNormCall<>>("cpu.matmul_bf16_residual_rms_norm.f32"),
-    Entry<MatmulBf16ResidualRmsNormCall<true, false>>("cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"),
-    Entry<MatmulBf16ResidualRmsNormCall<false, true>>("cpu.matmul_bf16_residual_rms_norm_prepared_y.f32"),
-    Entry<MatmulBf16ResidualRmsNormCall<true, true>>("cpu.matmul_bf16_residual_rms_norm_prepared_x_y.f32"),
-    Entry<MatmulCall<float, true, true, true>>("cpu.matmul_bf16_round_prepared_x.f32"),
-    Entry<MatmulGradInputCall<float>>("cpu.matmul_grad_input.f32"),
-    Entry<MatmulGradInputCall<double>>("cpu.matmul_grad_input.f64"),
-    Entry<MatmulGradInputCall<float, true>>("cpu.matmul_grad_input_bf16.f32"),
-    Entry<MatmulGradInputCall<float, true, true>>("cpu.matmul_grad_input_bf16_round.f32"),
-    Entry<MatmulWeightGradCall<float, true>>("cpu.matmul_weight_grad_bf16.f32"),
-    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kPrepared, false>>("cpu.matmul_weight_grad_bf16_prepared_dy.f32"),
-    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kF32, true>>("cpu.matmul_weight_grad_bf16_prepared_x.f32"),
-    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kPrepared, true>>("cpu.matmul_weight_grad_bf16_prepared_dy_x.f32"),
-    Entry<MatmulWeightGradBf16PreparedCall<PreparedDy::kSlabs, false>>("cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"),
-    Entry<MatmulGradInputCall<float, true, false, true>>("cpu.matmul_grad_input_bf16_prepared_dy.f32"),
-    Entry<MatmulGradInputCall<float, true, true, true>>("cpu.matmul_grad_input_bf16_round_prepared_dy.f32"),
-    Entry<MatmulGradInputBf16ReluSquareGradCall<false>>("cpu.matmul_grad_input_bf16_relu_square_grad.f32"),
-    Entry<MatmulGradInputBf16ReluSquareGradCall<true>>("cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32"),
-    Entry<RmsNormCall<float>>("cpu.rms_norm.f32"),
-    Entry<RmsNormCall<double>>("cpu.rms_norm.f64"),
-    Entry<RmsNormGradCall<float>>("cpu.rms_norm_grad.f32"),
-    Entry<RmsNormGradCall<double>>("cpu.rms_norm_grad.f64"),
-    Entry<RmsNormCall<float, true>>("cpu.rms_norm_round_bf16.f32"),
-    Entry<RmsNormGradCall<float, true>>("cpu.rms_norm_grad_round_bf16.f32"),
-    Entry<ResidualRmsNormCall<float, false>>("cpu.add_rms_norm.f32"),
-    Entry<ResidualRmsNormCall<double, false>>("cpu.add_rms_norm.f64"),
-    Entry<ResidualRmsNormCall<float, true>>("cpu.rms_norm_grad_add.f32"),
-    Entry<ResidualRmsNormCall<double, true>>("cpu.rms_norm_grad_add.f64"),
-    Entry<ResidualRmsNormCall<float, true, true>>("cpu.rms_norm_grad_add_round_bf16.f32"),
-    Entry<RotaryTablesCall<float, false>>("cpu.rotary_tables.f32"),
-    Entry<RotaryTablesCall<double, false>>("cpu.rotary_tables.f64"),
-    Entry<RotaryTablesCall<float, true>>("cpu.rotary_grad_tables.f32"),
-    Entry<RotaryTablesCall<double, true>>("cpu.rotary_grad_tables.f64"),
-    Entry<RotaryTablesCall<float, false, k::RotaryRounding::kBf16>>("cpu.rotary_tables_bf16.f32"),
-    Entry<RotaryRmsNormCall<float, false>>("cpu.rotary_rms_norm.f32"),
-    Entry<RotaryRmsNormCall<double, false>>("cpu.rotary_rms_norm.f64"),
-    Entry<RotaryRmsNormCall<float, false, true>>("cpu.rotary_rms_norm_round_bf16.f32"),
-    Entry<RotaryRmsNormCall<float, true, true>>("cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32"),
-    Entry<RotaryRmsNormCall<float, true>>("cpu.rms_norm_rotary_grad.f32"),
-    Entry<RotaryRmsNormCall<double, true>>("cpu.rms_norm_rotary_grad.f64"),
-    Entry<RotaryTablesCall<float, true, k::RotaryRounding::kBf16>>("cpu.rotary_grad_tables_bf16.f32"),
+    GemmBuiltin("cpu.gemm.f32", /*f64=*/false),
+    GemmBuiltin("cpu.gemm.f64", /*f64=*/true),
+    NormBuiltin("cpu.norm.f32", /*f64=*/false),
+    NormBuiltin("cpu.norm.f64", /*f64=*/true),
+    RotaryBuiltin("cpu.rotary.f32", /*f64=*/false),
+    RotaryBuiltin("cpu.rotary.f64", /*f64=*/true),
     Entry<AttentionCall<float>>("cpu.attention.f32"),
     Entry<AttentionCall<double>>("cpu.attention.f64"),
     Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),
@@ -1153,7 +604,6 @@ const HostBuiltin kBuiltins[] = {
     Entry<LinearSoftcapCrossEntropyGradCall<double>>("cpu.linear_softcap_cross_entropy_grad_v2.f64"),
     Entry<LinearSoftcapCrossEntropyGradCall<float, true>>("cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32"),
     Entry<RoundBf16Call>("cpu.round_bf16.f32"),
-    Entry<RmsNormGradOfRoundedDyCall>("cpu.rms_norm_grad_of_rounded_dy.f32"),
     Entry<SoftcapBf16Call>("cpu.softcap_bf16.f32"),
     Entry<SoftcapBf16CrossEntropyCall>("cpu.softcap_bf16_cross_entropy.f32"),
     Entry<CrossEntropyGradSoftcapBf16Call>("cpu.cross_entropy_grad_softcap_bf16.f32"),
