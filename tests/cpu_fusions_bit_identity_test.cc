@@ -24,6 +24,7 @@
 #include "trainer/eager_step.h"
 #include "trainer/step_compile.h"
 #include "trainer/step_testing.h"
+#include "ukernel/attention.h"
 #include "ukernel/gemm.h"
 #include "ukernel/norm.h"
 #include "ukernel/rotary.h"
@@ -45,7 +46,7 @@ compiler::StepConfig Config(bool packed, compiler::ElementType dtype) {
 }
 
 /// A micro-kernel family's launch as Builtins() names it: the builtin and the scalars that
-/// pick its variant (ukernel/: GEMM form, epilogue, flags; norm and rotary op, flags).
+/// pick its variant (ukernel/: GEMM form, epilogue, flags; norm, rotary, attention op, flags).
 std::string Variant(const std::string& builtin, std::initializer_list<int64_t> params) {
   std::string s = builtin + "(";
   for (int64_t p : params) s += std::to_string(p) + ",";
@@ -83,7 +84,8 @@ std::vector<std::string> FusedBuiltins(compiler::ElementType dtype) {
             Gemm(GemmForm::kDyW, GemmEpilogue::kReluSquareGrad, kBf16 | kRound | kOut),
             Gemm(GemmForm::kDyW, GemmEpilogue::kNone, kBf16 | kRound | kA),
             Gemm(GemmForm::kDyW, GemmEpilogue::kNone, kBf16),
-            "cpu.attention_grad_bf16_prepared_dv.f32",
+            Variant("cpu.attention.f32", {static_cast<int64_t>(ukernel::AttentionOp::kBackward),
+                                         ukernel::kAttentionBf16Inputs | ukernel::kAttentionPreparedDv}),
             Norm(NormOp::kRmsNormGradAdd, ukernel::kNormRoundOutput),
             "cpu.muon_group_bf16.f32"};
   }
@@ -103,10 +105,18 @@ std::set<std::string> Builtins(const compiler::StepConfig& config) {
     for (const artifact::Launch& l : f.launches) {
       if (l.kind != artifact::LaunchKind::kBuiltin) continue;
       // How many leading scalars name a family launch's variant.
-      const size_t picks = l.name == "cpu.gemm.f32" ? 3 : (l.name == "cpu.norm.f32" || l.name == "cpu.rotary.f32") ? 2 : 0;
+      const size_t picks = l.name == "cpu.gemm.f32" ? 3 : (l.name == "cpu.norm.f32" || l.name == "cpu.rotary.f32" || l.name == "cpu.attention.f32")
+                                                  ? 2
+                                                  : 0;
       if (picks > 0 && l.args.size() >= picks) {
         std::string key = l.name + "(";
-        for (size_t i = 0; i < picks; ++i) key += std::to_string(l.args[i].scalar.i) + ",";
+        for (size_t i = 0; i < picks; ++i) {
+          int64_t v = l.args[i].scalar.i;
+          // Segment ids are the batch's layout, not a fusion: packed and padded steps name
+          // the same attention variants.
+          if (l.name == "cpu.attention.f32" && i == 1) v &= ~ukernel::kAttentionSegments;
+          key += std::to_string(v) + ",";
+        }
         names.insert(key + ")");
       } else {
         names.insert(l.name);

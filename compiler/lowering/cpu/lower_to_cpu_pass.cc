@@ -7,7 +7,7 @@
 //   * every other op is a gpt.call_builtin of the cpu driver's library kernel
 //     (runtime/device/cpu/BUILTINS.md: the name "cpu.<op>.<f32|f64>", the dims and
 //     attributes as scalars first, then the buffers); the micro-kernel families (ukernel/:
-//     cpu.gemm, cpu.norm, cpu.rotary) take their params first and carry them in words
+//     cpu.gemm, cpu.norm, cpu.rotary, cpu.attention) take their params first and carry them in words
 //     (gpt.ukernel) for readers of the IR;
 //   * rotary rotates by nanochat's cos/sin tables baked in as constants (cpu.rotary), and a
 //     rotary with its QK-norm right after it is one pass (op rotary_rms_norm; under bf16
@@ -63,6 +63,7 @@
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
+#include "ukernel/attention.h"
 #include "ukernel/gemm.h"
 #include "ukernel/norm.h"
 #include "ukernel/rotary.h"
@@ -131,16 +132,16 @@ using ukernel::GemmSlot;
 /// A cpu.gemm launch's buffers, indexed by GemmSlot (null where the epilogue has none).
 using GemmBuffers = std::array<Value, ukernel::kGemmSlotCount>;
 
-/// Emits a micro-kernel family's launch (ukernel/): `ints` then `eps` as its scalars, then
+/// Emits a micro-kernel family's launch (ukernel/): `ints` then `floats` as its scalars, then
 /// `buffers`, with its params in words (gpt.ukernel) for readers of the IR and its tests; the
 /// driver reads only the scalars.
-LogicalResult CallUkernel(OpLowering& l, const char* family, Value typed, llvm::ArrayRef<int64_t> ints, double eps,
-                          llvm::ArrayRef<Value> buffers, const std::string& description) {
+LogicalResult CallUkernel(OpLowering& l, const char* family, Value typed, llvm::ArrayRef<int64_t> ints,
+                          llvm::ArrayRef<double> floats, llvm::ArrayRef<Value> buffers, const std::string& description) {
   const std::string name = Builtin(family, typed);
   if (name.empty()) return l.op()->emitOpError("the cpu target runs f32 and f64 tensors");
   llvm::SmallVector<Value> args;
   for (int64_t i : ints) args.push_back(l.I64(i));
-  args.push_back(l.F64(eps));
+  for (double f : floats) args.push_back(l.F64(f));
   args.append(buffers.begin(), buffers.end());
   auto call = l.builder().create<gpt::CallBuiltinOp>(l.loc(), l.builder().getStringAttr(name), args);
   call->setAttr("gpt.ukernel", l.builder().getStringAttr(description));
@@ -163,7 +164,7 @@ LogicalResult CallGemm(OpLowering& l, Value typed, const ukernel::GemmParams& p,
     return l.op()->emitOpError("no cpu GEMM kernel: ") << why;
   }
   return CallUkernel(l, ukernel::kGemmName, typed,
-                     {static_cast<int64_t>(p.form), static_cast<int64_t>(p.epilogue), p.flags, p.M, p.N, p.K}, p.eps,
+                     {static_cast<int64_t>(p.form), static_cast<int64_t>(p.epilogue), p.flags, p.M, p.N, p.K}, {p.eps},
                      SlotsInOrder(buffers, [&](int s) { return ukernel::GemmHasSlot(p.epilogue, GemmSlot(s)); }),
                      ukernel::GemmDescription(p));
 }
@@ -177,7 +178,7 @@ LogicalResult CallNorm(OpLowering& l, Value typed, const ukernel::NormParams& p,
   if (const char* why = ukernel::NormUnsupported(p, TypeOf(typed).getElementType().isF64())) {
     return l.op()->emitOpError("no cpu norm kernel: ") << why;
   }
-  return CallUkernel(l, ukernel::kNormName, typed, {static_cast<int64_t>(p.op), p.flags, p.rows, p.dim}, p.eps,
+  return CallUkernel(l, ukernel::kNormName, typed, {static_cast<int64_t>(p.op), p.flags, p.rows, p.dim}, {p.eps},
                      SlotsInOrder(buffers, [&](int s) { return ukernel::NormHasSlot(p.op, NormSlot(s)); }),
                      ukernel::NormDescription(p));
 }
@@ -196,7 +197,7 @@ LogicalResult CallRotary(OpLowering& l, Value typed, const ukernel::RotaryParams
     return l.op()->emitOpError("no cpu rotary kernel: ") << why;
   }
   return CallUkernel(l, ukernel::kRotaryName, typed, {static_cast<int64_t>(p.op), p.flags, p.B, p.T, p.H, p.D, p.P},
-                     p.eps,
+                     {p.eps},
                      SlotsInOrder(buffers, [&](int s) { return ukernel::RotaryHasSlot(p.op, ukernel::RotarySlot(s)); }),
                      ukernel::RotaryDescription(p));
 }
@@ -617,34 +618,44 @@ LogicalResult CheckAttention(Op a) {
 
 bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart);
 
-llvm::SmallVector<int64_t> AttentionDims(Value q, Value k, Value segments) {
-  return {Dim(q, 0), Dim(q, 1), Dim(q, 2), Dim(k, 2), Dim(q, 3), segments ? 1 : 0};
+using ukernel::AttentionOp;
+using ukernel::AttentionSlot;
+using AttentionBuffers = std::array<Value, ukernel::kAttentionSlotCount>;
+
+/// The attention family's launch (ukernel/attention.h).
+LogicalResult CallAttention(OpLowering& l, Value typed, const ukernel::AttentionParams& p,
+                            const AttentionBuffers& buffers) {
+  if (const char* why = ukernel::AttentionUnsupported(p, TypeOf(typed).getElementType().isF64())) {
+    return l.op()->emitOpError("no cpu attention kernel: ") << why;
+  }
+  return CallUkernel(l, ukernel::kAttentionName, typed, {static_cast<int64_t>(p.op), p.flags, p.B, p.T, p.H, p.Hkv, p.D},
+                     {}, SlotsInOrder(buffers, [&](int s) { return ukernel::AttentionHasSlot(p, AttentionSlot(s)); }),
+                     ukernel::AttentionDescription(p));
 }
 
-/// "attention" or "attention_grad"; under bf16 autocast (f32 only) its bf16 builtin, whose
-/// q, k, v, dout are bf16 values (bf16 tile products, P and dS rounded as flash attention
-/// does), the kernel the interpreter runs for the same op.
-std::string AttentionBuiltin(mlir::Operation* op, const std::string& name, Value q) {
+/// Attention-family params for `op`'s q and k; under bf16 autocast (f32 only) its q, k, v,
+/// dout are bf16 values (bf16 tile products, P and dS rounded as flash attention does), the
+/// kernel the interpreter runs for the same op.
+ukernel::AttentionParams AttentionOver(mlir::Operation* op, AttentionOp kind, Value q, Value k, Value segments) {
   const bool bf16 = UnderBf16Autocast(op) && TypeOf(q).getElementType().isF32();
-  return Builtin(name + (bf16 ? "_bf16" : ""), q);
+  return {kind,
+          (bf16 ? ukernel::kAttentionBf16Inputs : 0) | (segments ? ukernel::kAttentionSegments : 0),
+          Dim(q, 0), Dim(q, 1), Dim(q, 2), Dim(k, 2), Dim(q, 3)};
 }
 
 LogicalResult LowerAttention(OpLowering& l, gpt::AttentionOp a) {
   if (failed(CheckAttention(a))) return failure();
   const int64_t lse_elements = Dim(a.getQ(), 0) * Dim(a.getQ(), 2) * Dim(a.getQ(), 1);
   Value lse = l.Persistent(mlir::MemRefType::get({lse_elements}, TypeOf(a.getQ()).getElementType()), a.getResult());
-  llvm::SmallVector<Value> buffers = {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV())};
-  if (a.getSegmentIds()) buffers.push_back(l.BufferOf(a.getSegmentIds()));
-  buffers.append({l.result(0), lse});
-  return Call(l, AttentionBuiltin(a, "attention", a.getQ()), AttentionDims(a.getQ(), a.getK(), a.getSegmentIds()),
-              {}, buffers);
+  Value segments = a.getSegmentIds() ? l.BufferOf(a.getSegmentIds()) : Value();
+  return CallAttention(l, a.getQ(), AttentionOver(a, AttentionOp::kForward, a.getQ(), a.getK(), a.getSegmentIds()),
+                       {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV()), segments, l.result(0), lse});
 }
 
 LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   if (failed(CheckAttention(a))) return failure();
-  const llvm::SmallVector<int64_t> dims = AttentionDims(a.getQ(), a.getK(), a.getSegmentIds());
-  llvm::SmallVector<Value> inputs = {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV())};
-  if (a.getSegmentIds()) inputs.push_back(l.BufferOf(a.getSegmentIds()));
+  AttentionBuffers b{l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV()),
+                     a.getSegmentIds() ? l.BufferOf(a.getSegmentIds()) : Value()};
   // The forward's lse when `out` is that forward's result on the same inputs; else the
   // forward runs again first, into scratch, for it.
   Value lse;
@@ -657,24 +668,29 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   mlir::Type f = TypeOf(a.getQ()).getElementType();
   if (!lse) {
     lse = l.Scratch(mlir::MemRefType::get({Dim(a.getQ(), 0) * Dim(a.getQ(), 2) * Dim(a.getQ(), 1)}, f));
-    Value out = l.Scratch(mlir::MemRefType::get({Elements(a.getQ())}, f));
-    llvm::SmallVector<Value> forward = inputs;
-    forward.append({out, lse});
-    if (failed(Call(l, AttentionBuiltin(a, "attention", a.getQ()), dims, {}, forward))) return failure();
+    AttentionBuffers forward = b;
+    forward[int(AttentionSlot::kOut)] = l.Scratch(mlir::MemRefType::get({Elements(a.getQ())}, f));
+    forward[int(AttentionSlot::kLse)] = lse;
+    if (failed(CallAttention(l, a.getQ(), AttentionOver(a, AttentionOp::kForward, a.getQ(), a.getK(), a.getSegmentIds()),
+                             forward))) {
+      return failure();
+    }
   }
-  llvm::SmallVector<Value> buffers = inputs;
-  buffers.append({l.BufferOf(a.getOut()), lse, l.BufferOf(a.getDout()), l.result(0), l.result(1), l.result(2)});
-  std::string name = AttentionBuiltin(a, "attention_grad", a.getQ());
-  if (name == "cpu.attention_grad_bf16.f32") {
+  b[int(AttentionSlot::kOut)] = l.BufferOf(a.getOut());
+  b[int(AttentionSlot::kLse)] = lse;
+  b[int(AttentionSlot::kDout)] = l.BufferOf(a.getDout());
+  b[int(AttentionSlot::kDq)] = l.result(0);
+  b[int(AttentionSlot::kDk)] = l.result(1);
+  b[int(AttentionSlot::kDv)] = l.result(2);
+  ukernel::AttentionParams p = AttentionOver(a, AttentionOp::kBackward, a.getQ(), a.getK(), a.getSegmentIds());
+  if (p.Has(ukernel::kAttentionBf16Inputs)) {
     // dv (through reshapes that are views) written prepared when only bf16 GEMMs read it: the
     // value projection's input and weight gradients.
     llvm::SmallVector<Value> apart = {a.getQ(), a.getK(), a.getV(), a.getOut(), a.getDout(), a.getDq(), a.getDk()};
     if (a.getSegmentIds()) apart.push_back(a.getSegmentIds());
-    if (PrepareForGemmReaders(l, ThroughViewReshapes(l, a.getDv()), apart)) {
-      name = "cpu.attention_grad_bf16_prepared_dv.f32";
-    }
+    if (PrepareForGemmReaders(l, ThroughViewReshapes(l, a.getDv()), apart)) p.flags |= ukernel::kAttentionPreparedDv;
   }
-  return Call(l, name, dims, {}, buffers);
+  return CallAttention(l, a.getQ(), p, b);
 }
 
 /// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but

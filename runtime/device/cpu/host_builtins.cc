@@ -14,10 +14,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/device/cpu/builtin_call.h"
+#include "runtime/device/cpu/ukernels/attention.h"
 #include "runtime/device/cpu/ukernels/gemm.h"
 #include "runtime/device/cpu/ukernels/norm.h"
 #include "runtime/device/cpu/ukernels/rotary.h"
-#include "runtime/kernels/cpu/attention.h"
 #include "runtime/kernels/cpu/cross_entropy.h"
 #include "runtime/kernels/cpu/embedding.h"
 #include "runtime/kernels/cpu/linear_cross_entropy.h"
@@ -76,88 +76,6 @@ struct EmbeddingGradCall {
     if (absl::Status s = CheckIds(ids, N, 0, V, "token id"); !s.ok()) return s;
     std::memset(dtable, 0, V * C * sizeof(T));
     k::EmbeddingGrad(dy, ids, dtable, N, C);
-    return absl::OkStatus();
-  }
-};
-
-/// Attention's buffers: q, k, v, [segments when has_segments], then the op's own.
-struct AttentionDims {
-  k::AttentionShape s;
-  bool segmented;
-  explicit AttentionDims(ArgReader& r) {
-    s.B = r.Int("B"), s.T = r.Int("T"), s.H = r.Int("H"), s.Hkv = r.Int("Hkv"), s.D = r.Int("D");
-    segmented = r.Int("has_segments") != 0;
-  }
-  int64_t q() const { return s.B * s.T * s.H * s.D; }
-  int64_t kv() const { return s.B * s.T * s.Hkv * s.D; }
-  int64_t lse() const { return s.B * s.H * s.T; }
-};
-
-// kBf16Inputs: q, k, v (and dout) are bf16 values (gpt.attention under bf16 autocast), so
-// attention.h's *Bf16Inputs kernels run, the ones the interpreter runs for the same op.
-template <typename T, bool kBf16Inputs = false>
-struct AttentionCall {
-  static constexpr const char* kName = kBf16Inputs ? "attention_bf16" : "attention";
-  AttentionDims d;
-  const T *q, *kk, *v;
-  const int32_t* segments = nullptr;
-  T *out, *lse;
-  explicit AttentionCall(ArgReader& r) : d(r) {
-    q = r.Buffer<const T>(d.q(), "q");
-    kk = r.Buffer<const T>(d.kv(), "k");
-    v = r.Buffer<const T>(d.kv(), "v");
-    if (d.segmented) segments = r.Buffer<const int32_t>(d.s.B * d.s.T, "segment_ids");
-    out = r.Buffer<T>(d.q(), "out");
-    lse = r.Buffer<T>(d.lse(), "lse");
-  }
-  int64_t Workspace(int) const {
-    if constexpr (kBf16Inputs) return k::AttentionBf16InputsWorkspaceBytes(d.s, d.segmented);
-    return k::AttentionWorkspaceBytes<T>(d.s, d.segmented);
-  }
-  absl::Status Run(k::Workspace ws) const {
-    if constexpr (kBf16Inputs) {
-      k::AttentionBf16Inputs(q, kk, v, segments, d.s, out, lse, ws);
-    } else {
-      k::Attention(q, kk, v, segments, d.s, out, lse, ws);
-    }
-    return absl::OkStatus();
-  }
-};
-
-/// kPreparedDv (bf16 only): dv written prepared for the bf16 GEMMs (attention_grad_bf16_prepared_dv).
-template <typename T, bool kBf16Inputs = false, bool kPreparedDv = false>
-struct AttentionGradCall {
-  static_assert(!kPreparedDv || kBf16Inputs, "dv is prepared for the bf16 GEMMs only");
-  static constexpr const char* kName =
-      kPreparedDv ? "attention_grad_bf16_prepared_dv" : kBf16Inputs ? "attention_grad_bf16" : "attention_grad";
-  AttentionDims d;
-  const T *q, *kk, *v, *out, *lse, *dout;
-  const int32_t* segments = nullptr;
-  T *dq, *dk, *dv;
-  explicit AttentionGradCall(ArgReader& r) : d(r) {
-    q = r.Buffer<const T>(d.q(), "q");
-    kk = r.Buffer<const T>(d.kv(), "k");
-    v = r.Buffer<const T>(d.kv(), "v");
-    if (d.segmented) segments = r.Buffer<const int32_t>(d.s.B * d.s.T, "segment_ids");
-    out = r.Buffer<const T>(d.q(), "out");
-    lse = r.Buffer<const T>(d.lse(), "lse");
-    dout = r.Buffer<const T>(d.q(), "dout");
-    dq = r.Buffer<T>(d.q(), "dq");
-    dk = r.Buffer<T>(d.kv(), "dk");
-    dv = r.Buffer<T>(d.kv(), "dv");
-  }
-  int64_t Workspace(int) const {
-    if constexpr (kBf16Inputs) return k::AttentionGradBf16InputsWorkspaceBytes(d.s, d.segmented);
-    return k::AttentionGradWorkspaceBytes<T>(d.s, d.segmented);
-  }
-  absl::Status Run(k::Workspace ws) const {
-    if constexpr (kPreparedDv) {
-      k::AttentionGradBf16InputsPreparedDv(q, kk, v, segments, d.s, out, lse, dout, dq, dk, k::ActiveBf16Gemm(), dv, ws);
-    } else if constexpr (kBf16Inputs) {
-      k::AttentionGradBf16Inputs(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
-    } else {
-      k::AttentionGrad(q, kk, v, segments, d.s, out, lse, dout, dq, dk, dv, ws);
-    }
     return absl::OkStatus();
   }
 };
@@ -573,13 +491,8 @@ const HostBuiltin kBuiltins[] = {
     NormBuiltin("cpu.norm.f64", /*f64=*/true),
     RotaryBuiltin("cpu.rotary.f32", /*f64=*/false),
     RotaryBuiltin("cpu.rotary.f64", /*f64=*/true),
-    Entry<AttentionCall<float>>("cpu.attention.f32"),
-    Entry<AttentionCall<double>>("cpu.attention.f64"),
-    Entry<AttentionGradCall<float>>("cpu.attention_grad.f32"),
-    Entry<AttentionGradCall<double>>("cpu.attention_grad.f64"),
-    Entry<AttentionCall<float, true>>("cpu.attention_bf16.f32"),
-    Entry<AttentionGradCall<float, true>>("cpu.attention_grad_bf16.f32"),
-    Entry<AttentionGradCall<float, true, true>>("cpu.attention_grad_bf16_prepared_dv.f32"),
+    AttentionBuiltin("cpu.attention.f32", /*f64=*/false),
+    AttentionBuiltin("cpu.attention.f64", /*f64=*/true),
     Entry<PointwiseCall<float, Pointwise::kAdd>>("cpu.add.f32"),
     Entry<PointwiseCall<double, Pointwise::kAdd>>("cpu.add.f64"),
     Entry<AddListCall<float>>("cpu.add_list.f32"),

@@ -387,9 +387,9 @@ module attributes {gpt.autocast = "bf16"} {
 // gradient launch the bf16 builtins (bf16 tile products, P and dS rounded to bf16); the
 // gradient reads the forward's persistent lse.
 // CHECK-LABEL: func.func @autocast_bf16_attention
-// CHECK: gpt.call_builtin "cpu.attention_bf16.f32"({{.*}}) {gpt.op = "gpt.attention"}
-// CHECK: gpt.call_builtin "cpu.attention_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
-// CHECK-NOT: "cpu.attention.f32"
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention", gpt.ukernel = "forward bf16"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention_grad", gpt.ukernel = "backward bf16"}
+// CHECK-NOT: gpt.ukernel = "forward -"
 module attributes {gpt.autocast = "bf16"} {
   func.func @autocast_bf16_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
                                      %v: tensor<1x8x2x16xf32> {gpt.name = "v"}, %do: tensor<1x8x2x16xf32> {gpt.name = "dout"})
@@ -407,7 +407,7 @@ module attributes {gpt.autocast = "bf16"} {
 // value projection's input gradient (by its folded transposed weight) and weight gradient. The
 // gradient launch writes it prepared for them and they read it so.
 // CHECK-LABEL: func.func @bf16_attention_grad_prepared_dv
-// CHECK: gpt.call_builtin "cpu.attention_grad_bf16_prepared_dv.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention_grad", gpt.ukernel = "backward bf16|prepared_dv"}
 // CHECK-NOT: gpt.call_builtin "cpu.round_bf16
 // CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "dyw none bf16|prepared_a"
 // CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "dytx none bf16|prepared_a"
@@ -431,7 +431,7 @@ module attributes {gpt.autocast = "bf16"} {
 
 // dv returned as well (read by something other than a bf16 GEMM) stays f32.
 // CHECK-LABEL: func.func @bf16_attention_grad_dv_returned
-// CHECK: gpt.call_builtin "cpu.attention_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention_grad", gpt.ukernel = "backward bf16"}
 // CHECK-NOT: prepared
 // CHECK: return
 module attributes {gpt.autocast = "bf16"} {
@@ -452,7 +452,7 @@ module attributes {gpt.autocast = "bf16"} {
 
 // The same attention without autocast keeps the f32 builtins.
 // CHECK-LABEL: func.func @f32_attention
-// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention", gpt.ukernel = "forward -"}
 func.func @f32_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
                          %v: tensor<1x8x2x16xf32> {gpt.name = "v"}) -> (tensor<1x8x2x16xf32> {gpt.name = "o"}) {
   %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
