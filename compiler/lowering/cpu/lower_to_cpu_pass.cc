@@ -59,6 +59,7 @@
 #include "compiler/dialect/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/cpu/linear_loss_fusion.h"
+#include "compiler/lowering/cpu/ukernel_launch.h"
 #include "compiler/lowering/muon_group_fusion.h"
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
@@ -106,14 +107,6 @@ mlir::Operation* NextPast(mlir::Operation* op) {
   return next;
 }
 
-/// "cpu.<name>.f32" / ".f64" after `typed`'s element type; empty for any other.
-std::string Builtin(const std::string& name, Value typed) {
-  mlir::Type t = TypeOf(typed).getElementType();
-  if (t.isF32()) return "cpu." + name + ".f32";
-  if (t.isF64()) return "cpu." + name + ".f64";
-  return "";
-}
-
 /// Emits gpt.call_builtin `name` with the scalars (i64 ints, f64 floats) then the buffers.
 LogicalResult Call(OpLowering& l, const std::string& name, llvm::ArrayRef<int64_t> ints, llvm::ArrayRef<double> floats,
                    llvm::ArrayRef<Value> buffers) {
@@ -129,77 +122,19 @@ LogicalResult Call(OpLowering& l, const std::string& name, llvm::ArrayRef<int64_
 using ukernel::GemmEpilogue;
 using ukernel::GemmForm;
 using ukernel::GemmSlot;
-/// A cpu.gemm launch's buffers, indexed by GemmSlot (null where the epilogue has none).
-using GemmBuffers = std::array<Value, ukernel::kGemmSlotCount>;
-
-/// Emits a micro-kernel family's launch (ukernel/): `ints` then `floats` as its scalars, then
-/// `buffers`, with its params in words (gpt.ukernel) for readers of the IR and its tests; the
-/// driver reads only the scalars.
-LogicalResult CallUkernel(OpLowering& l, const char* family, Value typed, llvm::ArrayRef<int64_t> ints,
-                          llvm::ArrayRef<double> floats, llvm::ArrayRef<Value> buffers, const std::string& description) {
-  const std::string name = Builtin(family, typed);
-  if (name.empty()) return l.op()->emitOpError("the cpu target runs f32 and f64 tensors");
-  llvm::SmallVector<Value> args;
-  for (int64_t i : ints) args.push_back(l.I64(i));
-  for (double f : floats) args.push_back(l.F64(f));
-  args.append(buffers.begin(), buffers.end());
-  auto call = l.builder().create<gpt::CallBuiltinOp>(l.loc(), l.builder().getStringAttr(name), args);
-  call->setAttr("gpt.ukernel", l.builder().getStringAttr(description));
-  return success();
-}
-
-/// The buffers of `slots` that `has` keeps, in slot order.
-template <size_t kCount, typename Has>
-llvm::SmallVector<Value> SlotsInOrder(const std::array<Value, kCount>& slots, Has has) {
-  llvm::SmallVector<Value> ordered;
-  for (size_t s = 0; s < kCount; ++s) {
-    if (has(static_cast<int>(s))) ordered.push_back(slots[s]);
-  }
-  return ordered;
-}
-
-/// The GEMM family's launch (ukernel/gemm.h). `typed`: a value of the element type.
-LogicalResult CallGemm(OpLowering& l, Value typed, const ukernel::GemmParams& p, const GemmBuffers& buffers) {
-  if (const char* why = ukernel::GemmUnsupported(p, TypeOf(typed).getElementType().isF64())) {
-    return l.op()->emitOpError("no cpu GEMM kernel: ") << why;
-  }
-  return CallUkernel(l, ukernel::kGemmName, typed,
-                     {static_cast<int64_t>(p.form), static_cast<int64_t>(p.epilogue), p.flags, p.M, p.N, p.K}, {p.eps},
-                     SlotsInOrder(buffers, [&](int s) { return ukernel::GemmHasSlot(p.epilogue, GemmSlot(s)); }),
-                     ukernel::GemmDescription(p));
-}
-
 using ukernel::NormOp;
-using ukernel::NormSlot;
-using NormBuffers = std::array<Value, ukernel::kNormSlotCount>;
-
-/// The row-norm family's launch (ukernel/norm.h).
-LogicalResult CallNorm(OpLowering& l, Value typed, const ukernel::NormParams& p, const NormBuffers& buffers) {
-  if (const char* why = ukernel::NormUnsupported(p, TypeOf(typed).getElementType().isF64())) {
-    return l.op()->emitOpError("no cpu norm kernel: ") << why;
-  }
-  return CallUkernel(l, ukernel::kNormName, typed, {static_cast<int64_t>(p.op), p.flags, p.rows, p.dim}, {p.eps},
-                     SlotsInOrder(buffers, [&](int s) { return ukernel::NormHasSlot(p.op, NormSlot(s)); }),
-                     ukernel::NormDescription(p));
-}
+using ukernel::RotaryOp;
+using lowering::AttentionBuffers;
+using lowering::CallAttention;
+using lowering::CallGemm;
+using lowering::CallNorm;
+using lowering::CallRotary;
+using lowering::CpuBuiltinName;
+using lowering::GemmBuffers;
 
 /// rms_norm-family params over the rows of `x`.
 ukernel::NormParams NormOver(NormOp op, int64_t flags, Value x, double eps) {
   return {op, flags, Rows(x), Dim(x, -1), eps};
-}
-
-using ukernel::RotaryOp;
-using RotaryBuffers = std::array<Value, ukernel::kRotarySlotCount>;
-
-/// The rotary family's launch (ukernel/rotary.h).
-LogicalResult CallRotary(OpLowering& l, Value typed, const ukernel::RotaryParams& p, const RotaryBuffers& buffers) {
-  if (const char* why = ukernel::RotaryUnsupported(p, TypeOf(typed).getElementType().isF64())) {
-    return l.op()->emitOpError("no cpu rotary kernel: ") << why;
-  }
-  return CallUkernel(l, ukernel::kRotaryName, typed, {static_cast<int64_t>(p.op), p.flags, p.B, p.T, p.H, p.D, p.P},
-                     {p.eps},
-                     SlotsInOrder(buffers, [&](int s) { return ukernel::RotaryHasSlot(p.op, ukernel::RotarySlot(s)); }),
-                     ukernel::RotaryDescription(p));
 }
 
 /// The flag bit `bit` when `on`.
@@ -604,10 +539,10 @@ LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
       buffers.append({l.BufferOf(a.getLhs()), l.BufferOf(a.getRhs()), l.BufferOf(a.getResult())});
       if (a != add) l.Absorb(a);
     }
-    return Call(l, Builtin("add_list", add.getResult()), ints, {}, buffers);
+    return Call(l, CpuBuiltinName("add_list", add.getResult()), ints, {}, buffers);
   }
   llvm::SmallVector<Value> buffers = {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0)};
-  return Call(l, Builtin("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);
+  return Call(l, CpuBuiltinName("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);
 }
 
 template <typename Op>
@@ -620,18 +555,6 @@ bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart);
 
 using ukernel::AttentionOp;
 using ukernel::AttentionSlot;
-using AttentionBuffers = std::array<Value, ukernel::kAttentionSlotCount>;
-
-/// The attention family's launch (ukernel/attention.h).
-LogicalResult CallAttention(OpLowering& l, Value typed, const ukernel::AttentionParams& p,
-                            const AttentionBuffers& buffers) {
-  if (const char* why = ukernel::AttentionUnsupported(p, TypeOf(typed).getElementType().isF64())) {
-    return l.op()->emitOpError("no cpu attention kernel: ") << why;
-  }
-  return CallUkernel(l, ukernel::kAttentionName, typed, {static_cast<int64_t>(p.op), p.flags, p.B, p.T, p.H, p.Hkv, p.D},
-                     {}, SlotsInOrder(buffers, [&](int s) { return ukernel::AttentionHasSlot(p, AttentionSlot(s)); }),
-                     ukernel::AttentionDescription(p));
-}
 
 /// Attention-family params for `op`'s q and k; under bf16 autocast (f32 only) its q, k, v,
 /// dout are bf16 values (bf16 tile products, P and dS rounded as flash attention does), the
@@ -742,10 +665,10 @@ LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
     l.RequireArgumentRange(ce.getTargets(), -1, V);
     l.Absorb(ce);
-    return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
+    return Call(l, CpuBuiltinName("softcap_cross_entropy", e.getX()), {N, V}, {cap},
                 {l.BufferOf(e.getX()), l.BufferOf(TargetsBeforeReshapes(ce)), l.result(0), l.BufferOf(ce.getResult())});
   }
-  return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
+  return Call(l, CpuBuiltinName("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
               {l.BufferOf(e.getX()), l.result(0)});
 }
 
@@ -780,7 +703,7 @@ LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
   const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
   Value out = l.result(0), targets = l.BufferOf(ce.getTargets()), dloss = l.BufferOf(ce.getDloss());
   double cap = 0;
-  std::string name = Builtin("cross_entropy_grad", ce.getLogits());
+  std::string name = CpuBuiltinName("cross_entropy_grad", ce.getLogits());
   // The library kernel overwrites a row before it reads it again: logits and output must not
   // share any byte. The bf16 step's rounding of the gradient may stand between (f32 only).
   const bool f32 = TypeOf(ce.getLogits()).getElementType().isF32();
@@ -873,7 +796,7 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   // dx = dy w from w itself: the transpose the unfused product reads is absorbed, never made.
   for (mlir::Operation* op : c->Absorbed()) l.Absorb(op);
   llvm::SmallVector<int64_t> ints = {N, V, C};
-  std::string name = Builtin("linear_softcap_cross_entropy_grad_v2", x);
+  std::string name = CpuBuiltinName("linear_softcap_cross_entropy_grad_v2", x);
   if (c->bf16()) {
     name = "cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32";
     ints.push_back(PrepareDyForWeightGradients(*c) ? 2 : 0);  // dy in the weight gradients' slabs, or f32
@@ -1070,8 +993,8 @@ LogicalResult LowerMuonUpdates(OpLowering& l, gpt::MuonUpdateOp first, const std
   }
   const int64_t rows = Dim(first.getGrad(), 0), cols = Dim(first.getGrad(), 1);
   const double momentum = first.getMomentum().convertToDouble();
-  if (group.size() == 1) return Call(l, Builtin("muon" + bf16, first.getGrad()), {rows, cols}, {momentum}, buffers);
-  return Call(l, Builtin("muon_group" + bf16, first.getGrad()), {static_cast<int64_t>(group.size()), rows, cols},
+  if (group.size() == 1) return Call(l, CpuBuiltinName("muon" + bf16, first.getGrad()), {rows, cols}, {momentum}, buffers);
+  return Call(l, CpuBuiltinName("muon_group" + bf16, first.getGrad()), {static_cast<int64_t>(group.size()), rows, cols},
               {momentum}, buffers);
 }
 
@@ -1081,7 +1004,7 @@ LogicalResult LowerOp(OpLowering& l) {
     llvm::SmallVector<Value> buffers;
     for (Value v : in) buffers.push_back(l.BufferOf(v));
     buffers.push_back(l.result(0));
-    return Call(l, Builtin(name, op->getResult(0)), {Elements(op->getResult(0))}, floats, buffers);
+    return Call(l, CpuBuiltinName(name, op->getResult(0)), {Elements(op->getResult(0))}, floats, buffers);
   };
   if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) {
     if (gpt::RmsNormGradOp n = NormGradOfRounding(l, g)) return LowerRoundingIntoNormGrad(l, g, n);
@@ -1089,11 +1012,11 @@ LogicalResult LowerOp(OpLowering& l) {
   }
   if (auto e = llvm::dyn_cast<gpt::EmbeddingOp>(op)) {
     l.RequireArgumentRange(e.getIds(), 0, Dim(e.getTable(), 0));
-    return Call(l, Builtin("embedding", e.getTable()), {Dim(e.getTable(), 0), Dim(e.getTable(), 1), Elements(e.getIds())},
+    return Call(l, CpuBuiltinName("embedding", e.getTable()), {Dim(e.getTable(), 0), Dim(e.getTable(), 1), Elements(e.getIds())},
                 {}, {l.BufferOf(e.getTable()), l.BufferOf(e.getIds()), l.result(0)});
   }
   if (auto e = llvm::dyn_cast<gpt::EmbeddingGradOp>(op)) {
-    return Call(l, Builtin("embedding_grad", e.getDy()),
+    return Call(l, CpuBuiltinName("embedding_grad", e.getDy()),
                 {static_cast<int64_t>(e.getVocabSize()), Dim(e.getDy(), -1), Elements(e.getIds())}, {},
                 {l.BufferOf(e.getIds()), l.BufferOf(e.getDy()), l.result(0)});
   }
@@ -1190,13 +1113,13 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto ce = llvm::dyn_cast<gpt::CrossEntropyOp>(op)) {
     if (static_cast<int64_t>(ce.getIgnoreIndex()) != -1) return ce.emitOpError("the cpu target ignores target -1 only");
     l.RequireArgumentRange(ce.getTargets(), -1, Dim(ce.getLogits(), 1));
-    return Call(l, Builtin("cross_entropy", ce.getLogits()), {Dim(ce.getLogits(), 0), Dim(ce.getLogits(), 1)}, {},
+    return Call(l, CpuBuiltinName("cross_entropy", ce.getLogits()), {Dim(ce.getLogits(), 0), Dim(ce.getLogits(), 1)}, {},
                 {l.BufferOf(ce.getLogits()), l.BufferOf(ce.getTargets()), l.result(0)});
   }
   if (auto ce = llvm::dyn_cast<gpt::CrossEntropyGradOp>(op)) return LowerCrossEntropyGrad(l, ce);
   if (auto t = llvm::dyn_cast<gpt::TransposeOp>(op)) return LowerTranspose(l, t);
   if (auto u = llvm::dyn_cast<gpt::AdamwUpdateOp>(op)) {
-    return Call(l, Builtin("adamw", u.getGrad()), {Elements(u.getGrad())},
+    return Call(l, CpuBuiltinName("adamw", u.getGrad()), {Elements(u.getGrad())},
                 {u.getBeta1().convertToDouble(), u.getBeta2().convertToDouble(), u.getEps().convertToDouble(),
                  u.getWeightDecay().convertToDouble()},
                 {l.BufferOf(u.getParam()), l.BufferOf(u.getGrad()), l.BufferOf(u.getExpAvg()), l.BufferOf(u.getExpAvgSq()),
