@@ -7,9 +7,10 @@
 // epilogue) keep the compiled step bit-identical to the interpreter, in f32 and in bf16:
 // every micro-batch loss and every parameter after several optimizer steps are the same
 // bits, padded and packed (packed rows restart their positions), with gradient accumulation.
-// The artifact is checked to run the fused builtins, so the comparison covers them.
+// The artifact is checked to run the fused builtins (GEMMs by their params), so the comparison covers them.
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <set>
 #include <string>
@@ -23,6 +24,10 @@
 #include "trainer/eager_step.h"
 #include "trainer/step_compile.h"
 #include "trainer/step_testing.h"
+#include "ukernel/attention.h"
+#include "ukernel/gemm.h"
+#include "ukernel/norm.h"
+#include "ukernel/rotary.h"
 
 namespace gpt_sft {
 namespace {
@@ -40,22 +45,55 @@ compiler::StepConfig Config(bool packed, compiler::ElementType dtype) {
   return config;
 }
 
+/// A micro-kernel family's launch as Builtins() names it: the builtin and the scalars that
+/// pick its variant (ukernel/: GEMM form, epilogue, flags; norm, rotary, attention op, flags).
+std::string Variant(const std::string& builtin, std::initializer_list<int64_t> params) {
+  std::string s = builtin + "(";
+  for (int64_t p : params) s += std::to_string(p) + ",";
+  return s + ")";
+}
+std::string Gemm(ukernel::GemmForm form, ukernel::GemmEpilogue epilogue, int64_t flags) {
+  return Variant("cpu.gemm.f32", {static_cast<int64_t>(form), static_cast<int64_t>(epilogue), flags});
+}
+std::string Norm(ukernel::NormOp op, int64_t flags) {
+  return Variant("cpu.norm.f32", {static_cast<int64_t>(op), flags});
+}
+std::string Rotary(ukernel::RotaryOp op, int64_t flags) {
+  return Variant("cpu.rotary.f32", {static_cast<int64_t>(op), flags});
+}
+
 /// The fused builtins each dtype's artifact must run.
 std::vector<std::string> FusedBuiltins(compiler::ElementType dtype) {
+  using ukernel::GemmEpilogue;
+  using ukernel::GemmForm;
+  using ukernel::NormOp;
+  using ukernel::RotaryOp;
+  constexpr int64_t kBf16 = ukernel::kGemmBf16Inputs, kRound = ukernel::kGemmRoundOutput,
+                    kA = ukernel::kGemmPreparedA, kB = ukernel::kGemmPreparedB, kOut = ukernel::kGemmPreparedOut;
   if (dtype == compiler::ElementType::kBF16) {
-    return {"cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32",
-            "cpu.rotary_rms_norm_round_bf16.f32", "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32",
-            "cpu.matmul_bf16_residual_rms_norm.f32", "cpu.matmul_bf16_round_relu_square_prepared_x_r.f32",
-            "cpu.matmul_bf16_residual_rms_norm_prepared_x_y.f32", "cpu.matmul_bf16_round_prepared_x.f32",
-            "cpu.matmul_weight_grad_bf16_prepared_x.f32", "cpu.matmul_weight_grad_bf16_prepared_dy_x.f32",
-            "cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32",
-            "cpu.matmul_grad_input_bf16_round_prepared_dy.f32",
-            "cpu.matmul_grad_input_bf16.f32", "cpu.attention_grad_bf16_prepared_dv.f32", "cpu.rms_norm_grad_add_round_bf16.f32",
+    return {"cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32",
+            Gemm(GemmForm::kDyTX, GemmEpilogue::kNone, kBf16 | ukernel::kGemmSlabsA),
+            Rotary(RotaryOp::kRotaryRmsNorm, ukernel::kRotaryBf16),
+            Rotary(RotaryOp::kRmsNormRotaryGrad, ukernel::kRotaryBf16),
+            Gemm(GemmForm::kXWt, GemmEpilogue::kResidualRmsNorm, kBf16 | kRound),
+            Gemm(GemmForm::kXWt, GemmEpilogue::kReluSquare, kBf16 | kRound | kA | kOut),
+            Gemm(GemmForm::kXWt, GemmEpilogue::kResidualRmsNorm, kBf16 | kRound | kA | kOut),
+            Gemm(GemmForm::kXWt, GemmEpilogue::kNone, kBf16 | kRound | kA),
+            Gemm(GemmForm::kDyTX, GemmEpilogue::kNone, kBf16 | kB),
+            Gemm(GemmForm::kDyTX, GemmEpilogue::kNone, kBf16 | kA | kB),
+            Gemm(GemmForm::kDyW, GemmEpilogue::kReluSquareGrad, kBf16 | kRound | kOut),
+            Gemm(GemmForm::kDyW, GemmEpilogue::kNone, kBf16 | kRound | kA),
+            Gemm(GemmForm::kDyW, GemmEpilogue::kNone, kBf16),
+            Variant("cpu.attention.f32", {static_cast<int64_t>(ukernel::AttentionOp::kBackward),
+                                         ukernel::kAttentionBf16Inputs | ukernel::kAttentionPreparedDv}),
+            Norm(NormOp::kRmsNormGradAdd, ukernel::kNormRoundOutput),
             "cpu.muon_group_bf16.f32"};
   }
-  return {"cpu.rotary_rms_norm.f32", "cpu.rms_norm_rotary_grad.f32", "cpu.softcap_cross_entropy.f32",
-          "cpu.linear_softcap_cross_entropy_grad_v2.f32", "cpu.add_rms_norm.f32", "cpu.rms_norm_grad_add.f32",
-          "cpu.add_list.f32", "cpu.matmul_relu_square.f32", "cpu.matmul_grad_input.f32", "cpu.muon_group.f32"};
+  return {Rotary(RotaryOp::kRotaryRmsNorm, 0), Rotary(RotaryOp::kRmsNormRotaryGrad, 0),
+          "cpu.softcap_cross_entropy.f32", "cpu.linear_softcap_cross_entropy_grad_v2.f32",
+          Norm(NormOp::kAddRmsNorm, 0), Norm(NormOp::kRmsNormGradAdd, 0), "cpu.add_list.f32",
+          Gemm(GemmForm::kXWt, GemmEpilogue::kReluSquare, 0), Gemm(GemmForm::kDyW, GemmEpilogue::kNone, 0),
+          "cpu.muon_group.f32"};
 }
 
 std::set<std::string> Builtins(const compiler::StepConfig& config) {
@@ -65,7 +103,24 @@ std::set<std::string> Builtins(const compiler::StepConfig& config) {
   if (!a.ok()) return names;
   for (const artifact::Function& f : a->functions) {
     for (const artifact::Launch& l : f.launches) {
-      if (l.kind == artifact::LaunchKind::kBuiltin) names.insert(l.name);
+      if (l.kind != artifact::LaunchKind::kBuiltin) continue;
+      // How many leading scalars name a family launch's variant.
+      const size_t picks = l.name == "cpu.gemm.f32" ? 3 : (l.name == "cpu.norm.f32" || l.name == "cpu.rotary.f32" || l.name == "cpu.attention.f32")
+                                                  ? 2
+                                                  : 0;
+      if (picks > 0 && l.args.size() >= picks) {
+        std::string key = l.name + "(";
+        for (size_t i = 0; i < picks; ++i) {
+          int64_t v = l.args[i].scalar.i;
+          // Segment ids are the batch's layout, not a fusion: packed and padded steps name
+          // the same attention variants.
+          if (l.name == "cpu.attention.f32" && i == 1) v &= ~ukernel::kAttentionSegments;
+          key += std::to_string(v) + ",";
+        }
+        names.insert(key + ")");
+      } else {
+        names.insert(l.name);
+      }
     }
   }
   return names;

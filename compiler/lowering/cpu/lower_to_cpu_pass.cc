@@ -6,43 +6,41 @@
 //     gpt.launch_host_kernel of its compiled range kernel over its elements;
 //   * every other op is a gpt.call_builtin of the cpu driver's library kernel
 //     (runtime/device/cpu/BUILTINS.md: the name "cpu.<op>.<f32|f64>", the dims and
-//     attributes as scalars first, then the buffers);
-//   * rotary rotates by nanochat's cos/sin tables baked in as constants (the tabled builtins),
-//     and a rotary with its QK-norm right after it is one pass (rotary_rms_norm; under bf16
-//     autocast with the norm's rounding, rotary_rms_norm_round_bf16), as is the norm's
-//     gradient with the rotary's (rms_norm_rotary_grad);
+//     attributes as scalars first, then the buffers); the micro-kernel families (ukernel/:
+//     cpu.gemm, cpu.norm, cpu.rotary, cpu.attention) take their params first and carry them in words
+//     (gpt.ukernel) for readers of the IR;
+//   * rotary rotates by nanochat's cos/sin tables baked in as constants (cpu.rotary), and a
+//     rotary with its QK-norm right after it is one pass (op rotary_rms_norm; under bf16
+//     autocast with the norm's rounding, flag bf16), as is the norm's gradient with the
+//     rotary's (op rms_norm_rotary_grad);
 //   * the lm_head's matmul, softcap, loss and their VJP down to dx are one launch
 //     (linear_loss_fusion.h: the logits are never written), under bf16 autocast too, where
 //     dy is written prepared for the bf16 weight gradient that reads it when nothing else
-//     does (matmul_weight_grad_bf16_prepared_dy);
+//     does (its cpu.gemm reads it prepared or in slabs);
 //   * an entry point's muon_updates of one shape are one launch that runs their matrices in
 //     parallel (muon_group_fusion.h);
-//   * under bf16 autocast a matmul whose only reader is a lone rounding (a fusion of
-//     gpt.round_bf16 alone) right after it, or a few ops later with none of those touching
-//     the rounding's bytes, rounds as it writes (matmul_bf16_round), absorbing it;
-//     so do rms_norm and rms_norm_grad (rms_norm_round_bf16, rms_norm_grad_round_bf16), and a
-//     lone rounding whose only reader is the rms_norm_grad right after it (as dy) is that
-//     gradient's prologue (rms_norm_grad_of_rounded_dy: the bf16 QK-norm's backward);
+//   * every product of matrices is one launch of the GEMM family (`cpu.gemm`, ukernel/gemm.h),
+//     its variant named by params, not by the builtin's name: under bf16 autocast a matmul
+//     whose only reader is a lone rounding (a fusion of gpt.round_bf16 alone) right after it,
+//     or a few ops later with none of those touching the rounding's bytes, rounds as it writes
+//     (flag round), absorbing it; a block's output projection takes the residual add (and its
+//     roundings) and the next rms_norm as its epilogue (residual_rms_norm); a matmul with the
+//     relu_square right after it squares each row block while in cache (relu_square); the
+//     MLP's relu² backward is the epilogue of the product that makes its cotangent
+//     (relu_square_grad); a value only bf16 GEMMs read (a block's norm, the MLP's hidden
+//     activation and its gradient) is written prepared for them by its producer
+//     (prepared_out) and read so (prepared_a, prepared_b); a transpose of a weight read only
+//     by matmuls is never made: they multiply by the weight itself (form dyw, the same bits);
+//   * rms_norm and rms_norm_grad absorb a lone rounding after them too (cpu.norm flag round),
+//     and a lone rounding whose only reader is the rms_norm_grad right after it (as dy) is
+//     that gradient's prologue (flag round_dy: the bf16 QK-norm's backward);
 //   * a softcap with the cross_entropy of its result right after it is one pass
 //     (softcap_cross_entropy; nanochat's bf16 softcap: softcap_bf16_cross_entropy, absorbing
 //     the rounding of the logits before it too, and in the backward the rounding of the loss
-//     gradient between it and the softcap's gradient); a residual add with the rms_norm of its sum right after it too
-//     (add_rms_norm), and an rms_norm_grad with the add that joins it to the residual
-//     gradient (rms_norm_grad_add); a run of adds (the gradient accumulation's) is one
-//     add_list launch;
-//   * under bf16 autocast a block's output projection takes the residual add (and its
-//     roundings) and the next rms_norm as its epilogue (matmul_bf16_residual_rms_norm);
-//   * a matmul with the relu_square right after it squares each row block while in cache
-//     (matmul_relu_square; under bf16 autocast with the rounding between,
-//     matmul_bf16_round_relu_square);
-//   * under bf16 autocast the MLP's relu² backward is the epilogue of the product that makes
-//     its cotangent (matmul_grad_input_bf16_relu_square_grad);
-//   * under bf16 autocast a value only bf16 GEMMs read (a block's norm, the MLP's hidden
-//     activation and its gradient) is written prepared for them by its producer (the
-//     residual-norm, relu² and relu²-gradient epilogues: *_prepared_y, *_prepared_r,
-//     *_prepared_g) and read so (*_prepared_x, *_prepared_dy builtins);
-//   * a transpose of a weight read only by matmuls is never made: they multiply by the
-//     weight itself (matmul_grad_input, the same bits);
+//     gradient between it and the softcap's gradient); a residual add with the rms_norm of its
+//     sum right after it too (cpu.norm op add_rms_norm), and an rms_norm_grad with the add that
+//     joins it to the residual gradient (op rms_norm_grad_add); a run of adds (the gradient accumulation's) is
+//     one add_list launch;
 //   * the compiler's decisions the runtime used to make at load: the softcap gradient fused
 //     into the cross-entropy's (softcap_epilogue.h), attention's log-sum-exp kept for the
 //     backward (Persistent) or recomputed into scratch, positions 0..T-1 as a constant when
@@ -61,10 +59,15 @@
 #include "ir/gpt_ops.h"
 #include "compiler/lowering/collective_lowering.h"
 #include "compiler/lowering/cpu/linear_loss_fusion.h"
+#include "compiler/lowering/cpu/ukernel_launch.h"
 #include "compiler/lowering/muon_group_fusion.h"
 #include "compiler/lowering/planned_function.h"
 #include "compiler/lowering/rotary_table_constants.h"
 #include "compiler/lowering/softcap_epilogue.h"
+#include "ukernel/attention.h"
+#include "ukernel/gemm.h"
+#include "ukernel/norm.h"
+#include "ukernel/rotary.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,14 +107,6 @@ mlir::Operation* NextPast(mlir::Operation* op) {
   return next;
 }
 
-/// "cpu.<name>.f32" / ".f64" after `typed`'s element type; empty for any other.
-std::string Builtin(const std::string& name, Value typed) {
-  mlir::Type t = TypeOf(typed).getElementType();
-  if (t.isF32()) return "cpu." + name + ".f32";
-  if (t.isF64()) return "cpu." + name + ".f64";
-  return "";
-}
-
 /// Emits gpt.call_builtin `name` with the scalars (i64 ints, f64 floats) then the buffers.
 LogicalResult Call(OpLowering& l, const std::string& name, llvm::ArrayRef<int64_t> ints, llvm::ArrayRef<double> floats,
                    llvm::ArrayRef<Value> buffers) {
@@ -123,6 +118,27 @@ LogicalResult Call(OpLowering& l, const std::string& name, llvm::ArrayRef<int64_
   l.builder().create<gpt::CallBuiltinOp>(l.loc(), l.builder().getStringAttr(name), args);
   return success();
 }
+
+using ukernel::GemmEpilogue;
+using ukernel::GemmForm;
+using ukernel::GemmSlot;
+using ukernel::NormOp;
+using ukernel::RotaryOp;
+using lowering::AttentionBuffers;
+using lowering::CallAttention;
+using lowering::CallGemm;
+using lowering::CallNorm;
+using lowering::CallRotary;
+using lowering::CpuBuiltinName;
+using lowering::GemmBuffers;
+
+/// rms_norm-family params over the rows of `x`.
+ukernel::NormParams NormOver(NormOp op, int64_t flags, Value x, double eps) {
+  return {op, flags, Rows(x), Dim(x, -1), eps};
+}
+
+/// The flag bit `bit` when `on`.
+int64_t FlagIf(bool on, int64_t bit) { return on ? bit : 0; }
 
 LogicalResult LowerFusion(OpLowering& l, mlir::linalg::GenericOp generic) {
   auto symbol = generic->getAttrOfType<mlir::StringAttr>("gpt.kernel");
@@ -370,7 +386,10 @@ std::array<Value, 3> RotaryTableBuffers(OpLowering& l, Op r, Value in) {
   return {positions, l.Constant(tables.cos), l.Constant(tables.sin)};
 }
 
-llvm::SmallVector<int64_t> RotaryDims(Value in) { return {Dim(in, 0), Dim(in, 1), Dim(in, 2), Dim(in, 3), Dim(in, 1)}; }
+/// Rotary-family params over the head rows of `in` [B, T, H, D], the tables T positions long.
+ukernel::RotaryParams RotaryOver(RotaryOp op, bool bf16, Value in, double eps = 0.0) {
+  return {op, bf16 ? ukernel::kRotaryBf16 : 0, Dim(in, 0), Dim(in, 1), Dim(in, 2), Dim(in, 3), Dim(in, 1), eps};
+}
 
 /// A rotary followed by its QK-norm is one pass (rotary_rms_norm), which absorbs the norm.
 template <typename Op>
@@ -380,18 +399,18 @@ LogicalResult LowerRotary(OpLowering& l, Op r, Value in, bool grad) {
   if constexpr (std::is_same_v<Op, gpt::RotaryOp>) {
     if (gpt::RmsNormOp norm = QkNormAfter(l, r)) {
       l.Absorb(norm);
-      return Call(l, Builtin("rotary_rms_norm", in), RotaryDims(in), {norm.getEps().convertToDouble()},
-                  {l.BufferOf(in), positions, cos, sin, l.result(0), l.BufferOf(norm.getResult())});
+      return CallRotary(l, in, RotaryOver(RotaryOp::kRotaryRmsNorm, false, in, norm.getEps().convertToDouble()),
+                        {l.BufferOf(in), {}, positions, cos, sin, l.result(0), l.BufferOf(norm.getResult())});
     }
     if (auto [norm, round] = RoundedQkNormAfter(l, r); norm) {
       l.Absorb(norm);
       l.Absorb(round);
-      return Call(l, "cpu.rotary_rms_norm_round_bf16.f32", RotaryDims(in), {norm.getEps().convertToDouble()},
-                  {l.BufferOf(in), positions, cos, sin, l.result(0), l.BufferOf(round.getResult(0))});
+      return CallRotary(l, in, RotaryOver(RotaryOp::kRotaryRmsNorm, true, in, norm.getEps().convertToDouble()),
+                        {l.BufferOf(in), {}, positions, cos, sin, l.result(0), l.BufferOf(round.getResult(0))});
     }
   }
-  const std::string name = std::string(grad ? "rotary_grad_tables" : "rotary_tables") + (r.getRoundBf16() ? "_bf16" : "");
-  return Call(l, Builtin(name, in), RotaryDims(in), {}, {l.BufferOf(in), positions, cos, sin, l.result(0)});
+  return CallRotary(l, in, RotaryOver(grad ? RotaryOp::kRotaryGrad : RotaryOp::kRotary, r.getRoundBf16(), in),
+                    {l.BufferOf(in), {}, positions, cos, sin, {}, l.result(0)});
 }
 
 /// rms_norm_grad; when the QK-norm's rotary_grad follows, both in one pass
@@ -403,32 +422,32 @@ LogicalResult LowerRmsNormGrad(OpLowering& l, gpt::RmsNormGradOp n) {
     if (Dim(in, 3) % 2 != 0) return grad.emitOpError("head dim must be even");
     const auto [positions, cos, sin] = RotaryTableBuffers(l, grad, in);
     l.Absorb(grad);
-    return Call(l, Builtin("rms_norm_rotary_grad", in), RotaryDims(in), {eps},
-                {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), positions, cos, sin, l.BufferOf(grad.getResult())});
+    return CallRotary(l, in, RotaryOver(RotaryOp::kRmsNormRotaryGrad, false, in, eps),
+                      {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), positions, cos, sin, {}, l.BufferOf(grad.getResult())});
   }
   if (gpt::AddOp add = ResidualAddAfter(l, n)) {
     Value r = add.getLhs() == n.getResult() ? add.getRhs() : add.getLhs();
     l.Absorb(add);
-    return Call(l, Builtin("rms_norm_grad_add", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
-                {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
+    return CallNorm(l, n.getX(), NormOver(NormOp::kRmsNormGradAdd, 0, n.getX(), eps),
+                    {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult())});
   }
   if (UnderBf16Autocast(n) && TypeOf(n.getX()).getElementType().isF32()) {
     if (mlir::linalg::GenericOp add = ResidualAddRoundAfter(l, n)) {
       const Value r = add.getDpsInputs()[0] == n.getResult() ? add.getDpsInputs()[1] : add.getDpsInputs()[0];
       l.Absorb(add);
-      return Call(l, "cpu.rms_norm_grad_add_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
-                  {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult(0))});
+      return CallNorm(l, n.getX(), NormOver(NormOp::kRmsNormGradAdd, ukernel::kNormRoundOutput, n.getX(), eps),
+                      {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(r), l.BufferOf(add.getResult(0))});
     }
   }
   if (UnderBf16Autocast(n)) {
     if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX(), n.getDy()})) {
       l.Absorb(round);
-      return Call(l, "cpu.rms_norm_grad_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
-                  {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.BufferOf(round.getResult(0))});
+      return CallNorm(l, n.getX(), NormOver(NormOp::kRmsNormGrad, ukernel::kNormRoundOutput, n.getX(), eps),
+                      {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), {}, l.BufferOf(round.getResult(0))});
     }
   }
-  return Call(l, Builtin("rms_norm_grad", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {eps},
-              {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), l.result(0)});
+  return CallNorm(l, n.getX(), NormOver(NormOp::kRmsNormGrad, 0, n.getX(), eps),
+                  {l.BufferOf(n.getX()), l.BufferOf(n.getDy()), {}, l.result(0)});
 }
 
 /// Whether `generic` is a lone autocast rounding (a fusion of gpt.round_bf16 alone).
@@ -483,9 +502,9 @@ LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp r
     if (gpt::RotaryGradOp grad = Bf16RotaryGradAfter(l, after, n.getX(), dy)) {
       const auto [positions, cos, sin] = RotaryTableBuffers(l, grad, grad.getDy());
       l.Absorb(grad);
-      if (failed(Call(l, "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32", RotaryDims(grad.getDy()),
-                      {n.getEps().convertToDouble()},
-                      {l.BufferOf(n.getX()), l.BufferOf(dy), positions, cos, sin, l.BufferOf(grad.getResult())}))) {
+      if (failed(CallRotary(l, grad.getDy(),
+                            RotaryOver(RotaryOp::kRmsNormRotaryGrad, true, grad.getDy(), n.getEps().convertToDouble()),
+                            {l.BufferOf(n.getX()), l.BufferOf(dy), positions, cos, sin, {}, l.BufferOf(grad.getResult())}))) {
         return failure();
       }
       l.builder().getInsertionBlock()->back().setAttr(lowering::kOpNameAttr,
@@ -493,8 +512,9 @@ LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp r
       return success();
     }
   }
-  if (failed(Call(l, "cpu.rms_norm_grad_of_rounded_dy.f32", {Rows(n.getX()), Dim(n.getX(), -1), round_dx},
-                  {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(dy), out}))) {
+  const int64_t flags = ukernel::kNormRoundDy | (round_dx ? ukernel::kNormRoundOutput : 0);
+  if (failed(CallNorm(l, n.getX(), NormOver(NormOp::kRmsNormGrad, flags, n.getX(), n.getEps().convertToDouble()),
+                      {l.BufferOf(n.getX()), l.BufferOf(dy), {}, out}))) {
     return failure();
   }
   // Profiles count it as the norm's gradient it mostly is.
@@ -507,9 +527,8 @@ LogicalResult LowerRoundingIntoNormGrad(OpLowering& l, mlir::linalg::GenericOp r
 LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
   if (gpt::RmsNormOp norm = NormAfter(l, add)) {
     l.Absorb(norm);
-    return Call(l, Builtin("add_rms_norm", add.getResult()), {Rows(add.getResult()), Dim(add.getResult(), -1)},
-                {norm.getEps().convertToDouble()},
-                {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0), l.BufferOf(norm.getResult())});
+    return CallNorm(l, add.getResult(), NormOver(NormOp::kAddRmsNorm, 0, add.getResult(), norm.getEps().convertToDouble()),
+                    {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), {}, l.result(0), l.BufferOf(norm.getResult())});
   }
   llvm::SmallVector<gpt::AddOp> run = AddRunFrom(l, add);
   if (run.size() > 1) {
@@ -520,10 +539,10 @@ LogicalResult LowerAdd(OpLowering& l, gpt::AddOp add) {
       buffers.append({l.BufferOf(a.getLhs()), l.BufferOf(a.getRhs()), l.BufferOf(a.getResult())});
       if (a != add) l.Absorb(a);
     }
-    return Call(l, Builtin("add_list", add.getResult()), ints, {}, buffers);
+    return Call(l, CpuBuiltinName("add_list", add.getResult()), ints, {}, buffers);
   }
   llvm::SmallVector<Value> buffers = {l.BufferOf(add.getLhs()), l.BufferOf(add.getRhs()), l.result(0)};
-  return Call(l, Builtin("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);
+  return Call(l, CpuBuiltinName("add", add.getResult()), {Elements(add.getResult())}, {}, buffers);
 }
 
 template <typename Op>
@@ -534,34 +553,32 @@ LogicalResult CheckAttention(Op a) {
 
 bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart);
 
-llvm::SmallVector<int64_t> AttentionDims(Value q, Value k, Value segments) {
-  return {Dim(q, 0), Dim(q, 1), Dim(q, 2), Dim(k, 2), Dim(q, 3), segments ? 1 : 0};
-}
+using ukernel::AttentionOp;
+using ukernel::AttentionSlot;
 
-/// "attention" or "attention_grad"; under bf16 autocast (f32 only) its bf16 builtin, whose
-/// q, k, v, dout are bf16 values (bf16 tile products, P and dS rounded as flash attention
-/// does), the kernel the interpreter runs for the same op.
-std::string AttentionBuiltin(mlir::Operation* op, const std::string& name, Value q) {
+/// Attention-family params for `op`'s q and k; under bf16 autocast (f32 only) its q, k, v,
+/// dout are bf16 values (bf16 tile products, P and dS rounded as flash attention does), the
+/// kernel the interpreter runs for the same op.
+ukernel::AttentionParams AttentionOver(mlir::Operation* op, AttentionOp kind, Value q, Value k, Value segments) {
   const bool bf16 = UnderBf16Autocast(op) && TypeOf(q).getElementType().isF32();
-  return Builtin(name + (bf16 ? "_bf16" : ""), q);
+  return {kind,
+          (bf16 ? ukernel::kAttentionBf16Inputs : 0) | (segments ? ukernel::kAttentionSegments : 0),
+          Dim(q, 0), Dim(q, 1), Dim(q, 2), Dim(k, 2), Dim(q, 3)};
 }
 
 LogicalResult LowerAttention(OpLowering& l, gpt::AttentionOp a) {
   if (failed(CheckAttention(a))) return failure();
   const int64_t lse_elements = Dim(a.getQ(), 0) * Dim(a.getQ(), 2) * Dim(a.getQ(), 1);
   Value lse = l.Persistent(mlir::MemRefType::get({lse_elements}, TypeOf(a.getQ()).getElementType()), a.getResult());
-  llvm::SmallVector<Value> buffers = {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV())};
-  if (a.getSegmentIds()) buffers.push_back(l.BufferOf(a.getSegmentIds()));
-  buffers.append({l.result(0), lse});
-  return Call(l, AttentionBuiltin(a, "attention", a.getQ()), AttentionDims(a.getQ(), a.getK(), a.getSegmentIds()),
-              {}, buffers);
+  Value segments = a.getSegmentIds() ? l.BufferOf(a.getSegmentIds()) : Value();
+  return CallAttention(l, a.getQ(), AttentionOver(a, AttentionOp::kForward, a.getQ(), a.getK(), a.getSegmentIds()),
+                       {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV()), segments, l.result(0), lse});
 }
 
 LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   if (failed(CheckAttention(a))) return failure();
-  const llvm::SmallVector<int64_t> dims = AttentionDims(a.getQ(), a.getK(), a.getSegmentIds());
-  llvm::SmallVector<Value> inputs = {l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV())};
-  if (a.getSegmentIds()) inputs.push_back(l.BufferOf(a.getSegmentIds()));
+  AttentionBuffers b{l.BufferOf(a.getQ()), l.BufferOf(a.getK()), l.BufferOf(a.getV()),
+                     a.getSegmentIds() ? l.BufferOf(a.getSegmentIds()) : Value()};
   // The forward's lse when `out` is that forward's result on the same inputs; else the
   // forward runs again first, into scratch, for it.
   Value lse;
@@ -574,24 +591,29 @@ LogicalResult LowerAttentionGrad(OpLowering& l, gpt::AttentionGradOp a) {
   mlir::Type f = TypeOf(a.getQ()).getElementType();
   if (!lse) {
     lse = l.Scratch(mlir::MemRefType::get({Dim(a.getQ(), 0) * Dim(a.getQ(), 2) * Dim(a.getQ(), 1)}, f));
-    Value out = l.Scratch(mlir::MemRefType::get({Elements(a.getQ())}, f));
-    llvm::SmallVector<Value> forward = inputs;
-    forward.append({out, lse});
-    if (failed(Call(l, AttentionBuiltin(a, "attention", a.getQ()), dims, {}, forward))) return failure();
+    AttentionBuffers forward = b;
+    forward[int(AttentionSlot::kOut)] = l.Scratch(mlir::MemRefType::get({Elements(a.getQ())}, f));
+    forward[int(AttentionSlot::kLse)] = lse;
+    if (failed(CallAttention(l, a.getQ(), AttentionOver(a, AttentionOp::kForward, a.getQ(), a.getK(), a.getSegmentIds()),
+                             forward))) {
+      return failure();
+    }
   }
-  llvm::SmallVector<Value> buffers = inputs;
-  buffers.append({l.BufferOf(a.getOut()), lse, l.BufferOf(a.getDout()), l.result(0), l.result(1), l.result(2)});
-  std::string name = AttentionBuiltin(a, "attention_grad", a.getQ());
-  if (name == "cpu.attention_grad_bf16.f32") {
+  b[int(AttentionSlot::kOut)] = l.BufferOf(a.getOut());
+  b[int(AttentionSlot::kLse)] = lse;
+  b[int(AttentionSlot::kDout)] = l.BufferOf(a.getDout());
+  b[int(AttentionSlot::kDq)] = l.result(0);
+  b[int(AttentionSlot::kDk)] = l.result(1);
+  b[int(AttentionSlot::kDv)] = l.result(2);
+  ukernel::AttentionParams p = AttentionOver(a, AttentionOp::kBackward, a.getQ(), a.getK(), a.getSegmentIds());
+  if (p.Has(ukernel::kAttentionBf16Inputs)) {
     // dv (through reshapes that are views) written prepared when only bf16 GEMMs read it: the
     // value projection's input and weight gradients.
     llvm::SmallVector<Value> apart = {a.getQ(), a.getK(), a.getV(), a.getOut(), a.getDout(), a.getDq(), a.getDk()};
     if (a.getSegmentIds()) apart.push_back(a.getSegmentIds());
-    if (PrepareForGemmReaders(l, ThroughViewReshapes(l, a.getDv()), apart)) {
-      name = "cpu.attention_grad_bf16_prepared_dv.f32";
-    }
+    if (PrepareForGemmReaders(l, ThroughViewReshapes(l, a.getDv()), apart)) p.flags |= ukernel::kAttentionPreparedDv;
   }
-  return Call(l, name, dims, {}, buffers);
+  return CallAttention(l, a.getQ(), p, b);
 }
 
 /// The cross_entropy a softcap's loss fusion absorbs: after the softcap with nothing but
@@ -643,10 +665,10 @@ LogicalResult LowerSoftcap(OpLowering& l, gpt::SoftcapOp e) {
     const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
     l.RequireArgumentRange(ce.getTargets(), -1, V);
     l.Absorb(ce);
-    return Call(l, Builtin("softcap_cross_entropy", e.getX()), {N, V}, {cap},
+    return Call(l, CpuBuiltinName("softcap_cross_entropy", e.getX()), {N, V}, {cap},
                 {l.BufferOf(e.getX()), l.BufferOf(TargetsBeforeReshapes(ce)), l.result(0), l.BufferOf(ce.getResult())});
   }
-  return Call(l, Builtin("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
+  return Call(l, CpuBuiltinName("softcap", e.getResult()), {Elements(e.getResult())}, {cap},
               {l.BufferOf(e.getX()), l.result(0)});
 }
 
@@ -681,7 +703,7 @@ LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
   const int64_t N = Dim(ce.getLogits(), 0), V = Dim(ce.getLogits(), 1);
   Value out = l.result(0), targets = l.BufferOf(ce.getTargets()), dloss = l.BufferOf(ce.getDloss());
   double cap = 0;
-  std::string name = Builtin("cross_entropy_grad", ce.getLogits());
+  std::string name = CpuBuiltinName("cross_entropy_grad", ce.getLogits());
   // The library kernel overwrites a row before it reads it again: logits and output must not
   // share any byte. The bf16 step's rounding of the gradient may stand between (f32 only).
   const bool f32 = TypeOf(ce.getLogits()).getElementType().isF32();
@@ -698,7 +720,7 @@ LogicalResult LowerCrossEntropyGrad(OpLowering& l, gpt::CrossEntropyGradOp ce) {
 /// Whether `t` (a 2-D transpose of a function argument: a weight) is read only as the weight
 /// of matmuls, with nothing before the last of them overwriting the argument (a donation):
 /// then the transposed copy is never made and each matmul multiplies by the argument itself
-/// (matmul_grad_input), which gives the same bits.
+/// (the GEMM form dyw), which gives the same bits.
 bool TransposeFoldsIntoMatmuls(gpt::TransposeOp t) {
   auto arg = llvm::dyn_cast<mlir::BlockArgument>(t.getX());
   if (!arg || TypeOf(t.getX()).getRank() != 2 || t.getPerm().size() != 2 || t.getPerm()[0] != 1) return false;
@@ -730,8 +752,8 @@ LogicalResult LowerTranspose(OpLowering& l, gpt::TransposeOp t) {
 }
 
 /// Marks a bf16 weight gradient whose dy its producer writes prepared for the bf16 GEMMs
-/// (matmul_weight_grad_bf16_prepared_dy), or, from the fused lm_head loss, prepared in the
-/// weight gradient's slabs (kPreparedDySlabsAttr: matmul_weight_grad_bf16_prepared_dy_slabs,
+/// (its GEMM flag prepared_a), or, from the fused lm_head loss, prepared in the
+/// weight gradient's slabs (kPreparedDySlabsAttr: its GEMM flag slabs_a,
 /// which reads them in place); set by the producer's lowering, read by the weight gradient's,
 /// later in the same function.
 constexpr char kPreparedDyAttr[] = "gpt.cpu.prepared_dy";
@@ -774,7 +796,7 @@ mlir::FailureOr<bool> LowerLinearLoss(OpLowering& l, gpt::MatmulOp m) {
   // dx = dy w from w itself: the transpose the unfused product reads is absorbed, never made.
   for (mlir::Operation* op : c->Absorbed()) l.Absorb(op);
   llvm::SmallVector<int64_t> ints = {N, V, C};
-  std::string name = Builtin("linear_softcap_cross_entropy_grad_v2", x);
+  std::string name = CpuBuiltinName("linear_softcap_cross_entropy_grad_v2", x);
   if (c->bf16()) {
     name = "cpu.linear_softcap_bf16_cross_entropy_grad_v2.f32";
     ints.push_back(PrepareDyForWeightGradients(*c) ? 2 : 0);  // dy in the weight gradients' slabs, or f32
@@ -923,40 +945,34 @@ bool PrepareForGemmReaders(OpLowering& l, Value v, llvm::ArrayRef<Value> apart) 
   return true;
 }
 
-/// The name of a bf16 matmul builtin with the suffix of its prepared operands, in order.
-std::string WithPrepared(std::string name, llvm::ArrayRef<std::pair<bool, const char*>> operands) {
-  std::string suffix;
-  for (const auto& [prepared, letter] : operands) {
-    if (prepared) suffix += std::string("_") + letter;
-  }
-  if (!suffix.empty()) name += "_prepared" + suffix;
-  return name + ".f32";
-}
-
-/// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by matmul_grad_input
+/// x w'^T with w' = w^T folded (TransposeFoldsIntoMatmuls): dx = x w by the GEMM form dyw
 /// (x [M, N], w [N, K]), under bf16 autocast its bf16 kernel, absorbing a lone rounding after
 /// it as the bf16 matmul does.
 LogicalResult LowerMatmulByTransposedWeight(OpLowering& l, gpt::MatmulOp m, Value w, bool bf16) {
   const int64_t M = Rows(m.getX()), N = Dim(w, 0), K = Dim(w, 1);
   const bool prepared_dy = m->hasAttr(kPreparedXAttr);
+  if (prepared_dy && !bf16) return m.emitOpError("dy is written prepared for a bf16 GEMM, but this matmul is not bf16");
+  ukernel::GemmParams p{GemmForm::kDyW, GemmEpilogue::kNone,
+                        FlagIf(bf16, ukernel::kGemmBf16Inputs) | FlagIf(prepared_dy, ukernel::kGemmPreparedA), M, N, K};
+  GemmBuffers b{l.BufferOf(m.getX()), l.BufferOf(w), {}, l.result(0)};
   if (bf16) {
     if (mlir::linalg::GenericOp g = prepared_dy ? mlir::linalg::GenericOp() : ReluSquareGradAfter(l, m, w)) {
       l.Absorb(g);
       const Value u = g.getDpsInputs()[1];
       const bool prepared_g = PrepareForGemmReaders(l, g.getResult(0), {m.getX(), w});  // g may be dh's or u's bytes
-      return Call(l, WithPrepared("cpu.matmul_grad_input_bf16_relu_square_grad", {{prepared_g, "g"}}), {M, N, K}, {},
-                  {l.BufferOf(m.getX()), l.BufferOf(w), l.BufferOf(u), l.result(0), l.BufferOf(g.getResult(0))});
+      p.epilogue = GemmEpilogue::kReluSquareGrad;
+      p.flags |= ukernel::kGemmRoundOutput | FlagIf(prepared_g, ukernel::kGemmPreparedOut);
+      b[int(GemmSlot::kAux)] = l.BufferOf(u);
+      b[int(GemmSlot::kOut0)] = l.BufferOf(g.getResult(0));
+      return CallGemm(l, m.getX(), p, b);
     }
     if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW(), w})) {
       l.Absorb(round);
-      return Call(l, WithPrepared("cpu.matmul_grad_input_bf16_round", {{prepared_dy, "dy"}}), {M, N, K}, {},
-                  {l.BufferOf(m.getX()), l.BufferOf(w), l.BufferOf(round.getResult(0))});
+      p.flags |= ukernel::kGemmRoundOutput;
+      b[int(GemmSlot::kC)] = l.BufferOf(round.getResult(0));
     }
-    return Call(l, WithPrepared("cpu.matmul_grad_input_bf16", {{prepared_dy, "dy"}}), {M, N, K}, {},
-                {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
   }
-  if (prepared_dy) return m.emitOpError("dy is written prepared for a bf16 GEMM, but this matmul is not bf16");
-  return Call(l, Builtin("matmul_grad_input", m.getX()), {M, N, K}, {}, {l.BufferOf(m.getX()), l.BufferOf(w), l.result(0)});
+  return CallGemm(l, m.getX(), p, b);
 }
 
 /// A muon_update with the later ones of its shape that may run with it (muon_group_fusion.h)
@@ -977,8 +993,8 @@ LogicalResult LowerMuonUpdates(OpLowering& l, gpt::MuonUpdateOp first, const std
   }
   const int64_t rows = Dim(first.getGrad(), 0), cols = Dim(first.getGrad(), 1);
   const double momentum = first.getMomentum().convertToDouble();
-  if (group.size() == 1) return Call(l, Builtin("muon" + bf16, first.getGrad()), {rows, cols}, {momentum}, buffers);
-  return Call(l, Builtin("muon_group" + bf16, first.getGrad()), {static_cast<int64_t>(group.size()), rows, cols},
+  if (group.size() == 1) return Call(l, CpuBuiltinName("muon" + bf16, first.getGrad()), {rows, cols}, {momentum}, buffers);
+  return Call(l, CpuBuiltinName("muon_group" + bf16, first.getGrad()), {static_cast<int64_t>(group.size()), rows, cols},
               {momentum}, buffers);
 }
 
@@ -988,7 +1004,7 @@ LogicalResult LowerOp(OpLowering& l) {
     llvm::SmallVector<Value> buffers;
     for (Value v : in) buffers.push_back(l.BufferOf(v));
     buffers.push_back(l.result(0));
-    return Call(l, Builtin(name, op->getResult(0)), {Elements(op->getResult(0))}, floats, buffers);
+    return Call(l, CpuBuiltinName(name, op->getResult(0)), {Elements(op->getResult(0))}, floats, buffers);
   };
   if (auto g = llvm::dyn_cast<mlir::linalg::GenericOp>(op)) {
     if (gpt::RmsNormGradOp n = NormGradOfRounding(l, g)) return LowerRoundingIntoNormGrad(l, g, n);
@@ -996,11 +1012,11 @@ LogicalResult LowerOp(OpLowering& l) {
   }
   if (auto e = llvm::dyn_cast<gpt::EmbeddingOp>(op)) {
     l.RequireArgumentRange(e.getIds(), 0, Dim(e.getTable(), 0));
-    return Call(l, Builtin("embedding", e.getTable()), {Dim(e.getTable(), 0), Dim(e.getTable(), 1), Elements(e.getIds())},
+    return Call(l, CpuBuiltinName("embedding", e.getTable()), {Dim(e.getTable(), 0), Dim(e.getTable(), 1), Elements(e.getIds())},
                 {}, {l.BufferOf(e.getTable()), l.BufferOf(e.getIds()), l.result(0)});
   }
   if (auto e = llvm::dyn_cast<gpt::EmbeddingGradOp>(op)) {
-    return Call(l, Builtin("embedding_grad", e.getDy()),
+    return Call(l, CpuBuiltinName("embedding_grad", e.getDy()),
                 {static_cast<int64_t>(e.getVocabSize()), Dim(e.getDy(), -1), Elements(e.getIds())}, {},
                 {l.BufferOf(e.getIds()), l.BufferOf(e.getDy()), l.result(0)});
   }
@@ -1013,8 +1029,11 @@ LogicalResult LowerOp(OpLowering& l) {
     if (auto t = m.getW().getDefiningOp<gpt::TransposeOp>(); t && TransposeFoldsIntoMatmuls(t)) {
       return LowerMatmulByTransposedWeight(l, m, t.getX(), !bf16.empty());
     }
-    const llvm::SmallVector<int64_t> mnk = {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)};
     const bool prepared_x = m->hasAttr(kPreparedXAttr);
+    ukernel::GemmParams p{GemmForm::kXWt, GemmEpilogue::kNone,
+                          FlagIf(!bf16.empty(), ukernel::kGemmBf16Inputs) | FlagIf(prepared_x, ukernel::kGemmPreparedA),
+                          Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)};
+    GemmBuffers b{l.BufferOf(m.getX()), l.BufferOf(m.getW()), {}, l.result(0)};
     if (!bf16.empty() && TypeOf(m.getX()).getElementType().isF32()) {
       if (std::optional<ResidualNorm> r = ResidualNormAfter(l, m)) {
         l.Absorb(r->add);
@@ -1022,60 +1041,60 @@ LogicalResult LowerOp(OpLowering& l) {
         const bool prepared_y =
             PrepareForGemmReaders(l, r->norm.getResult(),
                                   {m.getX(), m.getW(), r->add.getDpsInputs()[1], m.getResult(), r->add.getResult(0)});
-        return Call(l, WithPrepared("cpu.matmul_bf16_residual_rms_norm", {{prepared_x, "x"}, {prepared_y, "y"}}), mnk,
-                    {r->norm.getEps().convertToDouble()},
-                    {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(r->add.getDpsInputs()[1]), l.result(0),
-                     l.BufferOf(r->add.getResult(0)), l.BufferOf(r->norm.getResult())});
+        p.epilogue = GemmEpilogue::kResidualRmsNorm;
+        p.flags |= ukernel::kGemmRoundOutput | FlagIf(prepared_y, ukernel::kGemmPreparedOut);
+        p.eps = r->norm.getEps().convertToDouble();
+        b[int(GemmSlot::kAux)] = l.BufferOf(r->add.getDpsInputs()[1]);
+        b[int(GemmSlot::kOut0)] = l.BufferOf(r->add.getResult(0));
+        b[int(GemmSlot::kOut1)] = l.BufferOf(r->norm.getResult());
+        return CallGemm(l, m.getX(), p, b);
       }
     }
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, m.getResult(), {m.getX(), m.getW()})) {
         l.Absorb(round);
+        p.flags |= ukernel::kGemmRoundOutput;
+        b[int(GemmSlot::kC)] = l.BufferOf(round.getResult(0));
         if (gpt::ReluSquareOp relu = ReluSquareAfter(l, round, round.getResult(0), {m.getX(), m.getW()})) {
           l.Absorb(relu);
           const bool prepared_r = PrepareForGemmReaders(l, relu.getResult(), {m.getX(), m.getW(), round.getResult(0)});
-          return Call(l, WithPrepared("cpu.matmul_bf16_round_relu_square", {{prepared_x, "x"}, {prepared_r, "r"}}), mnk,
-                      {},
-                      {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0)),
-                       l.BufferOf(relu.getResult())});
+          p.epilogue = GemmEpilogue::kReluSquare;
+          p.flags |= FlagIf(prepared_r, ukernel::kGemmPreparedOut);
+          b[int(GemmSlot::kOut0)] = l.BufferOf(relu.getResult());
         }
-        return Call(l, WithPrepared("cpu.matmul_bf16_round", {{prepared_x, "x"}}), mnk, {},
-                    {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.BufferOf(round.getResult(0))});
+        return CallGemm(l, m.getX(), p, b);
       }
     } else if (gpt::ReluSquareOp relu = ReluSquareAfter(l, m, m.getResult(), {m.getX(), m.getW()})) {
       l.Absorb(relu);
-      return Call(l, Builtin("matmul_relu_square", m.getX()), mnk, {},
-                  {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0), l.BufferOf(relu.getResult())});
+      p.epilogue = GemmEpilogue::kReluSquare;
+      b[int(GemmSlot::kOut0)] = l.BufferOf(relu.getResult());
+      return CallGemm(l, m.getX(), p, b);
     }
     if (prepared_x) return m.emitOpError("x is written prepared for a bf16 GEMM form this matmul is not lowered to");
-    return Call(l, Builtin("matmul" + bf16, m.getX()), {Rows(m.getX()), Dim(m.getW(), 0), Dim(m.getW(), 1)}, {},
-                {l.BufferOf(m.getX()), l.BufferOf(m.getW()), l.result(0)});
+    return CallGemm(l, m.getX(), p, b);
   }
   if (auto m = llvm::dyn_cast<gpt::MatmulWeightGradOp>(op)) {
-    const bool prepared_dy = m->hasAttr(kPreparedDyAttr), prepared_x = m->hasAttr(kPreparedXAttr);
-    if (m->hasAttr(kPreparedDySlabsAttr)) {
-      if (prepared_x || prepared_dy) return m.emitOpError("dy in slabs is read with an f32 x only");
-      return Call(l, "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32",
-                  {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
-                  {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
-    }
-    const std::string name = prepared_dy || prepared_x
-                                 ? WithPrepared("cpu.matmul_weight_grad_bf16", {{prepared_dy, "dy"}, {prepared_x, "x"}})
-                                 : Builtin("matmul_weight_grad" + bf16, m.getX());
-    return Call(l, name,
-                {Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)}, {},
-                {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), l.result(0)});
+    const bool prepared_dy = m->hasAttr(kPreparedDyAttr), prepared_x = m->hasAttr(kPreparedXAttr),
+               slabs = m->hasAttr(kPreparedDySlabsAttr);
+    if (slabs && (prepared_x || prepared_dy)) return m.emitOpError("dy in slabs is read with an f32 x only");
+    const ukernel::GemmParams p{GemmForm::kDyTX, GemmEpilogue::kNone,
+                                FlagIf(!bf16.empty() || prepared_dy || prepared_x || slabs, ukernel::kGemmBf16Inputs) |
+                                    FlagIf(prepared_dy, ukernel::kGemmPreparedA) |
+                                    FlagIf(prepared_x, ukernel::kGemmPreparedB) | FlagIf(slabs, ukernel::kGemmSlabsA),
+                                Rows(m.getX()), Dim(m.getDy(), -1), Dim(m.getX(), -1)};
+    return CallGemm(l, m.getX(), p, {l.BufferOf(m.getDy()), l.BufferOf(m.getX()), {}, l.result(0)});
   }
   if (auto n = llvm::dyn_cast<gpt::RmsNormOp>(op)) {
     if (!bf16.empty()) {
       if (mlir::linalg::GenericOp round = RoundingAfter(l, n.getResult(), {n.getX()})) {
         l.Absorb(round);
-        return Call(l, "cpu.rms_norm_round_bf16.f32", {Rows(n.getX()), Dim(n.getX(), -1)},
-                    {n.getEps().convertToDouble()}, {l.BufferOf(n.getX()), l.BufferOf(round.getResult(0))});
+        return CallNorm(l, n.getX(),
+                        NormOver(NormOp::kRmsNorm, ukernel::kNormRoundOutput, n.getX(), n.getEps().convertToDouble()),
+                        {l.BufferOf(n.getX()), {}, {}, l.BufferOf(round.getResult(0))});
       }
     }
-    return Call(l, Builtin("rms_norm", n.getX()), {Rows(n.getX()), Dim(n.getX(), -1)}, {n.getEps().convertToDouble()},
-                {l.BufferOf(n.getX()), l.result(0)});
+    return CallNorm(l, n.getX(), NormOver(NormOp::kRmsNorm, 0, n.getX(), n.getEps().convertToDouble()),
+                    {l.BufferOf(n.getX()), {}, {}, l.result(0)});
   }
   if (auto n = llvm::dyn_cast<gpt::RmsNormGradOp>(op)) return LowerRmsNormGrad(l, n);
   if (auto r = llvm::dyn_cast<gpt::RotaryOp>(op)) return LowerRotary(l, r, r.getX(), false);
@@ -1094,13 +1113,13 @@ LogicalResult LowerOp(OpLowering& l) {
   if (auto ce = llvm::dyn_cast<gpt::CrossEntropyOp>(op)) {
     if (static_cast<int64_t>(ce.getIgnoreIndex()) != -1) return ce.emitOpError("the cpu target ignores target -1 only");
     l.RequireArgumentRange(ce.getTargets(), -1, Dim(ce.getLogits(), 1));
-    return Call(l, Builtin("cross_entropy", ce.getLogits()), {Dim(ce.getLogits(), 0), Dim(ce.getLogits(), 1)}, {},
+    return Call(l, CpuBuiltinName("cross_entropy", ce.getLogits()), {Dim(ce.getLogits(), 0), Dim(ce.getLogits(), 1)}, {},
                 {l.BufferOf(ce.getLogits()), l.BufferOf(ce.getTargets()), l.result(0)});
   }
   if (auto ce = llvm::dyn_cast<gpt::CrossEntropyGradOp>(op)) return LowerCrossEntropyGrad(l, ce);
   if (auto t = llvm::dyn_cast<gpt::TransposeOp>(op)) return LowerTranspose(l, t);
   if (auto u = llvm::dyn_cast<gpt::AdamwUpdateOp>(op)) {
-    return Call(l, Builtin("adamw", u.getGrad()), {Elements(u.getGrad())},
+    return Call(l, CpuBuiltinName("adamw", u.getGrad()), {Elements(u.getGrad())},
                 {u.getBeta1().convertToDouble(), u.getBeta2().convertToDouble(), u.getEps().convertToDouble(),
                  u.getWeightDecay().convertToDouble()},
                 {l.BufferOf(u.getParam()), l.BufferOf(u.getGrad()), l.BufferOf(u.getExpAvg()), l.BufferOf(u.getExpAvgSq()),

@@ -3,9 +3,9 @@
 // unfused elementwise ops) under stable names, which the compiler's cpu lowering
 // (compiler/lowering/cpu) chooses and whose arguments it lays out. The compiler decides which
 // builtin runs and with what sizes; a builtin only checks and runs. BUILTINS.md lists every
-// name with its arguments.
+// name with its arguments; a family's contract (params, flags, argument order) is ukernel/.
 //
-//   const HostBuiltin* b = FindHostBuiltin("cpu.matmul.f32");
+//   const HostBuiltin* b = FindHostBuiltin("cpu.gemm.f32");
 //   absl::StatusOr<int64_t> ws = b->prepare(args, threads);   // once, when recorded
 //   absl::Status s = b->run(args, workspace);                   // every step
 #ifndef GPT_SFT_RUNTIME_DEVICE_CPU_HOST_BUILTINS_H_

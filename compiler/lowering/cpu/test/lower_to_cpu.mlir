@@ -7,9 +7,9 @@
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: %[[T:[a-z0-9]+]]: memref<8xi32> {gpt.name = "targets", gpt.valid_range = array<i64: -1, 32>}
 // CHECK-SAME: %[[ACC:[a-z0-9]+]]: memref<8x32xf32> {gpt.name = "acc"}, %[[ARENA:[a-z0-9]+]]: memref<?xi8> {gpt.arena}
-// CHECK: gpt.call_builtin "cpu.rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.rms_norm"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.rms_norm", gpt.ukernel = "rms_norm -"} : i64, i64, i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>
 // CHECK: %[[Y:.*]] = memref.view %[[ARENA]]
-// CHECK: gpt.call_builtin "cpu.matmul.f32"({{.*}}, %[[Y]]) {gpt.op = "gpt.matmul"} : i64, i64, i64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
+// CHECK: gpt.call_builtin "cpu.gemm.f32"({{.*}}, %[[Y]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt none -"} : i64, i64, i64, i64, i64, i64, f64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
 // The softcap and the cross-entropy of its result are one pass, softcap_cross_entropy.
 // CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"({{.*}}, %[[T]], {{.*}}) {gpt.op = "gpt.softcap"} : i64, i64, f64, memref<8x32xf32>, memref<8xi32>, memref<8x32xf32>, memref<f32>
 // CHECK-NOT: "cpu.cross_entropy.f32"
@@ -51,7 +51,7 @@ func.func @backward(%y: tensor<8x32xf32> {gpt.name = "y"}, %t: tensor<8xi32> {gp
 // CHECK: %[[POS:.*]] = memref.get_global
 // CHECK: %[[COS:.*]] = memref.get_global {{.*}} : memref<4x4xf32>
 // CHECK: %[[SIN:.*]] = memref.get_global {{.*}} : memref<4x4xf32>
-// CHECK: gpt.call_builtin "cpu.rotary_tables.f32"({{.*}}, %arg0, %[[POS]], %[[COS]], %[[SIN]], %{{.*}}) {gpt.op = "gpt.rotary"} : i64, i64, i64, i64, i64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
+// CHECK: gpt.call_builtin "cpu.rotary.f32"({{.*}}, %arg0, %[[POS]], %[[COS]], %[[SIN]], %{{.*}}) {gpt.op = "gpt.rotary", gpt.ukernel = "rotary -"} : i64, i64, i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
 // CHECK: gpt.call_builtin "cpu.permute.b32"(
 // CHECK-SAME: i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, memref<2x4x3x8xf32>, memref<3x2x4x8xf32>
 func.func @rotary_and_transpose(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
@@ -70,10 +70,10 @@ func.func @rotary_and_transpose(%x: tensor<2x4x3x8xf32> {gpt.name = "x"})
 // CHECK-SAME: memref<2x4xi32> {gpt.name = "positions", gpt.valid_range = array<i64: 0, 4>}
 // CHECK: %[[COS:.*]] = memref.get_global @[[COSG:[a-z_0-9]+]] : memref<4x4xf32>
 // CHECK: %[[SIN:.*]] = memref.get_global @[[SING:[a-z_0-9]+]] : memref<4x4xf32>
-// CHECK: gpt.call_builtin "cpu.rotary_tables_bf16.f32"({{.*}}, %arg1, %[[COS]], %[[SIN]], %{{.*}})
+// CHECK: gpt.call_builtin "cpu.rotary.f32"({{.*}}, %arg1, %[[COS]], %[[SIN]], %{{.*}}){{.*}}gpt.ukernel = "rotary bf16"
 // CHECK: %[[COS2:.*]] = memref.get_global @[[COSG]] : memref<4x4xf32>
 // CHECK: %[[SIN2:.*]] = memref.get_global @[[SING]] : memref<4x4xf32>
-// CHECK: gpt.call_builtin "cpu.rotary_grad_tables.f32"({{.*}}, %arg1, %[[COS2]], %[[SIN2]], %{{.*}})
+// CHECK: gpt.call_builtin "cpu.rotary.f32"({{.*}}, %arg1, %[[COS2]], %[[SIN2]], %{{.*}}){{.*}}gpt.ukernel = "rotary_grad -"
 func.func @rotary_positions(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %p: tensor<2x4xi32> {gpt.name = "positions"})
     -> (tensor<2x4x3x8xf32> {gpt.name = "r"}, tensor<2x4x3x8xf32> {gpt.name = "g"}) {
   %r = gpt.rotary %x, positions %p {round_bf16} : tensor<2x4x3x8xf32>, tensor<2x4xi32>
@@ -88,9 +88,9 @@ func.func @rotary_positions(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %p: tensor
 // the norm's gradient followed by the rotary's is one rms_norm_rotary_grad launch, the
 // norm's gradient never written.
 // CHECK-LABEL: func.func @qk_norm
-// CHECK: gpt.call_builtin "cpu.rotary_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EPS:.*]], %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary"} : i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>
-// CHECK-NOT: gpt.call_builtin "cpu.rms_norm.f32"
-// CHECK: gpt.call_builtin "cpu.rms_norm_rotary_grad.f32"({{.*}}, %[[ROT]], %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"} : i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
+// CHECK: gpt.call_builtin "cpu.rotary.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[EPS:.*]], %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary", gpt.ukernel = "rotary_rms_norm -"} : i64, i64, i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>
+// CHECK-NOT: gpt.ukernel = "rms_norm -"
+// CHECK: gpt.call_builtin "cpu.rotary.f32"({{.*}}, %[[ROT]], %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad", gpt.ukernel = "rms_norm_rotary_grad -"} : i64, i64, i64, i64, i64, i64, i64, f64, memref<2x4x3x8xf32>, memref<2x4x3x8xf32>, memref<2x4xi32>, memref<4x4xf32>, memref<4x4xf32>, memref<2x4x3x8xf32>
 // CHECK-NOT: gpt.call_builtin
 // CHECK: return %[[Y]], %[[DX]]
 func.func @qk_norm(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
@@ -107,10 +107,10 @@ func.func @qk_norm(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8
 // No QK-norm fusion where the rounding differs (nanochat's bf16 rotary) or the gradient of
 // the norm has another user: each op its own launch.
 // CHECK-LABEL: func.func @qk_norm_unfused
-// CHECK: gpt.call_builtin "cpu.rotary_tables_bf16.f32"
-// CHECK: gpt.call_builtin "cpu.rms_norm.f32"
-// CHECK: gpt.call_builtin "cpu.rms_norm_grad.f32"
-// CHECK: gpt.call_builtin "cpu.rotary_grad_tables.f32"
+// CHECK: gpt.call_builtin "cpu.rotary.f32"{{.*}}gpt.ukernel = "rotary bf16"
+// CHECK: gpt.call_builtin "cpu.norm.f32"{{.*}}gpt.ukernel = "rms_norm -"
+// CHECK: gpt.call_builtin "cpu.norm.f32"{{.*}}gpt.ukernel = "rms_norm_grad -"
+// CHECK: gpt.call_builtin "cpu.rotary.f32"{{.*}}gpt.ukernel = "rotary_grad -"
 func.func @qk_norm_unfused(%x: tensor<2x4x3x8xf32> {gpt.name = "x"}, %dy: tensor<2x4x3x8xf32> {gpt.name = "dy"})
     -> (tensor<2x4x3x8xf32> {gpt.name = "y"}, tensor<2x4x3x8xf32> {gpt.name = "dx"}, tensor<2x4x3x8xf32> {gpt.name = "g"}) {
   %r = gpt.rotary %x {round_bf16} : tensor<2x4x3x8xf32>
@@ -150,9 +150,9 @@ func.func @softcap_loss_through_reshape(%x: tensor<2x4x32xf32> {gpt.name = "x"},
 // add_rms_norm launch (the sum kept, the norm beside it); an rms_norm_grad whose only user is
 // the add right after it is one rms_norm_grad_add launch, the norm's gradient never written.
 // CHECK-LABEL: func.func @residual
-// CHECK: gpt.call_builtin "cpu.add_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[SUM:.*]], %[[Y:.*]]) {gpt.op = "gpt.add"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
-// CHECK-NOT: "cpu.rms_norm.f32"
-// CHECK: gpt.call_builtin "cpu.rms_norm_grad_add.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[SUM]], %arg2, %arg1, %[[OUT:.*]]) {gpt.op = "gpt.rms_norm_grad"} : i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[SUM:.*]], %[[Y:.*]]) {gpt.op = "gpt.add", gpt.ukernel = "add_rms_norm -"} : i64, i64, i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
+// CHECK-NOT: gpt.ukernel = "rms_norm -"
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SUM]], %arg2, %arg1, %[[OUT:.*]]) {gpt.op = "gpt.rms_norm_grad", gpt.ukernel = "rms_norm_grad_add -"} : i64, i64, i64, i64, f64, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>, memref<8x64xf32>
 // CHECK-NOT: gpt.call_builtin
 // CHECK: return %[[Y]], %[[OUT]]
 func.func @residual(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
@@ -171,8 +171,8 @@ func.func @residual(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> 
 // else than the sum: each op its own launch.
 // CHECK-LABEL: func.func @residual_unfused
 // CHECK: gpt.call_builtin "cpu.add.f32"
-// CHECK: gpt.call_builtin "cpu.rms_norm.f32"
-// CHECK: gpt.call_builtin "cpu.rms_norm_grad.f32"
+// CHECK: gpt.call_builtin "cpu.norm.f32"{{.*}}gpt.ukernel = "rms_norm -"
+// CHECK: gpt.call_builtin "cpu.norm.f32"{{.*}}gpt.ukernel = "rms_norm_grad -"
 // CHECK: gpt.call_builtin "cpu.add.f32"
 func.func @residual_unfused(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {gpt.name = "b"},
                             %dy: tensor<8x64xf32> {gpt.name = "dy"})
@@ -207,8 +207,8 @@ func.func @add_run(%a: tensor<8x64xf32> {gpt.name = "a"}, %b: tensor<8x64xf32> {
 // Under bf16 autocast (gpt-autocast-bf16 marks the module) a matmul's inputs are bf16 values:
 // both matmuls launch the bf16 builtins, which run bf16 dot products where the CPU has them.
 // CHECK-LABEL: func.func @autocast_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_bf16.f32"({{.*}}) {gpt.op = "gpt.matmul"} : i64, i64, i64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.matmul_weight_grad"} : i64, i64, i64, memref<8x32xf32>, memref<8x64xf32>, memref<32x64xf32>
+// CHECK: gpt.call_builtin "cpu.gemm.f32"({{.*}}) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt none bf16"} : i64, i64, i64, i64, i64, i64, f64, memref<8x64xf32>, memref<32x64xf32>, memref<8x32xf32>
+// CHECK: gpt.call_builtin "cpu.gemm.f32"({{.*}}) {gpt.op = "gpt.matmul_weight_grad", gpt.ukernel = "dytx none bf16"} : i64, i64, i64, i64, i64, i64, f64, memref<8x32xf32>, memref<8x64xf32>, memref<32x64xf32>
 module attributes {gpt.autocast = "bf16"} {
   func.func @autocast_bf16(%x: tensor<8x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
                            %dy: tensor<8x32xf32> {gpt.name = "dy"})
@@ -232,8 +232,8 @@ module attributes {gpt.autocast = "bf16"} {
 // CHECK-NOT: cpu.permute
 // CHECK-NOT: cpu.softcap
 // CHECK-NOT: cpu.cross_entropy
-// CHECK-NOT: "cpu.matmul.f32"
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad.f32"
+// CHECK-NOT: gpt.ukernel = "xwt
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "dytx none -"
 func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
                         %t: tensor<2x4xi32> {gpt.name = "targets"})
     -> (tensor<f32> {gpt.name = "loss"}, tensor<2x4x16xf32> {gpt.name = "dx"}, tensor<32x16xf32> {gpt.name = "dw"}) {
@@ -268,7 +268,7 @@ func.func @lm_head_loss(%x: tensor<2x4x16xf32> {gpt.name = "x"}, %w: tensor<32x1
 // CHECK-NOT: round_bf16
 // CHECK-NOT: softcap
 // CHECK-NOT: cross_entropy
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy_slabs.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[DY]], %[[X]],
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[DY]], %[[X]],{{.*}}gpt.ukernel = "dytx none bf16|slabs_a"
 module attributes {gpt.autocast = "bf16"} {
   func.func @lm_head_loss_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
                                %t: tensor<8xi32> {gpt.name = "targets"})
@@ -293,7 +293,7 @@ module attributes {gpt.autocast = "bf16"} {
 // The same chain outside bf16 autocast (f32 matmuls with explicit roundings) is not fused:
 // the fused bf16 kernel would round the matmuls' inputs, which these do not.
 // CHECK-LABEL: func.func @lm_head_loss_rounded_f32
-// CHECK: gpt.call_builtin "cpu.matmul.f32"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "xwt none -"
 // CHECK-NOT: linear_softcap
 func.func @lm_head_loss_rounded_f32(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
                                     %t: tensor<8xi32> {gpt.name = "targets"})
@@ -344,7 +344,7 @@ module attributes {gpt.autocast = "bf16"} {
 // Not fused when the softcapped logits have another reader (here a function result): the
 // chain runs as before.
 // CHECK-LABEL: func.func @lm_head_loss_logits_kept
-// CHECK: gpt.call_builtin "cpu.matmul.f32"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "xwt none -"
 // CHECK: gpt.call_builtin "cpu.softcap_cross_entropy.f32"
 // CHECK-NOT: linear_softcap_cross_entropy_grad
 func.func @lm_head_loss_logits_kept(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
@@ -387,9 +387,9 @@ module attributes {gpt.autocast = "bf16"} {
 // gradient launch the bf16 builtins (bf16 tile products, P and dS rounded to bf16); the
 // gradient reads the forward's persistent lse.
 // CHECK-LABEL: func.func @autocast_bf16_attention
-// CHECK: gpt.call_builtin "cpu.attention_bf16.f32"({{.*}}) {gpt.op = "gpt.attention"}
-// CHECK: gpt.call_builtin "cpu.attention_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
-// CHECK-NOT: "cpu.attention.f32"
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention", gpt.ukernel = "forward bf16"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention_grad", gpt.ukernel = "backward bf16"}
+// CHECK-NOT: gpt.ukernel = "forward -"
 module attributes {gpt.autocast = "bf16"} {
   func.func @autocast_bf16_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
                                      %v: tensor<1x8x2x16xf32> {gpt.name = "v"}, %do: tensor<1x8x2x16xf32> {gpt.name = "dout"})
@@ -407,10 +407,10 @@ module attributes {gpt.autocast = "bf16"} {
 // value projection's input gradient (by its folded transposed weight) and weight gradient. The
 // gradient launch writes it prepared for them and they read it so.
 // CHECK-LABEL: func.func @bf16_attention_grad_prepared_dv
-// CHECK: gpt.call_builtin "cpu.attention_grad_bf16_prepared_dv.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention_grad", gpt.ukernel = "backward bf16|prepared_dv"}
 // CHECK-NOT: gpt.call_builtin "cpu.round_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_prepared_dy.f32"
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy.f32"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "dyw none bf16|prepared_a"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "dytx none bf16|prepared_a"
 module attributes {gpt.autocast = "bf16"} {
   func.func @bf16_attention_grad_prepared_dv(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
                                              %v: tensor<1x8x2x16xf32> {gpt.name = "v"}, %do: tensor<1x8x2x16xf32> {gpt.name = "dout"},
@@ -431,7 +431,7 @@ module attributes {gpt.autocast = "bf16"} {
 
 // dv returned as well (read by something other than a bf16 GEMM) stays f32.
 // CHECK-LABEL: func.func @bf16_attention_grad_dv_returned
-// CHECK: gpt.call_builtin "cpu.attention_grad_bf16.f32"({{.*}}) {gpt.op = "gpt.attention_grad"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention_grad", gpt.ukernel = "backward bf16"}
 // CHECK-NOT: prepared
 // CHECK: return
 module attributes {gpt.autocast = "bf16"} {
@@ -452,7 +452,7 @@ module attributes {gpt.autocast = "bf16"} {
 
 // The same attention without autocast keeps the f32 builtins.
 // CHECK-LABEL: func.func @f32_attention
-// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention"}
+// CHECK: gpt.call_builtin "cpu.attention.f32"({{.*}}) {gpt.op = "gpt.attention", gpt.ukernel = "forward -"}
 func.func @f32_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1x8x2x16xf32> {gpt.name = "k"},
                          %v: tensor<1x8x2x16xf32> {gpt.name = "v"}) -> (tensor<1x8x2x16xf32> {gpt.name = "o"}) {
   %o = gpt.attention %q, %k, %v : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>
@@ -466,7 +466,7 @@ func.func @f32_attention(%q: tensor<1x8x2x16xf32> {gpt.name = "q"}, %k: tensor<1
 // rounding after it absorbed.
 // CHECK-LABEL: func.func @matmul_by_transposed_weight
 // CHECK-NOT: cpu.permute
-// CHECK: gpt.call_builtin "cpu.matmul_grad_input.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}) {gpt.op = "gpt.matmul", gpt.ukernel = "dyw none -"}
 // CHECK-NOT: cpu.permute
 // CHECK: return
 func.func @matmul_by_transposed_weight(%dy: tensor<8x32xf32> {gpt.name = "dy"}, %w: tensor<32x16xf32> {gpt.name = "w"})
@@ -482,7 +482,7 @@ func.func @matmul_by_transposed_weight(%dy: tensor<8x32xf32> {gpt.name = "dy"}, 
 // the copy.
 // CHECK-LABEL: func.func @transposed_weight_kept
 // CHECK: gpt.call_builtin "cpu.permute.b32"
-// CHECK: gpt.call_builtin "cpu.matmul.f32"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "xwt none -"
 // CHECK-NOT: matmul_grad_input
 func.func @transposed_weight_kept(%dy: tensor<8x32xf32> {gpt.name = "dy"}, %w: tensor<32x16xf32> {gpt.name = "w"})
     -> (tensor<8x16xf32> {gpt.name = "dx"}, tensor<16x32xf32> {gpt.name = "wt"}) {
@@ -497,7 +497,7 @@ func.func @transposed_weight_kept(%dy: tensor<8x32xf32> {gpt.name = "dy"}, %w: t
 // pre-activation kept (relu²'s gradient reads it) and the square written beside it; a
 // relu_square of something else stays its own launch.
 // CHECK-LABEL: func.func @mlp_matmul_relu_square
-// CHECK: gpt.call_builtin "cpu.matmul_relu_square.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %[[R:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %[[R:[^)]*]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt relu_square -"}
 // CHECK: gpt.call_builtin "cpu.relu_square.f32"(%{{.*}}, %arg0, %{{.*}}) {gpt.op = "gpt.relu_square"}
 // CHECK: return %[[Y]], %[[R]]
 func.func @mlp_matmul_relu_square(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"})

@@ -8,7 +8,7 @@
 // RUN: gptc-opt %s --split-input-file --gpt-plan-buffers="alignment=64" --gpt-lower-fusions --gpt-lower-to-cpu 2>/dev/null | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul_round
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:.*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:.*]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt none bf16|round"}
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK-NOT: gpt.call_builtin
 // CHECK: return %[[Y]]
@@ -28,8 +28,8 @@ module attributes {gpt.autocast = "bf16"} {
 // -----
 
 // CHECK-LABEL: func.func @norms_round
-// CHECK: gpt.call_builtin "cpu.rms_norm_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %[[Y:.*]]) {gpt.op = "gpt.rms_norm"}
-// CHECK: gpt.call_builtin "cpu.rms_norm_grad_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %[[Y:.*]]) {gpt.op = "gpt.rms_norm", gpt.ukernel = "rms_norm round"}
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad", gpt.ukernel = "rms_norm_grad round"}
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return %[[Y]], %[[DX]]
 module attributes {gpt.autocast = "bf16"} {
@@ -56,8 +56,8 @@ module attributes {gpt.autocast = "bf16"} {
 // The backward's shape: the rounding reads the matmul's result through a reshape (a view of
 // its bytes), with the weight gradient between them (touching none of the rounding's bytes).
 // CHECK-LABEL: func.func @matmul_reshape_round
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^)]*]]) {gpt.op = "gpt.matmul"}
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^)]*]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt none bf16|round"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"{{.*}}gpt.ukernel = "dytx none bf16"
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return
 module attributes {gpt.autocast = "bf16"} {
@@ -79,10 +79,9 @@ module attributes {gpt.autocast = "bf16"} {
 // -----
 
 // The bf16 QK-norm's backward: the rounding of the cotangent (attention's dq) is the norm
-// gradient's prologue and the rounding of its result the epilogue: one launch, round_dx 1.
+// gradient's prologue and the rounding of its result the epilogue: one launch, flags round|round_dy.
 // CHECK-LABEL: func.func @norm_grad_of_rounded_dy
-// CHECK: %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK: gpt.call_builtin "cpu.rms_norm_grad_of_rounded_dy.f32"(%{{.*}}, %{{.*}}, %[[ONE]], %{{.*}}, %arg0, %arg1, %[[DX:[^)]*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[DX:[^)]*]]) {gpt.op = "gpt.rms_norm_grad", gpt.ukernel = "rms_norm_grad round|round_dy"}
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK-NOT: gpt.call_builtin
 // CHECK: return %[[DX]]
@@ -110,7 +109,7 @@ module attributes {gpt.autocast = "bf16"} {
 // rounding after it too.
 // CHECK-LABEL: func.func @matmul_by_transposed_weight_bf16
 // CHECK-NOT: cpu.permute
-// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_round.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}) {gpt.op = "gpt.matmul", gpt.ukernel = "dyw none bf16|round"}
 // CHECK-NOT: gpt.call_builtin
 // CHECK: return
 module attributes {gpt.autocast = "bf16"} {
@@ -134,7 +133,7 @@ module attributes {gpt.autocast = "bf16"} {
 // the norm are one pass (rotary_rms_norm_round_bf16), the rotation kept for the backward and
 // the rounded norm written into the rounding's buffer.
 // CHECK-LABEL: func.func @qk_norm_bf16
-// CHECK: gpt.call_builtin "cpu.rotary_rms_norm_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary"}
+// CHECK: gpt.call_builtin "cpu.rotary.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %{{.*}}, %{{.*}}, %{{.*}}, %[[ROT:.*]], %[[Y:.*]]) {gpt.op = "gpt.rotary", gpt.ukernel = "rotary_rms_norm bf16"}
 // CHECK-NOT: gpt.call_builtin
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return %[[ROT]], %[[Y]]
@@ -158,7 +157,7 @@ module attributes {gpt.autocast = "bf16"} {
 // bf16 rotary's VJP are one pass (rms_norm_rotary_grad_of_rounded_dy_bf16), the norm's
 // gradient never written.
 // CHECK-LABEL: func.func @qk_norm_grad_bf16
-// CHECK: gpt.call_builtin "cpu.rms_norm_rotary_grad_of_rounded_dy_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK: gpt.call_builtin "cpu.rotary.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %[[DX:.*]]) {gpt.op = "gpt.rms_norm_grad", gpt.ukernel = "rms_norm_rotary_grad bf16"}
 // CHECK-NOT: gpt.call_builtin
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return %[[DX]]
@@ -186,7 +185,7 @@ module attributes {gpt.autocast = "bf16"} {
 // Under bf16 autocast the MLP's matmul, the rounding of its result and the relu_square of
 // that are one launch (matmul_bf16_round_relu_square).
 // CHECK-LABEL: func.func @mlp_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_round_relu_square.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %[[R:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %[[Y:[^,]*]], %[[R:[^)]*]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt relu_square bf16|round"}
 // CHECK-NOT: gpt.call_builtin
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return %[[Y]], %[[R]]
@@ -210,9 +209,9 @@ module attributes {gpt.autocast = "bf16"} {
 // its residual norm, and that projection's weight gradient), its producer writes it prepared
 // for them and both read it so (above, where r is also returned, it stays f32).
 // CHECK-LABEL: func.func @mlp_hidden_prepared_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_round_relu_square_prepared_r.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{[^,]*}}, %[[R:[^)]*]]) {gpt.op = "gpt.matmul"}
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_residual_rms_norm_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[R]], %arg2,
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg4, %[[R]],
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %{{[^,]*}}, %[[R:[^)]*]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt relu_square bf16|round|prepared_out"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[R]], %arg2,{{.*}}gpt.ukernel = "xwt residual_rms_norm bf16|round|prepared_a"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg4, %[[R]],{{.*}}gpt.ukernel = "dytx none bf16|prepared_b"
 module attributes {gpt.autocast = "bf16"} {
   func.func @mlp_hidden_prepared_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w1: tensor<32x16xf32> {gpt.name = "w1"},
                                       %w2: tensor<16x32xf32> {gpt.name = "w2"}, %res: tensor<8x16xf32> {gpt.name = "res"},
@@ -245,9 +244,9 @@ module attributes {gpt.autocast = "bf16"} {
 // A block's norm that only bf16 GEMMs read (the next block's rounded matmul and its weight
 // gradient) is written prepared by the residual-norm epilogue that computes it, and read so.
 // CHECK-LABEL: func.func @norm_prepared_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_residual_rms_norm_prepared_y.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %{{[^,]*}}, %[[N:[^)]*]])
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_round_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %arg3,
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_x.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg4, %[[N]],
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %{{[^,]*}}, %[[N:[^)]*]]){{.*}}gpt.ukernel = "xwt residual_rms_norm bf16|round|prepared_out"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[N]], %arg3,{{.*}}gpt.ukernel = "xwt none bf16|round|prepared_a"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg4, %[[N]],{{.*}}gpt.ukernel = "dytx none bf16|prepared_b"
 module attributes {gpt.autocast = "bf16"} {
   func.func @norm_prepared_bf16(%x: tensor<8x16xf32> {gpt.name = "x"}, %w: tensor<32x16xf32> {gpt.name = "w"},
                                 %res: tensor<8x32xf32> {gpt.name = "res"}, %wq: tensor<24x32xf32> {gpt.name = "wq"},
@@ -279,10 +278,10 @@ module attributes {gpt.autocast = "bf16"} {
 // the fusion that rounds it and takes relu²'s gradient (past the weight gradient between) are
 // one launch, which writes the gradient prepared for the two GEMMs that alone read it.
 // CHECK-LABEL: func.func @relu_square_grad_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_relu_square_grad_prepared_g.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %[[G:[^)]*]])
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg5,
-// CHECK: gpt.call_builtin "cpu.matmul_grad_input_bf16_prepared_dy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %arg3,
-// CHECK: gpt.call_builtin "cpu.matmul_weight_grad_bf16_prepared_dy.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %arg4,
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %[[G:[^)]*]]){{.*}}gpt.ukernel = "dyw relu_square_grad bf16|round|prepared_out"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg5,{{.*}}gpt.ukernel = "dytx none bf16"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %arg3,{{.*}}gpt.ukernel = "dyw none bf16|prepared_a"
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %arg4,{{.*}}gpt.ukernel = "dytx none bf16|prepared_a"
 // CHECK-NOT: gpt.launch_host_kernel
 module attributes {gpt.autocast = "bf16"} {
   func.func @relu_square_grad_bf16(%dy: tensor<8x16xf32> {gpt.name = "dy"}, %w2: tensor<16x32xf32> {gpt.name = "w2"},
@@ -311,7 +310,7 @@ module attributes {gpt.autocast = "bf16"} {
 // adds it to the residual and rounds the sum, and the rms_norm of the sum are one launch
 // (matmul_bf16_residual_rms_norm: the product's buffer, then the sum and the norm).
 // CHECK-LABEL: func.func @projection_residual_norm_bf16
-// CHECK: gpt.call_builtin "cpu.matmul_bf16_residual_rms_norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %[[SUM:[^,]*]], %[[Y:[^)]*]]) {gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "cpu.gemm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %{{[^,]*}}, %[[SUM:[^,]*]], %[[Y:[^)]*]]) {gpt.op = "gpt.matmul", gpt.ukernel = "xwt residual_rms_norm bf16|round"}
 // CHECK-NOT: gpt.call_builtin
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return %[[SUM]], %[[Y]]
@@ -338,7 +337,7 @@ module attributes {gpt.autocast = "bf16"} {
 // right after it that adds the residual gradient and rounds the sum are one launch
 // (rms_norm_grad_add_round_bf16), the norm's gradient never written.
 // CHECK-LABEL: func.func @norm_grad_residual_bf16
-// CHECK: gpt.call_builtin "cpu.rms_norm_grad_add_round_bf16.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %[[OUT:[^)]*]]) {gpt.op = "gpt.rms_norm_grad"}
+// CHECK: gpt.call_builtin "cpu.norm.f32"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %arg0, %arg1, %arg2, %[[OUT:[^)]*]]) {gpt.op = "gpt.rms_norm_grad", gpt.ukernel = "rms_norm_grad_add round"}
 // CHECK-NOT: gpt.call_builtin
 // CHECK-NOT: gpt.launch_host_kernel
 // CHECK: return
