@@ -229,6 +229,7 @@ int EmitGpuStage(mlir::ModuleOp module, Target target, const std::string& emit) 
   absl::StatusOr<GemmChoice> gemm = GemmChoiceFor(target);
   if (!gemm.ok()) return Fail(std::string(gemm.status().message()));
   if (*gemm == GemmChoice::kVendor) options.gemm = gpu_lowering::GemmBackend::kVendorBuiltin;
+  if (target == Target::kCuda) options.mma = gpu_lowering::MmaRealization::kNvvm;
   if (absl::Status s = LowerToGpuKernels(module, options); !s.ok()) return Fail(std::string(s.message()));
   if (emit == "ptx") {
     absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, {});

@@ -36,8 +36,8 @@ inline constexpr char kElementwiseBlockAttr[] = "gpt.block";
 mlir::LogicalResult EmitElementwise(lowering::OpLowering& lowering);
 /// gpt.matmul, gpt.matmul_weight_grad.
 mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
-/// gpt.attention, gpt.attention_grad.
-mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering);
+/// gpt.attention, gpt.attention_grad (under bf16 autocast on the warp tiles of options.mma).
+mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
 /// gpt.rms_norm, gpt.rms_norm_grad, gpt.cross_entropy, gpt.cross_entropy_grad.
 mlir::LogicalResult EmitRowKernels(lowering::OpLowering& lowering);
 /// gpt.embedding, gpt.embedding_grad.

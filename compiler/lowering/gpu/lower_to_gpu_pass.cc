@@ -18,6 +18,7 @@
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/planned_function.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -37,7 +38,7 @@ LogicalResult LowerOp(lowering::OpLowering& lowering, const gpu_lowering::GpuLow
     return gpu_lowering::EmitElementwise(lowering);
   }
   if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering, options);
-  if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) return gpu_lowering::EmitAttention(lowering);
+  if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) return gpu_lowering::EmitAttention(lowering, options);
   if (llvm::isa<gpt::RmsNormOp, gpt::RmsNormGradOp, gpt::CrossEntropyOp, gpt::CrossEntropyGradOp>(op)) {
     return gpu_lowering::EmitRowKernels(lowering);
   }
@@ -56,8 +57,12 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
   LowerToGpuPass() = default;
   explicit LowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options) {
     gemm_ = options.gemm == gpu_lowering::GemmBackend::kVendorBuiltin ? "vendor" : "tiled";
+    mma_ = options.mma == gpu_lowering::MmaRealization::kNvvm ? "nvvm" : "emulated";
   }
-  LowerToGpuPass(const LowerToGpuPass& other) : PassWrapper(other) { gemm_ = other.gemm_.getValue(); }
+  LowerToGpuPass(const LowerToGpuPass& other) : PassWrapper(other) {
+    gemm_ = other.gemm_.getValue();
+    mma_ = other.mma_.getValue();
+  }
 
   llvm::StringRef getArgument() const final { return "gpt-lower-to-gpu"; }
   llvm::StringRef getDescription() const final {
@@ -65,6 +70,7 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
   }
   void getDependentDialects(mlir::DialectRegistry& registry) const override {
     gpu_lowering::RegisterElementwiseTilingDialects(registry);
+    registry.insert<mlir::LLVM::LLVMDialect>();  // the nvvm warp tile is an LLVM intrinsic call
   }
 
   void runOnOperation() override {
@@ -80,6 +86,12 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
       module.emitError("gpt-lower-to-gpu: gemm must be tiled or vendor, got '") << gemm_.getValue() << "'";
       return signalPassFailure();
     }
+    if (mma_ == "nvvm") {
+      options.mma = gpu_lowering::MmaRealization::kNvvm;
+    } else if (mma_ != "emulated") {
+      module.emitError("gpt-lower-to-gpu: mma must be emulated or nvvm, got '") << mma_.getValue() << "'";
+      return signalPassFailure();
+    }
     auto lower_op = [&](lowering::OpLowering& l) { return LowerOp(l, options); };
     for (mlir::func::FuncOp func : planned) {
       if (failed(lowering::LowerPlannedFunction(func, kGpuBufferAlignment, lower_op))) return signalPassFailure();
@@ -92,6 +104,10 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
                             llvm::cl::desc("products of matrices: tiled (the generated gemm) or vendor (the "
                                            "gemm.f32 builtin, cuBLASLt on the cuda driver)"),
                             llvm::cl::init("tiled")};
+  Option<std::string> mma_{*this, "mma",
+                           llvm::cl::desc("warp tile products (mma_tile.h): emulated (through workgroup memory, "
+                                          "any device) or nvvm (mma.sync, cuda)"),
+                           llvm::cl::init("emulated")};
 };
 
 }  // namespace
