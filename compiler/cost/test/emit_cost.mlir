@@ -17,7 +17,7 @@
 // CHECK: kernel     flash_attention  {{.*}}bf16-tc{{.*}}gpt.attention
 // CHECK: total @logits:
 // CHECK-LABEL: func @micro_step:
-// CHECK: kernel     attention_grad_kv{{.*}}gpt.attention_grad
+// CHECK: kernel     flash_attention_grad_kv {{.*}}bf16-tc{{.*}}gpt.attention_grad
 // CHECK: total @micro_step:{{.*}}ms; FLOPs bf16-tc {{[0-9.]+}} GF, tf32-tc{{.*}}GF, fp32{{.*}}GF; bytes read
 // CHECK-LABEL: func @optimizer_step:
 // CHECK: kernel     adamw{{.*}}memory{{.*}}gpt.adamw_update

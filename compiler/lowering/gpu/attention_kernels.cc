@@ -188,7 +188,11 @@ mlir::LogicalResult EmitAttentionBackward(lowering::OpLowering& lowering, gpt::A
                                      flat(lowering.result(0)),
                                      flat(lowering.result(1)),
                                      flat(lowering.result(2))};
-  attention::EmitBackward(host, loc, s, in, grads);
+  if (OnWarpTiles(op, s)) {
+    attention::EmitFlashBackward(host, loc, s, in, grads, options.mma);
+  } else {
+    attention::EmitBackward(host, loc, s, in, grads);
+  }
   return mlir::success();
 }
 

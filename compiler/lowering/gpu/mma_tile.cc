@@ -47,6 +47,8 @@ Value PackBf16x2(KernelBuilder& k, Value lo, Value hi) {
   return OrI(k, Shr(k, Bits(k, lo), 16), AndI(k, Bits(k, hi), static_cast<int32_t>(0xFFFF0000u)));
 }
 
+Value RoundToBf16(KernelBuilder& k, Value x) { return FromBits(k, Shl(k, RoundedHalf(k, x), 16)); }
+
 Value PackBf16x2Rounded(KernelBuilder& k, Value lo, Value hi) {
   return OrI(k, RoundedHalf(k, lo), Shl(k, RoundedHalf(k, hi), 16));
 }

@@ -41,6 +41,8 @@ using FragC = std::array<mlir::Value, 4>;  // f32
 
 /// Two f32 values that are bf16 values (exactly), as one i32: `lo` in the lower half.
 mlir::Value PackBf16x2(KernelBuilder& k, mlir::Value lo, mlir::Value hi);
+/// f32 `x` rounded to the nearest bf16 value (ties to even), as f32.
+mlir::Value RoundToBf16(KernelBuilder& k, mlir::Value x);
 /// The same for any f32 values, each rounded to the nearest bf16 (ties to even, the
 /// interpreter's RoundToBf16 for finite values).
 mlir::Value PackBf16x2Rounded(KernelBuilder& k, mlir::Value lo, mlir::Value hi);
