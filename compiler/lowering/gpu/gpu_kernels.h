@@ -8,7 +8,8 @@
 //
 //   elementwise_kernels.cc  fusions (linalg.generic) and unfused add/mul/relu²/softcap(+grads)
 //   matmul_kernels.cc       matmul, matmul_weight_grad (tiled, workgroup-memory staging)
-//   attention_kernels.cc    flash-style attention forward (saves lse) and backward
+//   attention_kernels.cc    flash-style attention forward (saves lse) and backward; under
+//                           bf16 autocast on warp tile products (flash_attention_*.cc)
 //   row_kernels.cc          rms_norm(+grad), cross_entropy(+grad, + the softcap epilogue)
 //   embedding_kernels.cc    embedding gather and its deterministic scatter-add gradient
 //   rotary_kernels.cc       rotary and its gradient, from compile-time tables
