@@ -15,6 +15,7 @@ absl::StatusOr<artifact::Artifact> CompileForCuda(mlir::ModuleOp module, GemmCho
   lowering.gemm = gemm == GemmChoice::kVendor ? gpu_lowering::GemmBackend::kVendorBuiltin
                                               : gpu_lowering::GemmBackend::kTiledKernel;
   if (attention == AttentionChoice::kCudnn) lowering.attention = gpu_lowering::AttentionBackend::kCudnnBuiltin;
+  lowering.mma = gpu_lowering::MmaRealization::kNvvm;
   if (absl::Status s = LowerToGpuKernels(module, lowering); !s.ok()) return s;
   absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, options);
   if (!ptx.ok()) return ptx.status();

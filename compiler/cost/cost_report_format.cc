@@ -213,7 +213,7 @@ std::vector<std::string> CostAssumptions(const CostReport& r) {
       "local bytes / (L2 x bandwidth efficiency)); launches run one after another",
       "gemm.f32 (cuBLASLt): 2 M N K FLOPs on tf32 tensor cores when its inputs are bf16 values, else fp32 cores",
       absl::StrFormat("attention kernels: causal pairs B H T (T+1) / 2 x D x 4 (forward), 8 (dk/dv), 6 (dq) FLOPs "
-                      "on fp32 cores%s",
+                      "on fp32 cores, on bf16 tensor cores for the warp-tile kernels (flash_attention*)%s",
                       r.config.packed ? "; packed rows are document-causal, so this is an upper bound" : ""),
       absl::StrFormat("other kernels: elementwise, %.0f FLOPs per element of their largest buffer, fp32 cores",
                       kElementwiseFlopsPerElement),

@@ -93,7 +93,11 @@ std::string WithoutSegments(std::string stem) {
 }
 
 /// FLOPs per visible pair of each attention kernel, per head-dim element (launch_work.h).
-double AttentionFlopsPerPairPerDim(const std::string& kernel) {
+/// The warp-tile kernels (flash_attention*) run the same products, on tensor cores (their
+/// PTX's mma says which unit).
+double AttentionFlopsPerPairPerDim(std::string kernel) {
+  constexpr std::string_view kFlash = "flash_";
+  if (kernel.compare(0, kFlash.size(), kFlash) == 0) kernel.erase(0, kFlash.size());
   if (kernel == "attention") return 4;
   if (kernel == "attention_grad_kv") return 8;
   if (kernel == "attention_grad_q") return 6;

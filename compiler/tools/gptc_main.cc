@@ -236,6 +236,7 @@ int EmitGpuStage(mlir::ModuleOp module, Target target, const std::string& emit) 
   absl::StatusOr<AttentionChoice> attention = AttentionChoiceFor(target);
   if (!attention.ok()) return Fail(std::string(attention.status().message()));
   if (*attention == AttentionChoice::kCudnn) options.attention = gpu_lowering::AttentionBackend::kCudnnBuiltin;
+  if (target == Target::kCuda) options.mma = gpu_lowering::MmaRealization::kNvvm;
   if (absl::Status s = LowerToGpuKernels(module, options); !s.ok()) return Fail(std::string(s.message()));
   if (emit == "ptx") {
     absl::StatusOr<std::vector<PtxKernels>> ptx = CompilePtxKernels(module, {});

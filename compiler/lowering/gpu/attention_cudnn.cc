@@ -134,7 +134,7 @@ mlir::LogicalResult EmitBackward(lowering::OpLowering& lowering, gpt::AttentionG
 
 }  // namespace
 
-mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering) {
+mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering, const GpuLoweringOptions& options) {
   mlir::Operation* op = lowering.op();
   mlir::Value segments = llvm::isa<gpt::AttentionOp>(op) ? llvm::cast<gpt::AttentionOp>(op).getSegmentIds()
                                                            : llvm::cast<gpt::AttentionGradOp>(op).getSegmentIds();
@@ -142,7 +142,7 @@ mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering) {
     op->emitRemark(
         "gpt-lower-to-gpu{attention=cudnn}: packed rows (segment ids) run the generated attention kernels: cuDNN's "
         "variable-length attention cannot express a row's documents");
-    return EmitAttention(lowering);
+    return EmitAttention(lowering, options);
   }
   if (auto fwd = llvm::dyn_cast<gpt::AttentionOp>(op)) return EmitForward(lowering, fwd);
   auto grad = llvm::cast<gpt::AttentionGradOp>(op);
@@ -153,7 +153,7 @@ mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering) {
     op->emitRemark(
         "gpt-lower-to-gpu{attention=cudnn}: the GQA backward runs the generated attention kernels (the cuda driver's "
         "cuDNN backward graph covers H == Hkv)");
-    return EmitAttention(lowering);
+    return EmitAttention(lowering, options);
   }
   return EmitBackward(lowering, grad);
 }

@@ -23,9 +23,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/autocast.h"
 #include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/attention_grad_kernels.h"
 #include "compiler/lowering/gpu/attention_tiles.h"
+#include "compiler/lowering/gpu/flash_attention.h"
+#include "compiler/lowering/gpu/flash_attention_tiles.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
 
 namespace gpt_sft::compiler::gpu_lowering {
@@ -137,17 +140,34 @@ Value ForwardLse(lowering::OpLowering& lowering, gpt::AttentionGradOp grad) {
   return lowering.FindPersistent(fwd.getResult());
 }
 
-mlir::LogicalResult EmitAttentionForward(lowering::OpLowering& lowering, gpt::AttentionOp op) {
+/// Whether `op` runs on the warp-tile kernels (flash_attention.h): under bf16 autocast its
+/// operands are bf16 values, so bf16 tile products with f32 sums are the interpreter's own
+/// arithmetic. f32 attention keeps the f32 kernels: its products on bf16 tiles would round
+/// its operands, which nothing in an f32 step does.
+bool OnWarpTiles(mlir::Operation* op, const attention::Shape& s) {
+  return UnderBf16Autocast(op) && attention::FlashSupports(s);
+}
+
+/// The forward of `op`'s kind into out and lse.
+void EmitForwardOf(mlir::Operation* op, mlir::OpBuilder& host, mlir::Location loc, const attention::Shape& s,
+                   const attention::Inputs& in, Value out, Value lse, const GpuLoweringOptions& options) {
+  if (OnWarpTiles(op, s)) return attention::EmitFlashForward(host, loc, s, in, out, lse, options.mma);
+  EmitForward(host, loc, s, in, out, lse);
+}
+
+mlir::LogicalResult EmitAttentionForward(lowering::OpLowering& lowering, gpt::AttentionOp op,
+                                         const GpuLoweringOptions& options) {
   const attention::Shape s = ShapeOf(op.getQ(), op.getK());
   if (failed(CheckSupported(op, s))) return mlir::failure();
   mlir::OpBuilder& host = lowering.builder();
   const attention::Inputs in = InputsOf(lowering, op);
   Value lse = Flatten(host, lowering.loc(), lowering.Persistent(LseType(host, s), op.getResult()));
-  EmitForward(host, lowering.loc(), s, in, Flatten(host, lowering.loc(), lowering.result(0)), lse);
+  EmitForwardOf(op, host, lowering.loc(), s, in, Flatten(host, lowering.loc(), lowering.result(0)), lse, options);
   return mlir::success();
 }
 
-mlir::LogicalResult EmitAttentionBackward(lowering::OpLowering& lowering, gpt::AttentionGradOp op) {
+mlir::LogicalResult EmitAttentionBackward(lowering::OpLowering& lowering, gpt::AttentionGradOp op,
+                                          const GpuLoweringOptions& options) {
   const attention::Shape s = ShapeOf(op.getQ(), op.getK());
   if (failed(CheckSupported(op, s))) return mlir::failure();
   mlir::OpBuilder& host = lowering.builder();
@@ -158,7 +178,7 @@ mlir::LogicalResult EmitAttentionBackward(lowering::OpLowering& lowering, gpt::A
     // Recompute the forward for its lse only: delta reads `out` as given (as the interpreter).
     Value recomputed = lowering.Scratch(mlir::MemRefType::get({s.B * s.T * s.H * s.D}, host.getF32Type()));
     lse = lowering.Scratch(LseType(host, s));
-    EmitForward(host, loc, s, in, recomputed, Flatten(host, loc, lse));
+    EmitForwardOf(op, host, loc, s, in, recomputed, Flatten(host, loc, lse), options);
   }
   auto flat = [&](Value v) { return Flatten(host, loc, v); };
   const attention::GradBuffers grads{flat(lowering.BufferOf(op.getOut())),
@@ -168,15 +188,21 @@ mlir::LogicalResult EmitAttentionBackward(lowering::OpLowering& lowering, gpt::A
                                      flat(lowering.result(0)),
                                      flat(lowering.result(1)),
                                      flat(lowering.result(2))};
-  attention::EmitBackward(host, loc, s, in, grads);
+  if (OnWarpTiles(op, s)) {
+    attention::EmitFlashBackward(host, loc, s, in, grads, options.mma);
+  } else {
+    attention::EmitBackward(host, loc, s, in, grads);
+  }
   return mlir::success();
 }
 
 }  // namespace
 
-mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering) {
-  if (auto op = llvm::dyn_cast<gpt::AttentionOp>(lowering.op())) return EmitAttentionForward(lowering, op);
-  if (auto op = llvm::dyn_cast<gpt::AttentionGradOp>(lowering.op())) return EmitAttentionBackward(lowering, op);
+mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering, const GpuLoweringOptions& options) {
+  if (auto op = llvm::dyn_cast<gpt::AttentionOp>(lowering.op())) return EmitAttentionForward(lowering, op, options);
+  if (auto op = llvm::dyn_cast<gpt::AttentionGradOp>(lowering.op())) {
+    return EmitAttentionBackward(lowering, op, options);
+  }
   return lowering.op()->emitOpError("gpt-lower-to-gpu: not an attention op");
 }
 

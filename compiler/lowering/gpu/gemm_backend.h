@@ -12,9 +12,16 @@ namespace gpt_sft::compiler::gpu_lowering {
 /// matmul absorbed then running as a generated elementwise kernel after it.
 enum class GemmBackend { kTiledKernel, kVendorBuiltin };
 
+/// How a warp-level m16n8k16 bf16 tile product (mma_tile.h) is realized: the tensor-core
+/// instruction itself (cuda: mma.sync through the NVVM intrinsic), or the same fragment layout
+/// emulated lane by lane through workgroup memory (any OpenCL device; PoCL in CI), so the
+/// kernels' data movement is checked where no tensor core exists.
+enum class MmaRealization { kEmulated, kNvvm };
+
 struct GpuLoweringOptions {
   GemmBackend gemm = GemmBackend::kTiledKernel;
   AttentionBackend attention = AttentionBackend::kGeneratedKernels;
+  MmaRealization mma = MmaRealization::kEmulated;
 };
 
 }  // namespace gpt_sft::compiler::gpu_lowering

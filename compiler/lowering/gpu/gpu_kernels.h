@@ -8,7 +8,8 @@
 //
 //   elementwise_kernels.cc  fusions (linalg.generic) and unfused add/mul/relu²/softcap(+grads)
 //   matmul_kernels.cc       matmul, matmul_weight_grad (tiled, workgroup-memory staging)
-//   attention_kernels.cc    flash-style attention forward (saves lse) and backward
+//   attention_kernels.cc    flash-style attention forward (saves lse) and backward; under
+//                           bf16 autocast on warp tile products (flash_attention_*.cc)
 //   attention_cudnn.cc      the same ops as cuDNN SDPA builtins (option attention=cudnn)
 //   row_kernels.cc          rms_norm(+grad), cross_entropy(+grad, + the softcap epilogue)
 //   embedding_kernels.cc    embedding gather and its deterministic scatter-add gradient
@@ -37,11 +38,11 @@ inline constexpr char kElementwiseBlockAttr[] = "gpt.block";
 mlir::LogicalResult EmitElementwise(lowering::OpLowering& lowering);
 /// gpt.matmul, gpt.matmul_weight_grad.
 mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
-/// gpt.attention, gpt.attention_grad.
-mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering);
+/// gpt.attention, gpt.attention_grad (under bf16 autocast on the warp tiles of options.mma).
+mlir::LogicalResult EmitAttention(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
 /// gpt.attention, gpt.attention_grad as the builtins sdpa_fwd.cudnn / sdpa_bwd.cudnn
 /// (runtime/device/SDPA_BUILTIN.md); packed rows fall back to EmitAttention with a remark.
-mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering);
+mlir::LogicalResult EmitCudnnAttention(lowering::OpLowering& lowering, const GpuLoweringOptions& options);
 /// gpt.rms_norm, gpt.rms_norm_grad, gpt.cross_entropy, gpt.cross_entropy_grad.
 mlir::LogicalResult EmitRowKernels(lowering::OpLowering& lowering);
 /// gpt.embedding, gpt.embedding_grad.

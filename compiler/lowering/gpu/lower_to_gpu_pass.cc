@@ -19,6 +19,7 @@
 #include "compiler/lowering/gpu/gpu_kernels.h"
 #include "compiler/lowering/planned_function.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -41,7 +42,7 @@ LogicalResult LowerOp(lowering::OpLowering& lowering, const gpu_lowering::GpuLow
   if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) {
     return options.attention == gpu_lowering::AttentionBackend::kCudnnBuiltin
                ? gpu_lowering::EmitCudnnAttention(lowering)
-               : gpu_lowering::EmitAttention(lowering);
+               : gpu_lowering::EmitAttention(lowering, options);
   }
   if (llvm::isa<gpt::RmsNormOp, gpt::RmsNormGradOp, gpt::CrossEntropyOp, gpt::CrossEntropyGradOp>(op)) {
     return gpu_lowering::EmitRowKernels(lowering);
@@ -62,10 +63,12 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
   explicit LowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options) {
     gemm_ = options.gemm == gpu_lowering::GemmBackend::kVendorBuiltin ? "vendor" : "tiled";
     attention_ = options.attention == gpu_lowering::AttentionBackend::kCudnnBuiltin ? "cudnn" : "generated";
+    mma_ = options.mma == gpu_lowering::MmaRealization::kNvvm ? "nvvm" : "emulated";
   }
   LowerToGpuPass(const LowerToGpuPass& other) : PassWrapper(other) {
     gemm_ = other.gemm_.getValue();
     attention_ = other.attention_.getValue();
+    mma_ = other.mma_.getValue();
   }
 
   llvm::StringRef getArgument() const final { return "gpt-lower-to-gpu"; }
@@ -74,6 +77,7 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
   }
   void getDependentDialects(mlir::DialectRegistry& registry) const override {
     gpu_lowering::RegisterElementwiseTilingDialects(registry);
+    registry.insert<mlir::LLVM::LLVMDialect>();  // the nvvm warp tile is an LLVM intrinsic call
   }
 
   void runOnOperation() override {
@@ -95,6 +99,12 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
       module.emitError("gpt-lower-to-gpu: attention must be generated or cudnn, got '") << attention_.getValue() << "'";
       return signalPassFailure();
     }
+    if (mma_ == "nvvm") {
+      options.mma = gpu_lowering::MmaRealization::kNvvm;
+    } else if (mma_ != "emulated") {
+      module.emitError("gpt-lower-to-gpu: mma must be emulated or nvvm, got '") << mma_.getValue() << "'";
+      return signalPassFailure();
+    }
     auto lower_op = [&](lowering::OpLowering& l) { return LowerOp(l, options); };
     for (mlir::func::FuncOp func : planned) {
       if (failed(lowering::LowerPlannedFunction(func, kGpuBufferAlignment, lower_op))) return signalPassFailure();
@@ -111,6 +121,10 @@ class LowerToGpuPass : public mlir::PassWrapper<LowerToGpuPass, mlir::OperationP
                                  llvm::cl::desc("attention: generated (the flash kernels) or cudnn (the "
                                                 "sdpa_fwd.cudnn / sdpa_bwd.cudnn builtins of the cuda driver)"),
                                  llvm::cl::init("generated")};
+  Option<std::string> mma_{*this, "mma",
+                           llvm::cl::desc("warp tile products (mma_tile.h): emulated (through workgroup memory, "
+                                          "any device) or nvvm (mma.sync, cuda)"),
+                           llvm::cl::init("emulated")};
 };
 
 }  // namespace

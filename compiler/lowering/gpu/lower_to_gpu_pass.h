@@ -26,8 +26,8 @@ namespace gpt_sft::compiler {
 /// base-address alignment (128 bytes on PoCL), CUDA wants 256 for coalesced access.
 inline constexpr int64_t kGpuBufferAlignment = 256;
 
-/// `--gpt-lower-to-gpu` (options gemm=tiled|vendor and attention=generated|cudnn, gptc-opt's
-/// spelling of GpuLoweringOptions).
+/// `--gpt-lower-to-gpu` (options gemm=tiled|vendor, attention=generated|cudnn and
+/// mma=emulated|nvvm: gptc-opt's spelling of GpuLoweringOptions).
 std::unique_ptr<mlir::Pass> CreateLowerToGpuPass(const gpu_lowering::GpuLoweringOptions& options = {});
 void RegisterLowerToGpuPass();
 
