@@ -41,7 +41,7 @@ LogicalResult LowerOp(lowering::OpLowering& lowering, const gpu_lowering::GpuLow
   if (llvm::isa<gpt::MatmulOp, gpt::MatmulWeightGradOp>(op)) return gpu_lowering::EmitMatmul(lowering, options);
   if (llvm::isa<gpt::AttentionOp, gpt::AttentionGradOp>(op)) {
     return options.attention == gpu_lowering::AttentionBackend::kCudnnBuiltin
-               ? gpu_lowering::EmitCudnnAttention(lowering)
+               ? gpu_lowering::EmitCudnnAttention(lowering, options)
                : gpu_lowering::EmitAttention(lowering, options);
   }
   if (llvm::isa<gpt::RmsNormOp, gpt::RmsNormGradOp, gpt::CrossEntropyOp, gpt::CrossEntropyGradOp>(op)) {
