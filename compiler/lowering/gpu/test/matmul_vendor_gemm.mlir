@@ -18,23 +18,24 @@
 // BAD: gpt-lower-to-gpu: gemm must be tiled or vendor, got 'fast'
 // FLAG: gptc: --gemm=clblast: the cuda target's gemm is cublaslt or tiled
 // ENV: GPT_SFT_OPENCL_GEMM='cublaslt': the opencl target's gemm is clblast or tiled
-// Under bf16 autocast every matmul and weight gradient says its inputs are bf16 values, and so
-// do Muon's Newton-Schulz products (in bf16 as nanochat's), each followed by the epilogue that
-// rounds its result.
+// Under bf16 autocast every matmul and weight gradient reads bf16 buffers (bf16 storage), so
+// it is gemm.bf16 (and says its inputs are bf16 values), and so are Muon's Newton-Schulz
+// products (in bf16 as nanochat's: X, A and B in bf16 scratch), each followed by the epilogue
+// that rounds its result (and adds a bf16 c_in itself: beta 0 for the builtin).
 // BF16-LABEL: @micro_step
-// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
-// BF16: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0,
-// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
+// BF16-NOT: builtin gemm.f32
+// BF16: builtin gemm.bf16 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0,
+// BF16-NOT: builtin gemm.f32
 // The four [128, 128] attention matrices are one Muon group: each product one batched gemm
 // (batch 4 first); the MLP's two matrices, of other shapes, are groups of one.
 // BF16-LABEL: @optimizer_step
-// BF16-NOT: builtin gemm{{.*}}.f32 ({{.*}}, i64 0, f64
-// BF16: builtin gemm_batched.f32 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
-// BF16-NEXT: kernel muon_gram_epilogue
-// BF16-NEXT: builtin gemm_batched.f32 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 0, i64 1, f64 2.0315, f64 -4.775, {{.*}}) <- gpt.muon_update
-// BF16-NEXT: kernel muon_gram_epilogue
-// BF16: builtin gemm.f32 (i64 128, i64 128, i64 512, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
-// BF16-NOT: builtin gemm{{.*}}.f32 ({{.*}}, i64 0, f64
+// BF16-NOT: builtin gemm{{.*}}.f32
+// BF16: builtin gemm_batched.bf16 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NEXT: kernel {{.*}}epilogue
+// BF16-NEXT: builtin gemm_batched.bf16 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 0, i64 1, f64 2.0315, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NEXT: kernel muon_poly_epilogue
+// BF16: builtin gemm.bf16 (i64 128, i64 128, i64 512, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NOT: builtin gemm{{.*}}.f32
 // TILED-NOT: builtin gemm.f32
 // TILED: kernel matmul_add
 // VENDOR-NOT: kernel matmul_add grid
