@@ -38,9 +38,9 @@
 // BF16-NOT: builtin gemm{{.*}}.f32
 // TILED-NOT: builtin gemm.f32
 // TILED: kernel matmul_add
-// VENDOR-NOT: kernel matmul_add grid
-// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 0, f64 1, f64 0,
-// VENDOR: kernel matmul_add_epilogue grid [64,1,1] block [256,1,1]
+// VENDOR-NOT: kernel matmul_add
+// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 0, f64 1, f64 1,
+// VENDOR-NOT: kernel matmul_add
 
 // y = x w^T: M = 66, N = 32, K = 64, w stored [N, K] (b transposed), alpha 1, beta 0, c_in = c.
 // CHECK-LABEL: func.func @plain
@@ -65,14 +65,10 @@ func.func @input_grad(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %w: tensor<96x64
   return %dx : tensor<66x64xf32>
 }
 
-// The residual add the matmul absorbs: the product goes to op-private scratch, then one
-// elementwise launch over its 66 x 32 elements loads it, adds h and stores r.
+// The residual add the matmul absorbs: the builtin's beta 1 with h as c_in, the sum written
+// into r's buffer, no elementwise launch.
 // CHECK-LABEL: func.func @residual
-// CHECK: gpt.call_builtin "gemm.f32"({{.*}}, %[[P:[a-z0-9_]+]], %[[P]])
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c9{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256
-// CHECK: memref.load %[[P]]
-// CHECK: arith.addf
-// CHECK: } {gpt.kernel_name = "matmul_add_epilogue", gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "gemm.f32"({{.*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %{{.*}}, %{{.*}}, %[[H:[a-z0-9_]+]], %[[R:[a-z0-9_]+]])
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @residual(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
@@ -83,10 +79,13 @@ func.func @residual(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32
 }
 
 // The weight gradient accumulated into its argument: dw [N = 96, K = 64] = dy^T x over the 66
-// tokens, a transposed, then acc + dw in the epilogue.
+// tokens, a transposed, accumulated by the builtin itself (beta 1, c_in = c = the gradient).
 // CHECK-LABEL: func.func @accumulate
-// CHECK: gpt.call_builtin "gemm.f32"(%c96_i64, %c64_i64, %c66_i64, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}},
-// CHECK: } {gpt.kernel_name = "matmul_weight_grad_add_epilogue", gpt.op = "gpt.matmul_weight_grad"}
+// CHECK-SAME: %[[ACC:[a-z0-9]+]]: memref<96x64xf32> {gpt.name = "grad/w"}
+// CHECK: %[[C:.*]] = memref.reinterpret_cast %[[ACC]]
+// CHECK: %[[CIN:.*]] = memref.reinterpret_cast %[[ACC]]
+// CHECK: gpt.call_builtin "gemm.f32"(%c96_i64, %c64_i64, %c66_i64, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, {{.*}}, %[[CIN]], %[[C]])
+// CHECK-NOT: gpu.launch
 func.func @accumulate(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %x: tensor<66x64xf32> {gpt.name = "x"},
                       %acc: tensor<96x64xf32> {gpt.name = "grad/w"}) -> (tensor<96x64xf32> {gpt.name = "grad/w"}) {
   %dw = gpt.matmul_weight_grad %dy, %x : tensor<66x96xf32>, tensor<66x64xf32>
