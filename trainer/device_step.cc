@@ -26,7 +26,8 @@ std::string KernelsNote(const artifact::Artifact& a) {
   bool vendor_gemm = false;
   for (const artifact::Function& f : a.functions) {
     for (const artifact::Launch& l : f.launches) {
-      vendor_gemm |= l.kind == artifact::LaunchKind::kBuiltin && l.name == "gemm.f32";
+      // gemm.f32, gemm.bf16 and their batched forms (runtime/device/GEMM_BUILTIN.md).
+      vendor_gemm |= l.kind == artifact::LaunchKind::kBuiltin && l.name.rfind("gemm", 0) == 0;
     }
   }
   const std::string gemm = !vendor_gemm ? "the compiler's tiled gemm" : a.target == "cuda" ? "cuBLASLt" : "CLBlast";
