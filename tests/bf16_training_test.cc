@@ -18,6 +18,7 @@
 //     sqrt(v), so an element whose gradient is near zero still moves by about lr, and one
 //     rounding flip in that gradient can flip the direction of the move.
 #include <cmath>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <string>
@@ -124,7 +125,10 @@ TEST(Bf16Training, InterpreterBf16StaysNearF32ButIsNotF32) {
 class Bf16Compiled : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Bf16Compiled, MatchesTheInterpreterBf16AndStaysNearF32) {
-  const std::string device = GetParam();
+  // "opencl_clblast": the opencl step with its matmuls through the vendor-gemm builtins, bf16
+  // operands as gemm.bf16 (what cuda's cuBLASLt runs), checked here on CLBlast.
+  const bool clblast = GetParam() == "opencl_clblast";
+  const std::string device = clblast ? "opencl" : GetParam();
   if (absl::StatusOr<std::unique_ptr<runtime::device::Device>> d = runtime::device::CreateDevice(device); !d.ok()) {
     GTEST_SKIP() << device << ": " << d.status().message();
   }
@@ -136,7 +140,9 @@ TEST_P(Bf16Compiled, MatchesTheInterpreterBf16AndStaysNearF32) {
   const std::vector<double> f32 = TrainEager(compiler::ElementType::kF32, &f32_params);
   trainer::DeviceStepOptions options;
   options.device = device;
+  if (clblast) setenv("GPT_SFT_OPENCL_GEMM", "clblast", 1);
   auto compiled = trainer::CompileDeviceStep(config, &compiled_params, /*cache_dir=*/"", options);
+  if (clblast) unsetenv("GPT_SFT_OPENCL_GEMM");
   ASSERT_TRUE(compiled.ok()) << compiled.status();
   const std::vector<double> losses = Train(**compiled, Batches());
   ASSERT_EQ(losses.size(), eager.size());
@@ -162,12 +168,12 @@ TEST_P(Bf16Compiled, MatchesTheInterpreterBf16AndStaysNearF32) {
     EXPECT_LE(diff, adamw ? kAdamwParamTolerance : kMuonParamTolerance) << name;
   }
   EXPECT_EQ((*compiled)->Recompilations(), 0);
-  std::cout << device << ": compiled bf16 vs interpreter bf16, worst loss difference " << worst_vs_eager
+  std::cout << GetParam() << ": compiled bf16 vs interpreter bf16, worst loss difference " << worst_vs_eager
             << ", parameters " << params << "; vs interpreter f32, worst loss difference " << worst_vs_f32
             << std::endl;
 }
 
-INSTANTIATE_TEST_SUITE_P(Devices, Bf16Compiled, ::testing::Values("cpu", "opencl"),
+INSTANTIATE_TEST_SUITE_P(Devices, Bf16Compiled, ::testing::Values("cpu", "opencl", "opencl_clblast"),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace

@@ -33,7 +33,9 @@ bool CallsBuiltin(const artifact::Artifact& a, std::string_view name) {
 
 std::string KernelsNote(const artifact::Artifact& a) {
   if (a.target == "cpu") return "";
-  const bool vendor_gemm = CallsBuiltin(a, "gemm.f32");
+  // gemm.f32, gemm.bf16 and their batched forms (runtime/device/GEMM_BUILTIN.md).
+  const bool vendor_gemm = CallsBuiltin(a, "gemm.f32") || CallsBuiltin(a, "gemm.bf16") ||
+                           CallsBuiltin(a, "gemm_batched.f32") || CallsBuiltin(a, "gemm_batched.bf16");
   const std::string gemm = !vendor_gemm ? "the compiler's tiled gemm" : a.target == "cuda" ? "cuBLASLt" : "CLBlast";
   return absl::StrCat("matmuls: ", gemm, "; attention: ",
                       CallsBuiltin(a, "sdpa_fwd.cudnn") ? "cuDNN SDPA" : "the compiler's flash kernels");

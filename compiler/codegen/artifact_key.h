@@ -12,7 +12,7 @@ namespace gpt_sft::compiler {
 /// or the artifact layout changes what a step compiles to: artifacts of another version are
 /// never loaded, so a stale cache entry is recompiled rather than run. What each version
 /// encodes: artifact/FORMAT.md ("The cache key").
-inline constexpr char kCompilerVersion[] = "gptc-8.13";  // cpu.gemm replaces the cpu.matmul* builtins
+inline constexpr char kCompilerVersion[] = "gptc-8.14";  // bf16 storage on the GPU targets
 
 /// xxh3 of `step_ir_as_built`, `target`, `dtype` (the step config's name: "f32", "bf16", ...)
 /// and kCompilerVersion, as 16 hex digits. The dtype is named even though the IR shows it

@@ -82,7 +82,7 @@ absl::StatusOr<artifact::Artifact> CompileBuiltFor(const StepConfig& config, Bui
                                                    std::chrono::steady_clock::time_point start,
                                                    std::vector<std::string>* remarks) {
   const int64_t alignment = target == Target::kCpu ? kBufferAlignment : kGpuBufferAlignment;
-  const TargetPasses passes = target == Target::kCpu ? CpuTargetPasses() : TargetPasses{};
+  const TargetPasses passes = target == Target::kCpu ? CpuTargetPasses() : GpuTargetPasses();
   if (absl::Status s = RunToStage(*step.module, Stage::kLinalg, /*print_ir_after_all=*/false, remarks, alignment, passes);
       !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("compiling the step: ", s.message()));

@@ -211,7 +211,8 @@ std::vector<std::string> CostAssumptions(const CostReport& r) {
   std::vector<std::string> out = {
       "time per launch = max(FLOPs / (unit peak x efficiency), global bytes / (HBM x bandwidth efficiency) + "
       "local bytes / (L2 x bandwidth efficiency)); launches run one after another",
-      "gemm.f32 (cuBLASLt): 2 M N K FLOPs on tf32 tensor cores when its inputs are bf16 values, else fp32 cores",
+      "gemm.f32 (cuBLASLt): 2 M N K FLOPs on tf32 tensor cores when its inputs are bf16 values, else fp32 cores; "
+      "gemm.bf16 (bf16 operands): on bf16 tensor cores",
       absl::StrFormat("attention kernels: causal pairs B H T (T+1) / 2 x D x 4 (forward), 8 (dk/dv), 6 (dq) FLOPs "
                       "on fp32 cores, on bf16 tensor cores for the warp-tile kernels (flash_attention*)%s",
                       r.config.packed ? "; packed rows are document-causal, so this is an upper bound" : ""),

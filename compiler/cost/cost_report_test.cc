@@ -105,19 +105,23 @@ TEST_F(CostReportTest, AnH200IsNeverSlowerThanAnH100AndAnA100AlwaysIs) {
   EXPECT_GT(h200.step->mfu, h100.step->mfu);
 }
 
-TEST_F(CostReportTest, EveryGemmIsTwoMnkOnTf32TensorCoresInABf16Step) {
+// Under bf16 storage a gemm of two bf16 buffers is gemm.bf16 (bf16 tensor cores); one with an
+// f32 operand of bf16 values stays gemm.f32 (TF32 tensor cores).
+TEST_F(CostReportTest, EveryGemmIsTwoMnkOnTensorCoresInABf16Step) {
   const CostReport report = Report("h100");
-  int gemms = 0;
+  int bf16_gemms = 0;
   for (size_t f = 0; f < report.functions.size(); ++f) {
     for (const LaunchRow& row : report.functions[f].rows) {
-      if (row.name != "gemm.f32") continue;
+      if (row.name != "gemm.f32" && row.name != "gemm.bf16") continue;
       const artifact::Launch& l = artifact_->functions[f].launches[row.index];
       EXPECT_DOUBLE_EQ(row.cost.work.flops, 2.0 * l.args[0].scalar.i * l.args[1].scalar.i * l.args[2].scalar.i);
-      EXPECT_EQ(row.cost.work.unit, ComputeUnit::kTf32TensorCore) << row.op;
-      ++gemms;
+      EXPECT_EQ(row.cost.work.unit,
+                row.name == "gemm.bf16" ? ComputeUnit::kBf16TensorCore : ComputeUnit::kTf32TensorCore)
+          << row.op;
+      if (row.name == "gemm.bf16") ++bf16_gemms;
     }
   }
-  EXPECT_GT(gemms, 0);
+  EXPECT_GT(bf16_gemms, 0);
 }
 
 TEST_F(CostReportTest, EveryKernelsBytesComeFromItsPtx) {

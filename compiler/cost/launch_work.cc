@@ -16,9 +16,9 @@ using artifact::Arg;
 using artifact::Launch;
 using artifact::LaunchKind;
 
-/// Every GPU buffer holds 4-byte elements today (f32 storage, i32 ids; StepConfig's kBF16 is
-/// bf16 values in f32 tensors).
+/// A gemm builtin's f32 matrices (c_in, c; a and b of gemm.f32), and a and b of gemm.bf16.
 constexpr int64_t kElementBytes = 4;
+constexpr int64_t kBf16ElementBytes = 2;
 
 /// The GPU drivers' vendor gemm (runtime/device/gemm_builtin.h, which compiler/ cannot include).
 constexpr char kGemmBuiltin[] = "gemm.f32";
@@ -26,6 +26,13 @@ constexpr char kGemmBatchedBuiltin[] = "gemm_batched.f32";
 /// The cuda driver's cuDNN attention (runtime/device/sdpa_builtin.h).
 constexpr char kSdpaForwardBuiltin[] = "sdpa_fwd.cudnn";
 constexpr char kSdpaBackwardBuiltin[] = "sdpa_bwd.cudnn";
+constexpr char kGemmBf16Builtin[] = "gemm.bf16";
+constexpr char kGemmBatchedBf16Builtin[] = "gemm_batched.bf16";
+
+bool IsGemmBuiltin(const std::string& name) {
+  return name == kGemmBuiltin || name == kGemmBatchedBuiltin || name == kGemmBf16Builtin ||
+         name == kGemmBatchedBf16Builtin;
+}
 
 int64_t LargestBuffer(const Launch& launch) {
   int64_t largest = 0;
@@ -132,8 +139,9 @@ LaunchWork KernelWork(const Launch& launch, const StepShape& shape, const Kernel
 /// (f64); buffers a, b, c_in, c (runtime/device/gemm_builtin.h).
 LaunchWork GemmWork(const Launch& launch) {
   LaunchWork work;
-  // gemm_batched.f32: a batch count first, then gemm.f32's arguments for each of its matrices.
-  const bool batched = launch.name == kGemmBatchedBuiltin;
+  // gemm_batched.*: a batch count first, then gemm.f32's arguments for each of its matrices.
+  const bool batched = launch.name == kGemmBatchedBuiltin || launch.name == kGemmBatchedBf16Builtin;
+  const bool ab_bf16 = launch.name == kGemmBf16Builtin || launch.name == kGemmBatchedBf16Builtin;
   absl::Span<const Arg> a(launch.args);
   if (batched && !a.empty()) a.remove_prefix(1);
   const bool shaped = a.size() == 12 && !a[0].is_buffer && !a[5].is_buffer && !a[7].is_buffer && a[8].is_buffer &&
@@ -149,9 +157,13 @@ LaunchWork GemmWork(const Launch& launch) {
   const bool inputs_bf16 = a[5].scalar.i != 0;
   const bool reads_c_in = a[7].scalar.f != 0;
   work.engine = Engine::kVendorLibrary;
-  work.unit = inputs_bf16 ? ComputeUnit::kTf32TensorCore : ComputeUnit::kFp32Core;
+  work.unit = ab_bf16       ? ComputeUnit::kBf16TensorCore
+              : inputs_bf16 ? ComputeUnit::kTf32TensorCore
+                            : ComputeUnit::kFp32Core;
   work.flops = batch * 2 * M * N * K;
-  work.bytes_read = static_cast<int64_t>(batch * (M * K + K * N + (reads_c_in ? M * N : 0)) * kElementBytes);
+  const double ab_bytes = ab_bf16 ? kBf16ElementBytes : kElementBytes;
+  work.bytes_read =
+      static_cast<int64_t>(batch * ((M * K + K * N) * ab_bytes + (reads_c_in ? M * N * kElementBytes : 0)));
   work.bytes_written = static_cast<int64_t>(batch * M * N * kElementBytes);
   work.rule = batched ? absl::StrCat("gemm ", launch.args[0].scalar.i, " x ", a[0].scalar.i, "x", a[1].scalar.i, "x",
                                      a[2].scalar.i, ": batch 2MNK")
@@ -275,7 +287,7 @@ LaunchWork WorkOfLaunch(const Launch& launch, const StepShape& shape, const Arti
       return KernelWork(launch, shape, it == facts.end() ? nullptr : &it->second);
     }
     case LaunchKind::kBuiltin:
-      if (launch.name == kGemmBuiltin || launch.name == kGemmBatchedBuiltin) return GemmWork(launch);
+      if (IsGemmBuiltin(launch.name)) return GemmWork(launch);
       if (launch.name == kSdpaForwardBuiltin || launch.name == kSdpaBackwardBuiltin) return SdpaWork(launch);
       return UnknownBuiltinWork(launch);
     default:

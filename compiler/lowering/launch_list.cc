@@ -53,7 +53,8 @@ std::string Print(mlir::Type type) {
 absl::StatusOr<ElementType> ElementOf(mlir::Type type, const std::string& what) {
   if (type.isF32()) return ElementType::kF32;
   if (type.isF64()) return ElementType::kF64;
-  if (type.isBF16()) return ElementType::kBF16;
+  // i16 buffers hold bf16 bit patterns (compiler/transforms/bf16_storage.h): nothing else is i16.
+  if (type.isBF16() || type.isSignlessInteger(16)) return ElementType::kBF16;
   if (type.isSignlessInteger(32)) return ElementType::kI32;
   if (type.isSignlessInteger(64)) return ElementType::kI64;
   return absl::InvalidArgumentError(absl::StrCat(what, " has element type ", Print(type),

@@ -20,6 +20,7 @@
 
 #include "ir/fusion_label.h"
 #include "ir/gpt_ops.h"
+#include "compiler/transforms/bf16_storage.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -54,6 +55,14 @@ MemRefType BufferType(mlir::Type type) {
   auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape()) return {};
   return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+/// The buffer of an op result: BufferType, with i16 elements (bf16 bit patterns) for a value
+/// gpt-mark-bf16-storage marked.
+MemRefType ResultBufferType(Value result) {
+  MemRefType type = BufferType(result.getType());
+  if (!type || !StoredAsBf16(result)) return type;
+  return MemRefType::get(type.getShape(), mlir::IntegerType::get(type.getContext(), 16));
 }
 
 /// Identity strides of a row-major shape.
@@ -181,7 +190,7 @@ Value PlannedFunctionLowering::Reinterpret(Value buffer, MemRefType type) {
 Value PlannedFunctionLowering::Place(mlir::Operation* op, unsigned r) {
   Value result = op->getResult(r);
   if (Value known = buffers_.lookup(result)) return known;
-  MemRefType type = BufferType(result.getType());
+  MemRefType type = ResultBufferType(result);
   auto offsets = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kOffsetsAttr);
   auto donates = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kDonatesAttr);
   if (!type || !offsets || offsets.size() != static_cast<int64_t>(op->getNumResults())) return {};
@@ -282,7 +291,7 @@ Value PlannedFunctionLowering::Constant(mlir::DenseElementsAttr value) {
 
 LogicalResult PlannedFunctionLowering::LowerReshape(mlir::Operation* op) {
   Value from = BufferOf(op->getOperand(0));
-  MemRefType type = BufferType(op->getResult(0).getType());
+  MemRefType type = ResultBufferType(op->getResult(0));
   if (!from || !type) return op->emitOpError("has an operand or result the schedule cannot place");
   // A view where the plan shares the bytes: the same offset (or the same donated argument).
   auto offsets = op->getAttrOfType<mlir::DenseI64ArrayAttr>(kOffsetsAttr);

@@ -327,7 +327,7 @@ int Main() {
   const auto passes_start = std::chrono::steady_clock::now();
   std::vector<std::string> remarks;
   const int64_t alignment = target == "cpu" ? 64 : kGpuBufferAlignment;
-  const TargetPasses passes = target == "cpu" ? CpuTargetPasses() : TargetPasses{};
+  const TargetPasses passes = target == "cpu" ? CpuTargetPasses() : GpuTargetPasses();
   if (absl::Status s = RunToStage(**module, stage, absl::GetFlag(FLAGS_print_ir_after_all), &remarks, alignment, passes);
       !s.ok()) {
     return Fail(std::string(s.message()));

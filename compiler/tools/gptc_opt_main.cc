@@ -17,6 +17,7 @@
 #include "compiler/transforms/autocast_bf16_pass.h"
 #include "compiler/transforms/autodiff_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
+#include "compiler/transforms/bf16_storage.h"
 #include "compiler/transforms/elide_gemm_input_rounding_pass.h"
 #include "compiler/transforms/fuse_pass.h"
 #include "compiler/transforms/lower_fusions_pass.h"
@@ -42,6 +43,7 @@ int main(int argc, char **argv) {
   gpt_sft::compiler::RegisterPlanBuffersPass();
   gpt_sft::compiler::RegisterFusePass();
   gpt_sft::compiler::RegisterElideGemmInputRoundingPass();
+  gpt_sft::compiler::RegisterMarkBf16StoragePass();
   gpt_sft::compiler::RegisterLowerFusionsPass();
   gpt_sft::compiler::RegisterVerifyStaticPass();
   gpt_sft::compiler::RegisterLowerToCpuPass();

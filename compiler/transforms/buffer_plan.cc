@@ -4,7 +4,8 @@
 // 1. number the ops of the function's block; a value's live range runs from
 //    its defining op to the last op of the block that reads it (the ancestor in
 //    the block of a use nested in a region, so a fusion region's reads count);
-// 2. size every result: element bytes x static elements, 64-byte aligned; a
+// 2. size every result: element bytes x static elements (2 for a result marked
+//    gpt.bf16_storage, bf16_storage.h), 64-byte aligned; a
 //    dynamic or unsized type is an error naming the op and value;
 // 3. donate: a result of gpt.adamw_update / gpt.muon_update overwrites its
 //    param/state operand, and micro_step's `gpt.add %grad/<param>, %g` its
@@ -34,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "ir/gpt_ops.h"
+#include "compiler/transforms/bf16_storage.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
@@ -87,6 +89,7 @@ absl::StatusOr<int64_t> ResultBytes(mlir::OpResult result) {
   }
   std::optional<int64_t> element = ElementBytes(shaped.getElementType());
   if (!element) return Error("unsized");
+  if (StoredAsBf16(result)) element = 2;
   return *element * shaped.getNumElements();
 }
 
@@ -271,8 +274,10 @@ absl::StatusOr<BufferPlan> PlanBuffers(mlir::func::FuncOp func, mlir::Operation*
         // epilogue-fused producer may still read, keeps its bytes).
         for (mlir::Value operand : llvm::reverse(op.getOperands())) {
           auto it = slot_of.find(operand);
+          // Bytes shared in place must hold one storage type: a bf16 result over f32 operand
+          // bytes would overwrite elements other work-items have yet to read.
           if (it == slot_of.end() || operand.getType() != result.getType() ||
-              llvm::count(op.getOperands(), operand) != 1) {
+              StoredAsBf16(operand) != StoredAsBf16(result) || llvm::count(op.getOperands(), operand) != 1) {
             continue;
           }
           const int root = root_of(it->second);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "compiler/transforms/autodiff_pass.h"
+#include "compiler/transforms/bf16_storage.h"
 #include "compiler/transforms/elide_gemm_input_rounding_pass.h"
 #include "compiler/transforms/lower_fusions_pass.h"
 #include "compiler/transforms/plan_buffers_pass.h"
@@ -39,6 +40,8 @@ absl::Status ParseStage(const std::string& name, Stage* stage) {
 
 TargetPasses CpuTargetPasses() { return {.gemms_round_bf16_inputs = true, .bf16_softcap_builtins = true}; }
 
+TargetPasses GpuTargetPasses() { return {.bf16_storage = true}; }
+
 absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_all,
                         std::vector<std::string>* remarks, int64_t buffer_alignment, const TargetPasses& target) {
   if (stage == Stage::kGpt) return absl::OkStatus();
@@ -55,6 +58,9 @@ absl::Status RunToStage(mlir::ModuleOp module, Stage stage, bool print_ir_after_
     pm.addPass(CreateVerifyStaticPass());
     if (target.gemms_round_bf16_inputs) pm.addPass(CreateElideGemmInputRoundingPass());
     pm.addPass(CreateFusePass(target.bf16_softcap_builtins));
+  }
+  if ((stage == Stage::kPlanned || stage == Stage::kLinalg) && target.bf16_storage) {
+    pm.addPass(CreateMarkBf16StoragePass());
   }
   if (stage == Stage::kPlanned || stage == Stage::kLinalg) pm.addPass(CreatePlanBuffersPass(buffer_alignment));
   if (stage == Stage::kLinalg) pm.addPass(CreateLowerFusionsPass());

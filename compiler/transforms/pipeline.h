@@ -38,9 +38,14 @@ struct TargetPasses {
   bool gemms_round_bf16_inputs = false;
   /// The target lowers the bf16 softcap's ops itself: gpt-fuse leaves them unfused.
   bool bf16_softcap_builtins = false;
+  /// The target's kernels read and write bf16 buffers (kernel_builder.h's seam):
+  /// gpt-mark-bf16-storage runs before gpt-plan-buffers.
+  bool bf16_storage = false;
 };
 /// The cpu driver's kernels: both (runtime/kernels/cpu/matmul_bf16.h, softcap_bf16.h).
 TargetPasses CpuTargetPasses();
+/// The opencl and cuda targets' kernels: bf16 storage.
+TargetPasses GpuTargetPasses();
 
 /// Runs the passes up to and including `stage` on `module`; the error carries the
 /// diagnostics. `print_ir_after_all` prints the module after every pass to stderr.

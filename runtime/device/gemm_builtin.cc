@@ -14,9 +14,11 @@ constexpr const char* kBufferNames[] = {"a", "b", "c_in", "c"};
 
 }  // namespace
 
-absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> all_args, std::string_view label, bool batched) {
-  const std::string where = absl::StrCat(std::string(label), " (builtin ",
-                                         std::string(batched ? kGemmBatchedBuiltin : kGemmBuiltin), ")");
+absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> all_args, std::string_view label, bool batched,
+                                      bool ab_bf16) {
+  const std::string_view builtin = ab_bf16 ? (batched ? kGemmBatchedBf16Builtin : kGemmBf16Builtin)
+                                           : (batched ? kGemmBatchedBuiltin : kGemmBuiltin);
+  const std::string where = absl::StrCat(std::string(label), " (builtin ", std::string(builtin), ")");
   auto is_int = [](const KernelArg& a) {
     return !a.is_buffer && (a.scalar.type == Scalar::Type::kI64 || a.scalar.type == Scalar::Type::kI32);
   };
@@ -62,12 +64,14 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> all_args, std:
   g.b = args[9].buffer;
   g.c_in = args[10].buffer;
   g.c = args[11].buffer;
+  g.ab_stored_bf16 = ab_bf16;
   if (g.M < 1 || g.N < 1 || g.K < 1) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": dims M=", g.M, " N=", g.N, " K=", g.K, " must be >= 1"));
   }
   const int64_t need[] = {g.batch * g.M * g.K, g.batch * g.K * g.N, g.beta != 0 ? g.batch * g.M * g.N : 0,
                           g.batch * g.M * g.N};
   const BufferRange* ranges[] = {&g.a, &g.b, &g.c_in, &g.c};
+  const int64_t element_bytes[] = {ab_bf16 ? 2 : 4, ab_bf16 ? 2 : 4, 4, 4};
   for (int i = 0; i < 4; ++i) {
     const BufferRange& r = *ranges[i];
     if (!InsideItsBuffer(r)) {
@@ -75,10 +79,10 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> all_args, std:
                                                      r.offset + r.bytes, ") lie outside its buffer of ",
                                                      r.buffer ? r.buffer->bytes() : 0, " bytes"));
     }
-    if (ranges[i]->bytes < need[i] * 4) {
+    if (ranges[i]->bytes < need[i] * element_bytes[i]) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": buffer ", kBufferNames[i], " holds ", ranges[i]->bytes,
                                                      " bytes; ", g.batch > 1 ? absl::StrCat(g.batch, " x ") : "", "[",
-                                                     g.M, ", ", g.N, ", ", g.K, "] needs ", need[i] * 4));
+                                                     g.M, ", ", g.N, ", ", g.K, "] needs ", need[i] * element_bytes[i]));
     }
   }
   return g;
@@ -86,13 +90,15 @@ absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> all_args, std:
 
 absl::StatusOr<GemmCall> ReadGemmBuiltin(std::string_view name, absl::Span<const KernelArg> args,
                                          std::string_view label, std::string_view driver) {
-  if (name != kGemmBuiltin && name != kGemmBatchedBuiltin) {
+  const bool bf16 = name == kGemmBf16Builtin || name == kGemmBatchedBf16Builtin;
+  if (name != kGemmBuiltin && name != kGemmBatchedBuiltin && !bf16) {
     return absl::UnimplementedError(absl::StrCat(std::string(label), ": the ", std::string(driver),
                                                  " driver has no builtin '", std::string(name), "' (it has ",
-                                                 std::string(kGemmBuiltin), " and ", std::string(kGemmBatchedBuiltin),
-                                                 ")"));
+                                                 std::string(kGemmBuiltin), ", ", std::string(kGemmBatchedBuiltin), ", ",
+                                                 std::string(kGemmBf16Builtin), " and ",
+                                                 std::string(kGemmBatchedBf16Builtin), ")"));
   }
-  return ReadGemmCall(args, label, name == kGemmBatchedBuiltin);
+  return ReadGemmCall(args, label, name == kGemmBatchedBuiltin || name == kGemmBatchedBf16Builtin, bf16);
 }
 
 ColumnMajorGemm ToColumnMajor(const GemmCall& g) {

@@ -21,6 +21,10 @@ inline constexpr std::string_view kGemmBuiltin = "gemm.f32";
 /// holding `batch` matrices back to back (Muon's Newton-Schulz over a group of same-shape
 /// matrices).
 inline constexpr std::string_view kGemmBatchedBuiltin = "gemm_batched.f32";
+/// The same two with A and B stored as bf16 (2 bytes an element; C_in and C stay f32): the
+/// product of bf16 values accumulated in fp32 (cuBLASLt: CUDA_R_16BF operands, CUBLAS_COMPUTE_32F).
+inline constexpr std::string_view kGemmBf16Builtin = "gemm.bf16";
+inline constexpr std::string_view kGemmBatchedBf16Builtin = "gemm_batched.bf16";
 
 /// C[M, N] = alpha op(A) op(B) + beta C_in, every matrix row-major f32; A is stored [M, K]
 /// ([K, M] when a_transposed), B [K, N] ([N, K] when b_transposed). C_in may be C itself.
@@ -30,6 +34,7 @@ struct GemmCall {
   int64_t batch = 1;  // matrices per buffer, back to back (strided batches)
   int64_t M = 0, N = 0, K = 0;
   bool a_transposed = false, b_transposed = false, inputs_bf16 = false;
+  bool ab_stored_bf16 = false;  // gemm.bf16: a and b hold bf16 elements
   double alpha = 1, beta = 0;
   BufferRange a, b, c_in, c;
 };
@@ -39,7 +44,9 @@ struct GemmCall {
 /// (a count, a kind, a dim below 1, a range outside its buffer or smaller than its matrix).
 /// `batched`: the gemm_batched.f32 form, a leading batch count (>= 1) first, every buffer
 /// `batch` times as large.
-absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label, bool batched = false);
+/// `ab_bf16`: the gemm.bf16 forms, a and b of 2-byte elements.
+absl::StatusOr<GemmCall> ReadGemmCall(absl::Span<const KernelArg> args, std::string_view label, bool batched = false,
+                                      bool ab_bf16 = false);
 
 /// What a driver's AddBuiltin does first: Unimplemented naming `driver` unless `name` is one of
 /// the gemm builtins, else ReadGemmCall.

@@ -75,6 +75,22 @@ TEST(GemmCall, ABufferSmallerThanItsMatrixIsRefusedNamingIt) {
       << g.status();
 }
 
+TEST(GemmCall, Bf16OperandsNeedTwoBytesAnElementAndCFour) {
+  SizedBuffer buf(1 << 20);
+  std::vector<KernelArg> args = Args(3, 5, 7, buf);
+  args[8].buffer.bytes = 3 * 7 * 2;  // a: [3, 7] bf16
+  args[9].buffer.bytes = 7 * 5 * 2;  // b: [7, 5] bf16
+  absl::StatusOr<GemmCall> g = ReadGemmBuiltin("gemm.bf16", args, "x", "cuda");
+  ASSERT_TRUE(g.ok()) << g.status();
+  EXPECT_TRUE(g->ab_stored_bf16);
+  EXPECT_FALSE(ReadGemmBuiltin("gemm.f32", args, "x", "cuda").ok());
+  args[11].buffer.bytes = 3 * 5 * 2;  // c stays f32
+  g = ReadGemmBuiltin("gemm.bf16", args, "x", "cuda");
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(std::string(g.status().message()).find("x (builtin gemm.bf16): buffer c holds 30 bytes"), std::string::npos)
+      << g.status();
+}
+
 TEST(GemmCall, ARangeOutsideItsBufferIsRefused) {
   SizedBuffer small(64);
   std::vector<KernelArg> args = Args(3, 5, 7, small);
@@ -91,7 +107,7 @@ TEST(GemmCall, ABuiltinOfAnotherNameIsRefusedNamingTheDriver) {
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_EQ(std::string(g.status().message()),
-            "gpt.matmul: the cuda driver has no builtin 'cpu.matmul.f32' (it has gemm.f32 and gemm_batched.f32)");
+            "gpt.matmul: the cuda driver has no builtin 'cpu.matmul.f32' (it has gemm.f32, gemm_batched.f32, gemm.bf16 and gemm_batched.bf16)");
   EXPECT_TRUE(ReadGemmBuiltin("gemm.f32", Args(3, 5, 7, buf), "gpt.matmul", "cuda").ok());
 }
 

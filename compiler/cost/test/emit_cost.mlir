@@ -12,13 +12,13 @@
 // CHECK: step: batch [2, 64], padded, grad_accum_steps 1, dp_world_size 1, dtype bf16
 // CHECK-LABEL: func @logits:
 // CHECK: #  kind       name{{.*}}unit{{.*}}bf16 GF   tf32 GF   fp32 GF{{.*}}read MB  write MB  local MB    time us  bound
-// CHECK: builtin    gemm.f32{{.*}}tf32-tc{{.*}}gpt.matmul
+// CHECK: builtin    gemm.bf16{{.*}}bf16-tc{{.*}}gpt.matmul
 // Under bf16 autocast attention runs on the warp-tile kernels, priced on bf16 tensor cores.
 // CHECK: kernel     flash_attention  {{.*}}bf16-tc{{.*}}gpt.attention
 // CHECK: total @logits:
 // CHECK-LABEL: func @micro_step:
 // CHECK: kernel     flash_attention_grad_kv {{.*}}bf16-tc{{.*}}gpt.attention_grad
-// CHECK: total @micro_step:{{.*}}ms; FLOPs bf16-tc {{[0-9.]+}} GF, tf32-tc{{.*}}GF, fp32{{.*}}GF; bytes read
+// CHECK: total @micro_step:{{.*}}ms; FLOPs bf16-tc {{[0-9.]+}} GF, tf32-tc 0.0 GF, fp32{{.*}}GF; bytes read
 // CHECK-LABEL: func @optimizer_step:
 // CHECK: kernel     adamw{{.*}}memory{{.*}}gpt.adamw_update
 // CHECK: training step on one h100 (micro_step x 1 + optimizer_step):

@@ -93,7 +93,8 @@ mlir::LogicalResult EmitLoss(lowering::OpLowering& lowering, gpt::CrossEntropyOp
   mlir::Location loc = lowering.loc();
   mlir::MLIRContext* ctx = host.getContext();
   auto type = llvm::cast<mlir::MemRefType>(lowering.BufferOf(ce.getLogits()).getType());
-  mlir::Type f = type.getElementType();
+  // The tensor's type: the buffer may hold bf16 (the kernel builder's seam).
+  mlir::Type f = llvm::cast<mlir::ShapedType>(ce.getLogits().getType()).getElementType();
   const int64_t N = type.getDimSize(0), V = type.getDimSize(1), ignore = ce.getIgnoreIndex();
   Value logits = Flatten(host, loc, lowering.BufferOf(ce.getLogits()));
   Value targets = lowering.BufferOf(ce.getTargets());
@@ -138,7 +139,8 @@ mlir::LogicalResult EmitGrad(lowering::OpLowering& lowering, gpt::CrossEntropyGr
   mlir::Location loc = lowering.loc();
   mlir::MLIRContext* ctx = host.getContext();
   auto type = llvm::cast<mlir::MemRefType>(lowering.BufferOf(ce.getLogits()).getType());
-  mlir::Type f = type.getElementType();
+  // The tensor's type: the buffer may hold bf16 (the kernel builder's seam).
+  mlir::Type f = llvm::cast<mlir::ShapedType>(ce.getLogits().getType()).getElementType();
   const int64_t N = type.getDimSize(0), V = type.getDimSize(1), ignore = ce.getIgnoreIndex();
   RequireTargetRange(lowering, ce.getTargets(), ignore, V);
   Value out_buffer = lowering.result(0);

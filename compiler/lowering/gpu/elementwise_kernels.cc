@@ -53,10 +53,19 @@ LogicalResult MakeGeneric(lowering::OpLowering& lowering, llvm::StringRef name, 
   auto generic = b.create<mlir::linalg::GenericOp>(
       loc, flat_ins, flat_outs, maps, llvm::ArrayRef<mlir::utils::IteratorType>{mlir::utils::IteratorType::parallel},
       [&](mlir::OpBuilder& nested, mlir::Location nested_loc, mlir::ValueRange args) {
-        mlir::FailureOr<llvm::SmallVector<Value>> values = scalar(nested, nested_loc, args.take_front(ins.size()));
+        // The bf16 seam (kernel_builder.h), as the kernels' Load and Store have it.
+        llvm::SmallVector<Value> in_scalars;
+        for (Value arg : args.take_front(ins.size())) {
+          in_scalars.push_back(IsBf16Storage(arg.getType()) ? WidenBf16(nested, nested_loc, arg) : arg);
+        }
+        mlir::FailureOr<llvm::SmallVector<Value>> values = scalar(nested, nested_loc, in_scalars);
         if (failed(values)) {
           ok = false;
           values = llvm::SmallVector<Value>(args.take_back(outs.size()));  // keeps the body well formed
+        } else {
+          for (auto [value, out] : llvm::zip(*values, args.take_back(outs.size()))) {
+            if (IsBf16Storage(out.getType())) value = NarrowToBf16(nested, nested_loc, value);
+          }
         }
         nested.create<mlir::linalg::YieldOp>(nested_loc, *values);
       });

@@ -103,7 +103,7 @@ mlir::LogicalResult EmitScatterAdd(lowering::OpLowering& lowering, gpt::Embeddin
   Value first = lowering.Scratch(mlir::MemRefType::get({N}, i32));
   Value next = lowering.Scratch(mlir::MemRefType::get({N}, i32));
   EmitLinks(host, loc, ids, first, next, N);
-  mlir::Type f = dy_type.getElementType();
+  mlir::Type f = llvm::cast<mlir::ShapedType>(e.getDy().getType()).getElementType();  // dy may be stored bf16
   const int64_t zero_grid = GridFor(table);
   EmitLaunch(host, loc, "zero", {zero_grid, 1, 1}, {kBlock, 1, 1}, {}, [&](KernelBuilder& k, mlir::ValueRange) {
     k.For(k.GlobalId(), k.Index(table), k.Index(zero_grid * kBlock),

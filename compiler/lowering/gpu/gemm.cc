@@ -119,19 +119,67 @@ void EmitTiledGemm(mlir::OpBuilder& host, mlir::Location loc, const GemmSpec& s)
              });
 }
 
+/// `buffer` as f32 for gemm.f32, whose operands are f32 (GEMM_BUILTIN.md): a bf16-storage
+/// buffer is widened into op-private scratch by a generated kernel, others are returned as is.
+Value F32Operand(lowering::OpLowering& lowering, Value buffer, const std::string& name) {
+  if (!buffer || !IsBf16Storage(buffer.getType())) return buffer;
+  mlir::OpBuilder& host = lowering.builder();
+  const int64_t n = llvm::cast<mlir::MemRefType>(buffer.getType()).getNumElements();
+  Value wide = lowering.Scratch(mlir::MemRefType::get({n}, host.getF32Type()));
+  constexpr int64_t kBlock = 256;
+  EmitLaunch(host, lowering.loc(), name, {CeilDiv(n, kBlock), 1, 1}, {kBlock, 1, 1}, {},
+             [&](KernelBuilder& k, mlir::ValueRange) {
+               Value at = k.GlobalId();
+               k.If(k.Lt(at, k.Index(n)), [&] { k.Store(k.Load(buffer, {at}), wide, {at}); });
+             });
+  return wide;
+}
+
 /// The vendor gemm as a builtin call into `product`, then the epilogue (if any) over it.
-void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& s) {
+void EmitVendorGemm(lowering::OpLowering& lowering, const GemmSpec& spec) {
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
-  const int64_t elements = s.batch * s.M * s.N;
-  Value product = s.c ? s.c : lowering.Scratch(mlir::MemRefType::get({elements}, host.getF32Type()));
+  const int64_t elements = spec.batch * spec.M * spec.N;
+  GemmSpec s = spec;
+  // Both operands in bf16 buffers: gemm.bf16 reads them as they are (bf16 tensor cores on cuda).
+  // Otherwise the f32 builtin, a bf16 operand widened for it.
+  const bool bf16_operands = IsBf16Storage(s.a.buffer.getType()) && IsBf16Storage(s.b.buffer.getType());
+  if (!bf16_operands) {
+    s.a.buffer = F32Operand(lowering, s.a.buffer, s.name + "_widen_a");
+    s.b.buffer = F32Operand(lowering, s.b.buffer, s.name + "_widen_b");
+  }
+  if (s.beta != 0.0 && IsBf16Storage(s.c_in.getType()) && s.epilogue) {
+    // A bf16 c_in the epilogue adds (alpha A B, then + beta c_in, as the tiled kernel sums)
+    // instead of a widened copy for the builtin.
+    const double beta = s.beta;
+    Value c_in = s.c_in;
+    GemmEpilogue inner = s.epilogue;
+    s.beta = 0.0;
+    s.c_in = Value();
+    s.epilogue = [=](KernelBuilder& k, Value value, Value at, Value row, Value col) {
+      Value term = k.Load(c_in, {at});
+      if (beta != 1.0) term = k.FMul(k.F32(beta), term);
+      inner(k, k.FAdd(value, term), at, row, col);
+    };
+  }
+  if (s.beta != 0.0) s.c_in = F32Operand(lowering, s.c_in, s.name + "_widen_c");
+  if (s.c && IsBf16Storage(s.c.getType()) && !s.epilogue) {
+    // A bf16 result: the product in f32 scratch, stored into c through the seam.
+    Value c = s.c;
+    s.c = Value();
+    s.epilogue = [c](KernelBuilder& k, Value value, Value at, Value, Value) { k.Store(value, c, {at}); };
+  }
+  Value product = s.c && !IsBf16Storage(s.c.getType()) ? s.c
+                                                        : lowering.Scratch(mlir::MemRefType::get({elements}, host.getF32Type()));
   llvm::SmallVector<Value> args;
   if (s.batch > 1) args.push_back(lowering.I64(s.batch));
   args.append({lowering.I64(s.M), lowering.I64(s.N), lowering.I64(s.K), lowering.I64(s.a.transposed ? 1 : 0),
                lowering.I64(s.b.transposed ? 1 : 0), lowering.I64(s.inputs_bf16 ? 1 : 0), lowering.F64(s.alpha),
                lowering.F64(s.beta)});
   args.append({s.a.buffer, s.b.buffer, s.beta != 0.0 ? s.c_in : product, product});
-  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr(s.batch > 1 ? "gemm_batched.f32" : "gemm.f32"), args);
+  const char* builtin = bf16_operands ? (s.batch > 1 ? "gemm_batched.bf16" : "gemm.bf16")
+                                      : (s.batch > 1 ? "gemm_batched.f32" : "gemm.f32");
+  host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr(builtin), args);
   if (!s.epilogue) return;
   constexpr int64_t kBlock = 256;
   EmitLaunch(host, loc, s.name + "_epilogue", {CeilDiv(elements, kBlock), 1, 1}, {kBlock, 1, 1}, {},

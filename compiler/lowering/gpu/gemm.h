@@ -32,7 +32,7 @@
 namespace gpt_sft::compiler::gpu_lowering {
 
 struct GemmOperand {
-  mlir::Value buffer;       // a flat memref of f32
+  mlir::Value buffer;       // a flat memref of f32, or of i16 (bf16 storage: kernel_builder.h)
   bool transposed = false;  // A: stored [K, M] (else [M, K]); B: stored [N, K] (else [K, N])
 };
 
@@ -67,7 +67,8 @@ struct GemmSpec {
 /// Emits the gemm at the lowering's place: the tiled kernel (a batch along the grid's z), or
 /// (kVendorBuiltin) a gpt.call_builtin "gemm.f32" (M, N, K, a_transposed, b_transposed,
 /// inputs_bf16, alpha, beta, a, b, c_in, c; runtime/device/GEMM_BUILTIN.md), "gemm_batched.f32"
-/// (batch first) when batch > 1, writing the product into `c` or op-private scratch, followed
+/// (batch first) when batch > 1, "gemm.bf16" / "gemm_batched.bf16" when A and B are both bf16
+/// buffers (else a bf16 operand is widened into scratch first), writing the product into `c` or op-private scratch, followed
 /// by a generated elementwise kernel "<name>_epilogue" when the spec has an epilogue.
 void EmitGemm(lowering::OpLowering& lowering, const GemmSpec& spec, GemmBackend backend);
 

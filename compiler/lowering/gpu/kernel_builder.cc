@@ -86,8 +86,12 @@ Value KernelBuilder::PrivateArray(int64_t n, mlir::Type type) {
   return b_.create<mlir::memref::AllocaOp>(mlir::MemRefType::get({n}, type, mlir::MemRefLayoutAttrInterface{}, space));
 }
 
-Value KernelBuilder::Load(Value memref, mlir::ValueRange indices) { return b_.create<mlir::memref::LoadOp>(memref, indices); }
+Value KernelBuilder::Load(Value memref, mlir::ValueRange indices) {
+  Value v = b_.create<mlir::memref::LoadOp>(memref, indices);
+  return IsBf16Storage(memref.getType()) ? WidenBf16(b_, b_.getLoc(), v) : v;
+}
 void KernelBuilder::Store(Value value, Value memref, mlir::ValueRange indices) {
+  if (IsBf16Storage(memref.getType())) value = NarrowToBf16(b_, b_.getLoc(), FCast(value, b_.getF32Type()));
   b_.create<mlir::memref::StoreOp>(value, memref, indices);
 }
 void KernelBuilder::Barrier() { b_.create<mlir::gpu::BarrierOp>(); }
@@ -197,6 +201,24 @@ mlir::gpu::LaunchOp EmitLaunch(mlir::OpBuilder& host, mlir::Location loc, llvm::
   inner.setInsertionPointToEnd(&entry);
   inner.create<mlir::gpu::TerminatorOp>(loc);
   return launch;
+}
+
+bool IsBf16Storage(mlir::Type type) {
+  if (auto shaped = llvm::dyn_cast<mlir::ShapedType>(type)) type = shaped.getElementType();
+  return type.isSignlessInteger(16);
+}
+
+// Integer ops only: SPIR-V's Kernel dialect has no bf16 type, and the bit pattern is the value.
+Value WidenBf16(mlir::OpBuilder& b, mlir::Location loc, Value bits) {
+  Value wide = b.create<arith::ExtUIOp>(loc, b.getI32Type(), bits);
+  Value high = b.create<arith::ShLIOp>(loc, wide, b.create<arith::ConstantIntOp>(loc, 16, 32));
+  return b.create<arith::BitcastOp>(loc, b.getF32Type(), high);
+}
+
+Value NarrowToBf16(mlir::OpBuilder& b, mlir::Location loc, Value value) {
+  Value bits = b.create<arith::BitcastOp>(loc, b.getI32Type(), value);
+  Value high = b.create<arith::ShRUIOp>(loc, bits, b.create<arith::ConstantIntOp>(loc, 16, 32));
+  return b.create<arith::TruncIOp>(loc, b.getI16Type(), high);
 }
 
 Value Flatten(mlir::OpBuilder& host, mlir::Location loc, Value buffer) {

@@ -102,7 +102,8 @@ class KernelBuilder {
   mlir::Value FCast(mlir::Value v, mlir::Type to);
   mlir::Value IntToFloat(mlir::Value v, mlir::Type to);
 
-  // Memory.
+  // Memory. Load and Store are the bf16 seam: a bf16-storage buffer (IsBf16Storage) is read
+  /// as f32 and written from f32, so a kernel computes in f32 whatever its buffers hold.
   /// `n` elements of `type` private to the work-item (registers or local memory).
   mlir::Value PrivateArray(int64_t n, mlir::Type type);
   mlir::Value Load(mlir::Value memref, mlir::ValueRange indices);
@@ -153,6 +154,15 @@ mlir::MemRefType WorkgroupMemRef(mlir::MLIRContext* context, llvm::ArrayRef<int6
 mlir::gpu::LaunchOp EmitLaunch(mlir::OpBuilder& host, mlir::Location loc, llvm::StringRef name, Dims grid, Dims block,
                                llvm::ArrayRef<mlir::MemRefType> workgroup,
                                llvm::function_ref<void(KernelBuilder&, mlir::ValueRange workgroup)> body);
+
+/// bf16 storage (compiler/transforms/bf16_storage.h): a buffer (or element type) of i16
+/// holds bf16 bit patterns; nothing else in a step is i16.
+bool IsBf16Storage(mlir::Type memref_or_element);
+/// A bf16 bit pattern (i16) as the f32 of the same value: exact.
+mlir::Value WidenBf16(mlir::OpBuilder& b, mlir::Location loc, mlir::Value bits);
+/// An f32 that holds a bf16 value (autocast rounded it) as its bit pattern: the dropped low
+/// half is zero, so this is exact; it does not round.
+mlir::Value NarrowToBf16(mlir::OpBuilder& b, mlir::Location loc, mlir::Value value);
 
 /// `buffer` (a memref of static shape, identity layout) seen as one dimension of its elements,
 /// created at `host`'s insertion point (a reinterpret_cast the launch list follows).

@@ -127,8 +127,19 @@ mlir::LogicalResult EmitMatmul(lowering::OpLowering& lowering, const GpuLowering
                                                : WeightGradSpec(lowering, llvm::cast<gpt::MatmulWeightGradOp>(op));
   spec.inputs_bf16 = UnderBf16Autocast(op);
   Value r = op->getResult(0);
-  if (mlir::Operation* z = AbsorbableConsumer(lowering)) {
-    const bool stores_r = llvm::any_of(r.getUsers(), [&](mlir::Operation* u) { return u != z; });
+  mlir::Operation* z = AbsorbableConsumer(lowering);
+  const bool stores_r = z && llvm::any_of(r.getUsers(), [&](mlir::Operation* u) { return u != z; });
+  auto add = llvm::dyn_cast_or_null<gpt::AddOp>(z);
+  if (add && !stores_r && llvm::count(add->getOperands(), r) == 1) {
+    // z = acc + r (the gradient accumulation): the gemm's own beta 1 with acc as c_in, so the
+    // vendor gemm accumulates in place rather than a separate add kernel reading the product.
+    Value acc = add.getLhs() == r ? add.getRhs() : add.getLhs();
+    spec.c = Flatten(host, loc, lowering.BufferOf(add.getResult()));
+    spec.c_in = Flatten(host, loc, lowering.BufferOf(acc));
+    spec.beta = 1.0;
+    spec.name = FusedName(spec.name, add);
+    lowering.Absorb(add);
+  } else if (z) {
     Value c = stores_r ? Flatten(host, loc, lowering.result(0)) : Value();
     spec.epilogue = ConsumerEpilogue(lowering, z, r, c);
     spec.name = FusedName(spec.name, z);

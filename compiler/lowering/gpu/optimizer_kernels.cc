@@ -196,9 +196,13 @@ mlir::LogicalResult EmitMuonGroup(lowering::OpLowering& lowering, llvm::ArrayRef
                 inv_stride = kPartAlignment;
   Value nesterov = scratch(count * nesterov_stride / 4, f32), partial = scratch(count * partial_stride / 8, f64);
   Value inv = scratch(count * inv_stride / 8, f64);
-  Value x = scratch(count * r * n, f32), x_next = scratch(count * r * n, f32);
-  Value A = scratch(count * r * r, f32), B = scratch(count * r * r, f32);
   const bool bf16 = UnderBf16Autocast(u);
+  // Under bf16 the iterates X, A and B are bf16 values (each rounded as it is stored, as
+  // nanochat's bf16 Newton-Schulz): bf16 buffers, so the products read bf16 operands.
+  mlir::Type ns = bf16 ? host.getI16Type() : f32;
+  const int64_t ns_bytes = bf16 ? 2 : 4;
+  Value x = scratch(count * r * n, ns), x_next = scratch(count * r * n, ns);
+  Value A = scratch(count * r * r, ns), B = scratch(count * r * r, ns);
   auto round = [&](KernelBuilder& k, Value v) { return bf16 ? EmitRoundToBf16(k.b(), loc, v) : v; };
   // Matrix m's part of a group scratch, a buffer of its own to the kernels (one kernel serves
   // every matrix).
@@ -207,7 +211,7 @@ mlir::LogicalResult EmitMuonGroup(lowering::OpLowering& lowering, llvm::ArrayRef
   };
   for (int64_t m = 0; m < count; ++m) {
     Value nesterov_m = part(nesterov, m * nesterov_stride, n_elems, f32), inv_m = part(inv, m * inv_stride, 1, f64);
-    Value x_m = part(x, m * r * n * 4, r * n, f32), partial_m = part(partial, m * partial_stride, parts, f64);
+    Value x_m = part(x, m * r * n * ns_bytes, r * n, ns), partial_m = part(partial, m * partial_stride, parts, f64);
     EmitMomentum(lowering, members[m].g, members[m].buf, members[m].new_buf, nesterov_m, partial_m, n_elems,
                  u.getMomentum().convertToDouble(), bf16);
     EmitInverseNorm(lowering, partial_m, parts, inv_m);
@@ -242,7 +246,7 @@ mlir::LogicalResult EmitMuonGroup(lowering::OpLowering& lowering, llvm::ArrayRef
   const double shape_scale = std::sqrt(std::max(1.0, double(R) / double(S)));
   for (int64_t m = 0; m < count; ++m) {
     const MuonMember& mm = members[m];
-    Value x_m = part(x, m * r * n * 4, r * n, f32);
+    Value x_m = part(x, m * r * n * ns_bytes, r * n, ns);
     ElementwiseLaunch(host, loc, "muon_update", n_elems, [&](KernelBuilder& k, Value e) {
       Value i = k.Div(e, k.Index(S)), j = k.Rem(e, k.Index(S));
       Value from = tall ? k.Add(k.Mul(j, k.Index(n)), i) : e;
@@ -263,7 +267,7 @@ mlir::LogicalResult EmitMuon(lowering::OpLowering& lowering, gpt::MuonUpdateOp u
   // X's matrices are a batch back to back, each where a buffer argument may start: shapes
   // whose X is not a multiple of the alignment run alone.
   auto type = llvm::cast<mlir::ShapedType>(u.getGrad().getType());
-  const bool fits = type.getNumElements() * 4 % kPartAlignment == 0;
+  const bool fits = type.getNumElements() * (UnderBf16Autocast(u) ? 2 : 4) % kPartAlignment == 0;
   llvm::SmallVector<gpt::MuonUpdateOp> group = {u};
   if (fits) {
     group = lowering::MatchMuonGroup(

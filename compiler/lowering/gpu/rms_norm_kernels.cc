@@ -41,7 +41,8 @@ mlir::LogicalResult EmitRmsNorm(lowering::OpLowering& lowering) {
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
   auto type = llvm::cast<mlir::MemRefType>(lowering.operand(0).getType());
-  mlir::Type f = type.getElementType();
+  // The arithmetic type is the tensor's: the buffer may hold bf16 (the kernel builder's seam).
+  mlir::Type f = llvm::cast<mlir::ShapedType>(op->getOperand(0).getType()).getElementType();
   if (!f.isF32()) return op->emitOpError("gpt-lower-to-gpu: the RMSNorm kernels run f32, not ") << f;
   const int64_t dim = type.getDimSize(type.getRank() - 1), rows = type.getNumElements() / dim;
   Value x = Flatten(host, loc, lowering.operand(0));

@@ -44,7 +44,9 @@ mlir::LogicalResult EmitRotary(lowering::OpLowering& lowering) {
   mlir::OpBuilder& host = lowering.builder();
   mlir::Location loc = lowering.loc();
   auto type = llvm::cast<mlir::MemRefType>(lowering.operand(0).getType());
-  if (!type.getElementType().isF32()) return op->emitOpError("gpt-lower-to-gpu: the rotary kernels run f32");
+  if (!llvm::cast<mlir::ShapedType>(op->getOperand(0).getType()).getElementType().isF32()) {
+    return op->emitOpError("gpt-lower-to-gpu: the rotary kernels run f32");
+  }
   const int64_t B = type.getDimSize(0), T = type.getDimSize(1), H = type.getDimSize(2), D = type.getDimSize(3);
   const int64_t half = D / 2;
   Value x = Flatten(host, loc, lowering.operand(0));

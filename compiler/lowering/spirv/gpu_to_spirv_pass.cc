@@ -51,7 +51,7 @@ using ::mlir::success;
 spirv::TargetEnvAttr OpenClTargetEnv(mlir::MLIRContext* ctx) {
   using C = spirv::Capability;
   auto triple = spirv::VerCapExtAttr::get(spirv::Version::V_1_0,
-                                          {C::Kernel, C::Addresses, C::Int64, C::Float64, C::Linkage}, {}, ctx);
+                                          {C::Kernel, C::Addresses, C::Int16, C::Int64, C::Float64, C::Linkage}, {}, ctx);
   return spirv::TargetEnvAttr::get(triple, spirv::getDefaultResourceLimits(ctx), spirv::ClientAPI::OpenCL,
                                    spirv::Vendor::Unknown, spirv::DeviceType::Unknown,
                                    spirv::TargetEnvAttr::kUnknownDeviceID);

@@ -156,8 +156,11 @@ class GemmPlan {
     const std::string what = absl::StrCat(std::string(label), " (cuBLASLt ", call.batch > 1 ? absl::StrCat(call.batch, " x ") : "",
                                           call.M, "x", call.N, "x", call.K, ")");
     // Exact fp32 products (no TF32), so the f32 step matches the interpreter as the generated
-    // gemm does; TF32 tensor cores where every input is a bf16 value (exact for them).
-    const int compute = call.inputs_bf16 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+    // gemm does; TF32 tensor cores where every input is a bf16 value held in f32 (exact for
+    // them); bf16 operands (gemm.bf16) on the bf16 tensor cores, accumulated in fp32.
+    const int compute =
+        call.inputs_bf16 && !call.ab_stored_bf16 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+    const int operand_type = call.ab_stored_bf16 ? kCudaR16BF : kCudaR32F;
     if (cublasStatus e = lt.MatmulDescCreate(&plan->desc_, compute, kCudaR32F); e != kCublasSuccess) {
       return BlasError(lt, e, "cublasLtMatmulDescCreate", what);
     }
@@ -165,12 +168,13 @@ class GemmPlan {
     lt.MatmulDescSetAttribute(plan->desc_, kMatmulDescTransB, &cm.op_b, sizeof(cm.op_b));
     struct {
       cublasLtMatrixLayout* layout;
+      int type;
       int64_t rows, cols, ld;
-    } layouts[] = {{&plan->a_, cm.a_rows, cm.a_cols, cm.a_ld},
-                   {&plan->b_, cm.b_rows, cm.b_cols, cm.b_ld},
-                   {&plan->c_, cm.c_rows, cm.c_cols, cm.c_ld}};
+    } layouts[] = {{&plan->a_, operand_type, cm.a_rows, cm.a_cols, cm.a_ld},
+                   {&plan->b_, operand_type, cm.b_rows, cm.b_cols, cm.b_ld},
+                   {&plan->c_, kCudaR32F, cm.c_rows, cm.c_cols, cm.c_ld}};
     for (auto& l : layouts) {
-      if (cublasStatus e = lt.MatrixLayoutCreate(l.layout, kCudaR32F, static_cast<uint64_t>(l.rows),
+      if (cublasStatus e = lt.MatrixLayoutCreate(l.layout, l.type, static_cast<uint64_t>(l.rows),
                                                  static_cast<uint64_t>(l.cols), l.ld);
           e != kCublasSuccess) {
         return BlasError(lt, e, "cublasLtMatrixLayoutCreate", what);

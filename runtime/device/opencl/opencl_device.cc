@@ -191,6 +191,7 @@ class ClCommandBuffer : public CommandBuffer {
   ClDevice* device_;
   std::vector<ClCommand> commands_;
   std::vector<cl_kernel> kernels_;  // owned: one per recorded launch
+  std::vector<cl_mem> widened_;     // owned: the f32 copies of gemm.bf16 operands
 };
 
 class ClMarker : public Marker {
@@ -378,7 +379,23 @@ absl::StatusOr<std::unique_ptr<Module>> ClDevice::LoadModule(ModuleFormat format
 
 ClCommandBuffer::~ClCommandBuffer() {
   for (cl_kernel k : kernels_) device_->cl().ReleaseKernel(k);
+  for (cl_mem m : widened_) device_->cl().ReleaseMemObject(m);
 }
+
+namespace {
+
+/// `count` bf16 elements of `from` at byte `offset` as f32 into `to` (from its start): through
+/// the host, in queue order (blocking calls on the in-order queue wait for the commands before).
+cl_int WidenBf16Through(const OpenClApi* api, cl_command_queue q, cl_mem from, size_t offset, size_t count, cl_mem to) {
+  std::vector<uint16_t> bits(count);
+  cl_int e = api->EnqueueReadBuffer(q, from, CL_TRUE, offset, count * 2, bits.data(), 0, nullptr, nullptr);
+  if (e != CL_SUCCESS) return e;
+  std::vector<uint32_t> wide(count);
+  for (size_t i = 0; i < count; ++i) wide[i] = static_cast<uint32_t>(bits[i]) << 16;
+  return api->EnqueueWriteBuffer(q, to, CL_TRUE, 0, count * 4, wide.data(), 0, nullptr, nullptr);
+}
+
+}  // namespace
 
 absl::Status ClCommandBuffer::AddLaunch(Kernel& kernel, const LaunchConfig& config, absl::Span<const KernelArg> args,
                                         std::string_view label) {
@@ -470,14 +487,36 @@ absl::Status ClCommandBuffer::AddBuiltin(std::string_view name, absl::Span<const
   if (!call.ok()) return call.status();
   absl::StatusOr<const ClBlastApi*> blast = ClBlastApi::Get();
   if (!blast.ok()) return absl::Status(blast.status().code(), absl::StrCat(std::string(label), ": ", blast.status().message()));
-  const GemmCall g = *call;
+  GemmCall g = *call;
   const OpenClApi* api = &device_->cl();
   const ClBlastApi* lt = *blast;
-  const cl_mem a = ClDevice::Mem(g.a), b = ClDevice::Mem(g.b), c = ClDevice::Mem(g.c), c_in = ClDevice::Mem(g.c_in);
+  cl_mem a = ClDevice::Mem(g.a), b = ClDevice::Mem(g.b);
+  const cl_mem c = ClDevice::Mem(g.c), c_in = ClDevice::Mem(g.c_in);
+  // gemm.bf16: CLBlast has no bf16, so its operands are widened into f32 copies this command
+  // buffer owns, through the host (PoCL checks the compiler's side of the contract, not speed).
+  const cl_mem bf16_a = a, bf16_b = b;
+  const size_t a_offset = g.a.offset, b_offset = g.b.offset;
+  const size_t a_count = static_cast<size_t>(g.batch * g.M * g.K), b_count = static_cast<size_t>(g.batch * g.K * g.N);
+  if (g.ab_stored_bf16) {
+    for (auto [mem, count] : {std::pair{&a, a_count}, std::pair{&b, b_count}}) {
+      cl_int e = CL_SUCCESS;
+      *mem = api->CreateBuffer(device_->context(), CL_MEM_READ_WRITE, count * 4, nullptr, &e);
+      if (e != CL_SUCCESS) return ClError(e, "clCreateBuffer", label);
+      widened_.push_back(*mem);
+    }
+    g.a.offset = 0;
+    g.b.offset = 0;
+  }
   const bool copy_in = g.beta != 0 && (c_in != c || g.c_in.offset != g.c.offset);
   const size_t c_bytes = static_cast<size_t>(g.batch * g.M * g.N * 4);
   commands_.push_back({std::string(label),
-                       [api, lt, g, a, b, c, c_in, copy_in, c_bytes](cl_command_queue q, cl_event* event) -> cl_int {
+                       [api, lt, g, a, b, c, c_in, copy_in, c_bytes, bf16_a, bf16_b, a_offset, b_offset, a_count,
+                        b_count](cl_command_queue q, cl_event* event) -> cl_int {
+                         if (g.ab_stored_bf16) {
+                           cl_int e = WidenBf16Through(api, q, bf16_a, a_offset, a_count, a);
+                           if (e == CL_SUCCESS) e = WidenBf16Through(api, q, bf16_b, b_offset, b_count, b);
+                           if (e != CL_SUCCESS) return e;
+                         }
                          if (copy_in) {
                            cl_int e = api->EnqueueCopyBuffer(q, c_in, c, g.c_in.offset, g.c.offset, c_bytes, 0,
                                                              nullptr, nullptr);

@@ -59,14 +59,15 @@ func.func @input_grad(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %w: tensor<96x64
   return %dx : tensor<66x64xf32>
 }
 
-// The residual add right after the matmul is its epilogue: C is not stored, h + acc is.
+// The residual add right after the matmul is the gemm's beta 1 with h as C_in: C is not
+// stored, acc + h is.
 // CHECK-LABEL: func.func @residual
 // CHECK: gpu.launch
 // CHECK: scf.if
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: %[[AT:.*]] = arith.addi
 // CHECK-NEXT: %[[H:.*]] = memref.load %{{.*}}[%[[AT]]] : memref<2112xf32>
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[H]], %{{.*}}#0 : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %{{.*}}#0, %[[H]] : f32
 // CHECK-NEXT: memref.store %[[S]], %{{.*}}[%[[AT]]] : memref<2112xf32>
 // CHECK: } {gpt.kernel_name = "matmul_add", gpt.op = "gpt.matmul"}
 // CHECK-NOT: gpu.launch
@@ -105,7 +106,7 @@ func.func @stored_too(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c1{{.*}}, {{.*}} = %c2{{.*}}, {{.*}} = %c1{{.*}})
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %c66{{.*}} step %c16
 // CHECK: %[[OLD:.*]] = memref.load %[[ACCF]][%[[AT:.*]]] : memref<6144xf32>
-// CHECK-NEXT: %[[NEW:.*]] = arith.addf %[[OLD]], %{{.*}}#0 : f32
+// CHECK-NEXT: %[[NEW:.*]] = arith.addf %{{.*}}#0, %[[OLD]] : f32
 // CHECK-NEXT: memref.store %[[NEW]], %[[ACCF]][%[[AT]]] : memref<6144xf32>
 // CHECK: } {gpt.kernel_name = "matmul_weight_grad_add", gpt.op = "gpt.matmul_weight_grad"}
 // CHECK: } {gpt.kernel_name = "matmul", gpt.op = "gpt.matmul"}

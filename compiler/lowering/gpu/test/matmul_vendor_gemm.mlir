@@ -18,28 +18,29 @@
 // BAD: gpt-lower-to-gpu: gemm must be tiled or vendor, got 'fast'
 // FLAG: gptc: --gemm=clblast: the cuda target's gemm is cublaslt or tiled
 // ENV: GPT_SFT_OPENCL_GEMM='cublaslt': the opencl target's gemm is clblast or tiled
-// Under bf16 autocast every matmul and weight gradient says its inputs are bf16 values, and so
-// do Muon's Newton-Schulz products (in bf16 as nanochat's), each followed by the epilogue that
-// rounds its result.
+// Under bf16 autocast every matmul and weight gradient reads bf16 buffers (bf16 storage), so
+// it is gemm.bf16 (and says its inputs are bf16 values), and so are Muon's Newton-Schulz
+// products (in bf16 as nanochat's: X, A and B in bf16 scratch), each followed by the epilogue
+// that rounds its result (and adds a bf16 c_in itself: beta 0 for the builtin).
 // BF16-LABEL: @micro_step
-// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
-// BF16: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0,
-// BF16-NOT: builtin gemm.f32 ({{.*}}, i64 0, f64
+// BF16-NOT: builtin gemm.f32
+// BF16: builtin gemm.bf16 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0,
+// BF16-NOT: builtin gemm.f32
 // The four [128, 128] attention matrices are one Muon group: each product one batched gemm
 // (batch 4 first); the MLP's two matrices, of other shapes, are groups of one.
 // BF16-LABEL: @optimizer_step
-// BF16-NOT: builtin gemm{{.*}}.f32 ({{.*}}, i64 0, f64
-// BF16: builtin gemm_batched.f32 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
-// BF16-NEXT: kernel muon_gram_epilogue
-// BF16-NEXT: builtin gemm_batched.f32 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 0, i64 1, f64 2.0315, f64 -4.775, {{.*}}) <- gpt.muon_update
-// BF16-NEXT: kernel muon_gram_epilogue
-// BF16: builtin gemm.f32 (i64 128, i64 128, i64 512, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
-// BF16-NOT: builtin gemm{{.*}}.f32 ({{.*}}, i64 0, f64
+// BF16-NOT: builtin gemm{{.*}}.f32
+// BF16: builtin gemm_batched.bf16 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NEXT: kernel {{.*}}epilogue
+// BF16-NEXT: builtin gemm_batched.bf16 (i64 4, i64 128, i64 128, i64 128, i64 0, i64 0, i64 1, f64 2.0315, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NEXT: kernel muon_poly_epilogue
+// BF16: builtin gemm.bf16 (i64 128, i64 128, i64 512, i64 0, i64 1, i64 1, f64 1, f64 0, {{.*}}) <- gpt.muon_update
+// BF16-NOT: builtin gemm{{.*}}.f32
 // TILED-NOT: builtin gemm.f32
 // TILED: kernel matmul_add
-// VENDOR-NOT: kernel matmul_add grid
-// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 0, f64 1, f64 0,
-// VENDOR: kernel matmul_add_epilogue grid [64,1,1] block [256,1,1]
+// VENDOR-NOT: kernel matmul_add
+// VENDOR: builtin gemm.f32 (i64 128, i64 128, i64 128, i64 0, i64 1, i64 0, f64 1, f64 1,
+// VENDOR-NOT: kernel matmul_add
 
 // y = x w^T: M = 66, N = 32, K = 64, w stored [N, K] (b transposed), alpha 1, beta 0, c_in = c.
 // CHECK-LABEL: func.func @plain
@@ -64,14 +65,10 @@ func.func @input_grad(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %w: tensor<96x64
   return %dx : tensor<66x64xf32>
 }
 
-// The residual add the matmul absorbs: the product goes to op-private scratch, then one
-// elementwise launch over its 66 x 32 elements loads it, adds h and stores r.
+// The residual add the matmul absorbs: the builtin's beta 1 with h as c_in, the sum written
+// into r's buffer, no elementwise launch.
 // CHECK-LABEL: func.func @residual
-// CHECK: gpt.call_builtin "gemm.f32"({{.*}}, %[[P:[a-z0-9_]+]], %[[P]])
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c9{{.*}}, {{.*}} = %c1{{.*}}, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c256
-// CHECK: memref.load %[[P]]
-// CHECK: arith.addf
-// CHECK: } {gpt.kernel_name = "matmul_add_epilogue", gpt.op = "gpt.matmul"}
+// CHECK: gpt.call_builtin "gemm.f32"({{.*}}, %cst{{[_0-9]*}}, %cst{{[_0-9]*}}, %{{.*}}, %{{.*}}, %[[H:[a-z0-9_]+]], %[[R:[a-z0-9_]+]])
 // CHECK-NOT: gpu.launch
 // CHECK: return
 func.func @residual(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32> {gpt.name = "w"},
@@ -82,10 +79,13 @@ func.func @residual(%x: tensor<66x64xf32> {gpt.name = "x"}, %w: tensor<32x64xf32
 }
 
 // The weight gradient accumulated into its argument: dw [N = 96, K = 64] = dy^T x over the 66
-// tokens, a transposed, then acc + dw in the epilogue.
+// tokens, a transposed, accumulated by the builtin itself (beta 1, c_in = c = the gradient).
 // CHECK-LABEL: func.func @accumulate
-// CHECK: gpt.call_builtin "gemm.f32"(%c96_i64, %c64_i64, %c66_i64, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}},
-// CHECK: } {gpt.kernel_name = "matmul_weight_grad_add_epilogue", gpt.op = "gpt.matmul_weight_grad"}
+// CHECK-SAME: %[[ACC:[a-z0-9]+]]: memref<96x64xf32> {gpt.name = "grad/w"}
+// CHECK: %[[C:.*]] = memref.reinterpret_cast %[[ACC]]
+// CHECK: %[[CIN:.*]] = memref.reinterpret_cast %[[ACC]]
+// CHECK: gpt.call_builtin "gemm.f32"(%c96_i64, %c64_i64, %c66_i64, %c1_i64{{[_0-9]*}}, %c0_i64{{[_0-9]*}}, {{.*}}, %[[CIN]], %[[C]])
+// CHECK-NOT: gpu.launch
 func.func @accumulate(%dy: tensor<66x96xf32> {gpt.name = "dy"}, %x: tensor<66x64xf32> {gpt.name = "x"},
                       %acc: tensor<96x64xf32> {gpt.name = "grad/w"}) -> (tensor<96x64xf32> {gpt.name = "grad/w"}) {
   %dw = gpt.matmul_weight_grad %dy, %x : tensor<66x96xf32>, tensor<66x64xf32>
