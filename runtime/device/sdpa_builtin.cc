@@ -65,18 +65,22 @@ absl::StatusOr<SdpaCall> ReadSdpaBuiltin(std::string_view name, absl::Span<const
   if (c.H % c.Hkv != 0) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": H=", c.H, " is not a multiple of Hkv=", c.Hkv));
   }
-  if (dtype != 0 && dtype != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": dtype ", dtype, " is neither 0 (f32) nor 1 (bf16)"));
+  if (dtype < 0 || dtype >= (int64_t{1} << kSdpaTensorCount)) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": dtype ", dtype,
+                                                   " is not a mask of bf16 tensors (bits 0-7: q, k, v, out, dout, "
+                                                   "dq, dk, dv)"));
   }
-  c.storage = static_cast<SdpaStorage>(dtype);
+  c.bf16_tensors = static_cast<uint32_t>(dtype);
   BufferRange* forward_ranges[] = {&c.q, &c.k, &c.v, &c.out, &c.lse};
   BufferRange* backward_ranges[] = {&c.q, &c.k, &c.v, &c.out, &c.dout, &c.lse, &c.dq, &c.dk, &c.dv};
-  const int64_t e = c.ElementBytes(), lse_bytes = c.B * c.H * c.T * 4;
-  const int64_t forward_need[] = {c.QElements() * e, c.KvElements() * e, c.KvElements() * e, c.QElements() * e,
-                                  lse_bytes};
-  const int64_t backward_need[] = {c.QElements() * e, c.KvElements() * e, c.KvElements() * e,
-                                   c.QElements() * e, c.QElements() * e,  lse_bytes,
-                                   c.QElements() * e, c.KvElements() * e, c.KvElements() * e};
+  const int64_t lse_bytes = c.B * c.H * c.T * 4;
+  auto q_bytes = [&](SdpaTensor t) { return c.QElements() * c.ElementBytes(t); };
+  auto kv_bytes = [&](SdpaTensor t) { return c.KvElements() * c.ElementBytes(t); };
+  const int64_t forward_need[] = {q_bytes(SdpaTensor::kQ), kv_bytes(SdpaTensor::kK), kv_bytes(SdpaTensor::kV),
+                                  q_bytes(SdpaTensor::kOut), lse_bytes};
+  const int64_t backward_need[] = {q_bytes(SdpaTensor::kQ),    kv_bytes(SdpaTensor::kK),  kv_bytes(SdpaTensor::kV),
+                                   q_bytes(SdpaTensor::kOut),  q_bytes(SdpaTensor::kDout), lse_bytes,
+                                   q_bytes(SdpaTensor::kDq),   kv_bytes(SdpaTensor::kDk), kv_bytes(SdpaTensor::kDv)};
   for (size_t i = 0; i < buffer_names.size(); ++i) {
     BufferRange& r = c.backward ? *backward_ranges[i] : *forward_ranges[i];
     r = args[kScalars + i].buffer;

@@ -19,10 +19,13 @@ namespace gpt_sft::runtime::device {
 inline constexpr std::string_view kSdpaForwardBuiltin = "sdpa_fwd.cudnn";
 inline constexpr std::string_view kSdpaBackwardBuiltin = "sdpa_bwd.cudnn";
 
-/// What q, k, v, out, dout, dq, dk, dv store (the `dtype` scalar). Either way cuDNN computes on
-/// bf16 values: f32 buffers (bf16 values in f32 storage under autocast) are rounded into bf16
-/// scratch before the call and the results widened after it.
-enum class SdpaStorage { kF32 = 0, kBf16 = 1 };
+/// The tensors whose storage the `dtype` scalar describes, as its bit numbers: bit b set means
+/// that tensor's buffer stores bf16 (2 bytes an element), clear means f32. Under bf16 storage
+/// q, k, v are bf16 while out and the gradients are f32, so one flag for all cannot say it.
+/// Either way cuDNN computes on bf16 values: f32 buffers (bf16 values in f32 storage under
+/// autocast) are rounded into bf16 scratch before the call and the results widened after it.
+enum class SdpaTensor { kQ = 0, kK, kV, kOut, kDout, kDq, kDk, kDv };
+inline constexpr int64_t kSdpaTensorCount = 8;
 
 /// One call. Layouts (row-major): q, out, dout, dq [B, T, H, D]; k, v, dk, dv [B, T, Hkv, D];
 /// lse [B, H, T] f32, the natural log-sum-exp of each query row's scaled scores (cuDNN's
@@ -30,13 +33,14 @@ enum class SdpaStorage { kF32 = 0, kBf16 = 1 };
 struct SdpaCall {
   bool backward = false;
   int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
-  SdpaStorage storage = SdpaStorage::kF32;
+  uint32_t bf16_tensors = 0;  // the dtype scalar: bit SdpaTensor set = stored as bf16
   bool causal = true;
   double scale = 0;
   BufferRange q, k, v, out, lse;  // forward: q, k, v read; out, lse written
   BufferRange dout, dq, dk, dv;   // backward: q, k, v, out, dout, lse read; dq, dk, dv written
 
-  int64_t ElementBytes() const { return storage == SdpaStorage::kBf16 ? 2 : 4; }
+  bool StoresBf16(SdpaTensor t) const { return (bf16_tensors >> static_cast<int>(t)) & 1u; }
+  int64_t ElementBytes(SdpaTensor t) const { return StoresBf16(t) ? 2 : 4; }
   int64_t QElements() const { return B * T * H * D; }
   int64_t KvElements() const { return B * T * Hkv * D; }
 };

@@ -22,7 +22,7 @@ KernelArg F(double v) { return KernelArg::Of(Scalar{Scalar::Type::kF64, 0, v}); 
 
 // B 2, T 8, H 4, Hkv 2, D 16, f32 buffers.
 std::vector<KernelArg> Args(bool backward, Buffer& buf, int64_t dtype = 0) {
-  const int64_t e = dtype == 1 ? 2 : 4, q = 2 * 8 * 4 * 16 * e, kv = 2 * 8 * 2 * 16 * e, lse = 2 * 4 * 8 * 4;
+  const int64_t e = dtype != 0 ? 2 : 4, q = 2 * 8 * 4 * 16 * e, kv = 2 * 8 * 2 * 16 * e, lse = 2 * 4 * 8 * 4;
   auto b = [&](int64_t bytes) { return KernelArg::Of(BufferRange{&buf, 0, bytes}); };
   std::vector<KernelArg> args = {I(2), I(8), I(4), I(2), I(16), I(dtype), I(1), F(0.25)};
   if (!backward) {
@@ -45,7 +45,7 @@ TEST(SdpaCall, ReadsTheForwardInOrder) {
   EXPECT_EQ(c->H, 4);
   EXPECT_EQ(c->Hkv, 2);
   EXPECT_EQ(c->D, 16);
-  EXPECT_EQ(c->storage, SdpaStorage::kF32);
+  EXPECT_EQ(c->bf16_tensors, 0u);
   EXPECT_TRUE(c->causal);
   EXPECT_EQ(c->scale, 0.25);
   EXPECT_EQ(c->lse.bytes, 2 * 4 * 8 * 4);
@@ -54,13 +54,28 @@ TEST(SdpaCall, ReadsTheForwardInOrder) {
 
 TEST(SdpaCall, ReadsTheBackwardInOrderAndBf16Storage) {
   SizedBuffer buf(1 << 20);
-  absl::StatusOr<SdpaCall> c = ReadSdpaBuiltin("sdpa_bwd.cudnn", Args(true, buf, 1), "attn_grad");
+  absl::StatusOr<SdpaCall> c = ReadSdpaBuiltin("sdpa_bwd.cudnn", Args(true, buf, 255), "attn_grad");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_TRUE(c->backward);
-  EXPECT_EQ(c->storage, SdpaStorage::kBf16);
+  EXPECT_EQ(c->bf16_tensors, 255u);
+  EXPECT_TRUE(c->StoresBf16(SdpaTensor::kDv));
   EXPECT_EQ(c->dq.bytes, 2 * 8 * 4 * 16 * 2);
   EXPECT_EQ(c->dk.bytes, 2 * 8 * 2 * 16 * 2);
   EXPECT_EQ(c->lse.bytes, 2 * 4 * 8 * 4);
+}
+
+// Under bf16 storage q, k, v are bf16 buffers and out f32: each buffer is sized by its own bit.
+TEST(SdpaCall, ReadsAMaskOfBf16Tensors) {
+  SizedBuffer buf(1 << 20);
+  std::vector<KernelArg> args = Args(false, buf);  // every buffer sized for f32
+  args[5] = I(0b0111);
+  absl::StatusOr<SdpaCall> c = ReadSdpaBuiltin("sdpa_fwd.cudnn", args, "attn");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(c->StoresBf16(SdpaTensor::kQ));
+  EXPECT_TRUE(c->StoresBf16(SdpaTensor::kV));
+  EXPECT_FALSE(c->StoresBf16(SdpaTensor::kOut));
+  EXPECT_EQ(c->ElementBytes(SdpaTensor::kK), 2);
+  EXPECT_EQ(c->ElementBytes(SdpaTensor::kOut), 4);
 }
 
 TEST(SdpaCall, RefusalsNameTheLaunchAndTheArgument) {
@@ -76,8 +91,8 @@ TEST(SdpaCall, RefusalsNameTheLaunchAndTheArgument) {
             std::string::npos);
 
   args = Args(false, buf);
-  args[5] = I(7);
-  EXPECT_NE(Message(ReadSdpaBuiltin("sdpa_fwd.cudnn", args, "attn")).find("dtype 7"), std::string::npos);
+  args[5] = I(256);
+  EXPECT_NE(Message(ReadSdpaBuiltin("sdpa_fwd.cudnn", args, "attn")).find("dtype 256"), std::string::npos);
 
   args = Args(false, buf);
   args[7] = I(1);

@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <cmath>
+#include <initializer_list>
 
 #include "ir/gpt_ops.h"
 #include "compiler/lowering/gpu/gpu_kernels.h"
@@ -34,13 +35,22 @@ namespace {
 
 using ::mlir::Value;
 
-/// The builtins' `dtype` scalar: what the buffers store (the values are bf16 values either way
-/// to cuDNN, which the driver rounds f32 storage to).
-constexpr int64_t kStorageF32 = 0, kStorageBf16 = 1;
+/// The builtins' `dtype` scalar: a mask whose bit i says the i-th of q, k, v, out, dout, dq,
+/// dk, dv (in that order; the forward names the first four) is stored as bf16, else f32. Under
+/// bf16 storage q, k and v are bf16 buffers while out and the gradients stay f32, so the mask
+/// is read off the buffers, never the tensor types (f32 either way). cuDNN computes on bf16
+/// values; the driver rounds the f32 ones into staging.
+int64_t Bf16StorageMask(std::initializer_list<Value> buffers) {
+  int64_t mask = 0, bit = 0;
+  for (Value buffer : buffers) {
+    if (IsBf16Storage(buffer.getType())) mask |= int64_t{1} << bit;
+    ++bit;
+  }
+  return mask;
+}
 
 struct SdpaShape {
   int64_t B = 0, T = 0, H = 0, Hkv = 0, D = 0;
-  int64_t dtype = kStorageF32;
   double scale = 0;
 };
 
@@ -58,18 +68,15 @@ mlir::FailureOr<SdpaShape> ShapeOf(Op op) {
     return op.emitOpError("gpt-lower-to-gpu{attention=cudnn}: cuDNN's GQA needs H a multiple of Hkv, got H=")
            << s.H << " Hkv=" << s.Hkv;
   }
-  mlir::Type element = q.getElementType();
-  if (element.isBF16()) {
-    s.dtype = kStorageBf16;
-  } else if (!element.isF32()) {
+  if (!q.getElementType().isF32()) {
     return op.emitOpError("gpt-lower-to-gpu{attention=cudnn}: the sdpa builtins read f32 or bf16 buffers, got ") << q;
   }
   return s;
 }
 
-llvm::SmallVector<Value> Scalars(lowering::OpLowering& lowering, const SdpaShape& s) {
-  return {lowering.I64(s.B),     lowering.I64(s.T),     lowering.I64(s.H), lowering.I64(s.Hkv),
-          lowering.I64(s.D),     lowering.I64(s.dtype), lowering.I64(1),   lowering.F64(s.scale)};
+llvm::SmallVector<Value> Scalars(lowering::OpLowering& lowering, const SdpaShape& s, int64_t bf16_mask) {
+  return {lowering.I64(s.B), lowering.I64(s.T),         lowering.I64(s.H), lowering.I64(s.Hkv),
+          lowering.I64(s.D), lowering.I64(bf16_mask), lowering.I64(1),   lowering.F64(s.scale)};
 }
 
 mlir::MemRefType LseType(mlir::OpBuilder& host, const SdpaShape& s) {
@@ -77,7 +84,7 @@ mlir::MemRefType LseType(mlir::OpBuilder& host, const SdpaShape& s) {
 }
 
 void CallForward(lowering::OpLowering& lowering, const SdpaShape& s, Value q, Value k, Value v, Value out, Value lse) {
-  llvm::SmallVector<Value> args = Scalars(lowering, s);
+  llvm::SmallVector<Value> args = Scalars(lowering, s, Bf16StorageMask({q, k, v, out}));
   args.append({q, k, v, out, lse});
   lowering.builder().create<gpt::CallBuiltinOp>(lowering.loc(), lowering.builder().getStringAttr("sdpa_fwd.cudnn"),
                                                 args);
@@ -125,9 +132,10 @@ mlir::LogicalResult EmitBackward(lowering::OpLowering& lowering, gpt::AttentionG
     lse = flat(lowering.Scratch(LseType(host, *s)));
     CallForward(lowering, *s, q, k, v, recomputed, lse);
   }
-  llvm::SmallVector<Value> args = Scalars(lowering, *s);
-  args.append({q, k, v, flat(lowering.BufferOf(op.getOut())), flat(lowering.BufferOf(op.getDout())), lse,
-               flat(lowering.result(0)), flat(lowering.result(1)), flat(lowering.result(2))});
+  Value out = flat(lowering.BufferOf(op.getOut())), dout = flat(lowering.BufferOf(op.getDout()));
+  Value dq = flat(lowering.result(0)), dk = flat(lowering.result(1)), dv = flat(lowering.result(2));
+  llvm::SmallVector<Value> args = Scalars(lowering, *s, Bf16StorageMask({q, k, v, out, dout, dq, dk, dv}));
+  args.append({q, k, v, out, dout, lse, dq, dk, dv});
   host.create<gpt::CallBuiltinOp>(loc, host.getStringAttr("sdpa_bwd.cudnn"), args);
   return mlir::success();
 }

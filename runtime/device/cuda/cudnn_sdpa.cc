@@ -1,9 +1,9 @@
-// Implements CudnnSdpa and SdpaCommand. A call on f32 buffers (bf16 values in f32 storage):
-//   1. its inputs are rounded into bf16 staging scratch (exact: they hold bf16 values);
-//   2. cuDNN runs on the staged tensors, writing lse (f32) in place and its bf16 outputs into
-//      staging;
-//   3. the outputs are widened into the call's f32 buffers.
-// A call on bf16 buffers hands them to cuDNN as they are. The backward's rowsum(dO * O) lives
+// Implements CudnnSdpa and SdpaCommand. A call's f32 buffers (bf16 values in f32 storage):
+//   1. its f32 inputs are rounded into bf16 staging scratch (exact: they hold bf16 values);
+//   2. cuDNN runs on the staged and the bf16 tensors, writing lse (f32) in place and its
+//      outputs into staging (f32 ones) or their own buffers (bf16 ones);
+//   3. the staged outputs are widened into the call's f32 buffers.
+// Buffers that store bf16 (the dtype mask) go to cuDNN as they are. The backward's rowsum(dO * O) lives
 // in staging either way.
 #include "runtime/device/cuda/cudnn_sdpa.h"
 
@@ -115,26 +115,26 @@ absl::StatusOr<std::unique_ptr<SdpaCommand>> CudnnSdpa::Record(const SdpaCall& c
   command->scale_ = shape.scale;
   command->neg_inf_ = -std::numeric_limits<float>::infinity();
   // What cuDNN reads and writes, in uid order, with whether it goes through staging.
-  const bool stage = call.storage == SdpaStorage::kF32;
   struct Operand {
+    SdpaTensor tensor;
     int64_t uid;
     const BufferRange* range;
     int64_t elements;
     bool written;
   };
-  std::vector<Operand> operands = {{kUidQ, &call.q, call.QElements(), false},
-                                   {kUidK, &call.k, call.KvElements(), false},
-                                   {kUidV, &call.v, call.KvElements(), false},
-                                   {kUidO, &call.out, call.QElements(), !call.backward}};
+  std::vector<Operand> operands = {{SdpaTensor::kQ, kUidQ, &call.q, call.QElements(), false},
+                                   {SdpaTensor::kK, kUidK, &call.k, call.KvElements(), false},
+                                   {SdpaTensor::kV, kUidV, &call.v, call.KvElements(), false},
+                                   {SdpaTensor::kOut, kUidO, &call.out, call.QElements(), !call.backward}};
   if (call.backward) {
-    operands.push_back({kUidDO, &call.dout, call.QElements(), false});
-    operands.push_back({kUidDQ, &call.dq, call.QElements(), true});
-    operands.push_back({kUidDK, &call.dk, call.KvElements(), true});
-    operands.push_back({kUidDV, &call.dv, call.KvElements(), true});
+    operands.push_back({SdpaTensor::kDout, kUidDO, &call.dout, call.QElements(), false});
+    operands.push_back({SdpaTensor::kDq, kUidDQ, &call.dq, call.QElements(), true});
+    operands.push_back({SdpaTensor::kDk, kUidDK, &call.dk, call.KvElements(), true});
+    operands.push_back({SdpaTensor::kDv, kUidDV, &call.dv, call.KvElements(), true});
   }
   int64_t offset = 0;
   for (const Operand& o : operands) {
-    if (!stage) {
+    if (call.StoresBf16(o.tensor)) {
       command->device_tensors_.emplace_back(o.uid, AddressOf(*o.range));
       continue;
     }

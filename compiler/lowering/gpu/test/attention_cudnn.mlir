@@ -1,6 +1,6 @@
 // gpt-lower-to-gpu{attention=cudnn} (gptc --attention=cudnn): gpt.attention and
 // gpt.attention_grad become the cuda driver's builtins sdpa_fwd.cudnn / sdpa_bwd.cudnn with the
-// arguments runtime/device/SDPA_BUILTIN.md fixes: B, T, H, Hkv, D, dtype (0: f32 buffers),
+// arguments runtime/device/SDPA_BUILTIN.md fixes: B, T, H, Hkv, D, dtype (a mask of bf16 buffers),
 // causal (i64); scale (f64); q, k, v -> out, lse and q, k, v, out, dout, lse -> dq, dk, dv.
 // The backward reads the lse its forward kept (the same arena bytes). With GQA (H 2, Hkv 1)
 // the forward is cuDNN's and the backward the generated kernels' (reading cuDNN's lse).
@@ -44,9 +44,10 @@
 // GQA: kernel attention_grad_kv {{.*}}[[LSE]]{{.*}} <- gpt.attention_grad
 // GQA-NOT: sdpa_bwd
 
-// Under bf16 the buffers are still f32 holding bf16 values: dtype 0, the driver rounds.
-// ENV: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125,
-// ENV: builtin sdpa_bwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 0, i64 1, f64 0.125,
+// Under bf16 storage q, k, v (and dout) are bf16 buffers, out and the gradients f32: the forward's
+// mask is 0b0111 (7), the backward's 0b10111 (23); the driver stages only the f32 ones.
+// ENV: builtin sdpa_fwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 7, i64 1, f64 0.125,
+// ENV: builtin sdpa_bwd.cudnn (i64 2, i64 64, i64 2, i64 2, i64 64, i64 23, i64 1, f64 0.125,
 
 // GENERATED-NOT: sdpa_
 // GENERATED: kernel attention grid
